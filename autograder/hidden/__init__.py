@@ -1,0 +1,8 @@
+"""Hidden checks, one module per lesson topic, one ``check_<name>(student_obj)`` per exercise.
+
+They use seeded random inputs of several sizes and edge cases, run on
+``tutorial_lib.get_device()``, compare with a reference or a property within a tolerance,
+and raise ``AssertionError`` (``CheckError``) with a message a learner can act on. They
+touch the student's object only by calling it and reading plain results, and they never
+write to stderr.
+"""

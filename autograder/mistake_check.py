@@ -1,0 +1,81 @@
+"""Prove the grader tells right from wrong: every catalogued mistake fails its exercise's tests.
+
+One kernel runs the solution notebook top to bottom (which also proves it runs without
+error); then, per exercise, each mistake's code replaces the answer, the exercise's test
+cell (visible and hidden checks) runs and must fail; finally the true answer is restored
+and its test cell must pass again.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from nbclient.exceptions import CellExecutionError
+
+from autograder import course, notebook
+from autograder.execute import KernelSession
+from autograder.mistakes import catalogue
+from autograder.nbgrader_settings import CELL_TIMEOUT_S
+
+# A mistake that loops forever should fail quickly, not hold the suite for two minutes.
+MISTAKE_TIMEOUT_S = 60
+
+
+@dataclass
+class MistakeOutcome:
+    exercise: str
+    mistake: str
+    error: str | None  # None means the test cell passed: the grader missed this mistake
+    definition_error: str | None = None  # the mistake's own code failed to run
+
+
+@dataclass
+class LessonMistakeReport:
+    lesson: str
+    solution_seconds: float = 0.0
+    solution_error: str | None = None  # the first error while running the solution, if any
+    restored_failures: dict[str, str] = field(default_factory=dict)  # solution failed on re-run
+    outcomes: list[MistakeOutcome] = field(default_factory=list)
+
+    def missed(self) -> list[MistakeOutcome]:
+        """Mistakes whose exercise tests passed anyway."""
+        return [o for o in self.outcomes if o.error is None]
+
+
+def check_lesson(lesson: str) -> LessonMistakeReport:
+    """Run the solution once, then swap in every catalogued mistake for its exercise."""
+    nb = notebook.read(course.solution_notebook(lesson))
+    mistakes = catalogue(course.topic(lesson))
+    report = LessonMistakeReport(lesson)
+    with tempfile.TemporaryDirectory(prefix="mistakes-") as cwd:
+        session = KernelSession(nb, cwd, timeout=CELL_TIMEOUT_S)
+        with session.started():
+            start = time.perf_counter()
+            try:
+                for index in range(len(nb.cells)):
+                    if nb.cells[index].cell_type == "code":
+                        session.run_cell(index)
+            except CellExecutionError as err:
+                report.solution_error = f"cell {index}: {err.ename}: {err.evalue}"
+                return report
+            report.solution_seconds = time.perf_counter() - start
+            session.client.timeout = MISTAKE_TIMEOUT_S
+            for ex in notebook.exercises(nb):
+                for mistake in mistakes.get(ex.grade_id, []):
+                    broken = session.run_source(mistake.code)
+                    if broken:  # the catalogue's code must define the wrong answer cleanly
+                        report.outcomes.append(
+                            MistakeOutcome(ex.grade_id, mistake.name, None, definition_error=broken)
+                        )
+                        continue
+                    error = session.run_source(ex.test_source)
+                    report.outcomes.append(MistakeOutcome(ex.grade_id, mistake.name, error))
+                restore_error = session.run_source(ex.answer_source) or session.run_source(
+                    ex.test_source
+                )
+                if restore_error:
+                    report.restored_failures[ex.grade_id] = restore_error
+    return report
+

@@ -1,0 +1,22 @@
+"""nbgrader preprocessors this course adds to autograding."""
+
+from __future__ import annotations
+
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade
+
+
+class StderrToStdout(NbGraderPreprocessor):
+    """Relabel stderr output of graded cells as stdout, so only a raised error fails a test.
+
+    nbgrader scores a test cell 0 when it wrote anything to stderr. Correct code often does:
+    a PyTorch ``UserWarning``, a progress bar, a deprecation notice. The text stays visible
+    in the feedback; it just no longer decides the grade.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and is_grade(cell):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                    output["name"] = "stdout"
+        return cell, resources

@@ -1,0 +1,38 @@
+"""The nbgrader settings of this course, shared by ``nbgrader_config.py`` and the grader."""
+
+from __future__ import annotations
+
+# Seconds one cell may run while grading. The slowest solution cell (a small CNN on the
+# digits) takes about 30 s on a 2-core CPU with one thread; twice that leaves room for a
+# slower student answer, and an infinite loop still costs only one minute.
+CELL_TIMEOUT_S = 120
+
+
+def configure(c) -> None:
+    """Apply the course's grading settings to an nbgrader/traitlets config object ``c``."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        Execute,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    from autograder.nbgrader_ext import StderrToStdout
+
+    c.CourseDirectory.course_id = "pytorch-course"
+    c.Execute.timeout = CELL_TIMEOUT_S
+    c.Execute.interrupt_on_timeout = True
+    # A student who deleted a test cell still gets it back, and graded.
+    c.OverwriteCells.add_missing_cells = True
+    # nbgrader's own list, with the course's StderrToStdout where IgnorePattern was.
+    c.Autograde.autograde_preprocessors = [
+        Execute,
+        StderrToStdout,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]

@@ -1,0 +1,35 @@
+"""Helpers the course notebooks import: devices, checks with teaching messages, plots, data, seeds.
+
+Nothing here imports nbgrader, Jupyter or the ``autograder`` package: on Colab this is all
+a learner has.
+"""
+
+__version__ = "0.1.0"
+
+from tutorial_lib.checks import (
+    CheckError,
+    assert_close,
+    check_device,
+    check_dtype,
+    check_gradcheck,
+    check_shape,
+    check_type,
+)
+from tutorial_lib.device import environment_report, get_device
+from tutorial_lib.seed import make_generator, seed_everything, seed_worker
+
+__all__ = [
+    "CheckError",
+    "__version__",
+    "assert_close",
+    "check_device",
+    "check_dtype",
+    "check_gradcheck",
+    "check_shape",
+    "check_type",
+    "environment_report",
+    "get_device",
+    "make_generator",
+    "seed_everything",
+    "seed_worker",
+]

@@ -1,0 +1,255 @@
+"""Checks whose failure messages teach: type, then shape (named dims), then dtype, device, values.
+
+Visible tests in the notebooks and hidden tests in the grader use these same helpers, so a
+learner meets one vocabulary of messages. Every check raises ``CheckError`` (an
+``AssertionError``) and returns nothing when it passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+
+
+class CheckError(AssertionError):
+    """A check failed; the message says what differs and what to try."""
+
+
+# Default tolerances per dtype: (rtol, atol). Float32 matches torch.testing's defaults;
+# half precision keeps about three significant digits.
+TOLERANCES = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-3),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
+
+
+def shape_str(shape: Sequence[int]) -> str:
+    """Format a shape like Python prints a tuple: ``(2, 3)``, ``(5,)``, ``()``."""
+    return str(tuple(int(s) for s in shape))
+
+
+def _names_list(names: str | Sequence[str] | None, ndim: int) -> list[str] | None:
+    if names is None:
+        return None
+    parts = names.split() if isinstance(names, str) else list(names)
+    if len(parts) != ndim:
+        raise ValueError(f"names {names!r} has {len(parts)} entries for a {ndim}-d shape")
+    return parts
+
+
+def check_type(obj: object, expected_type: type | tuple[type, ...], what: str = "result") -> None:
+    """Fail unless ``obj`` is an instance of ``expected_type``; suggest the usual conversion."""
+    if isinstance(obj, expected_type):
+        return
+    wanted = (
+        " or ".join(t.__name__ for t in expected_type)
+        if isinstance(expected_type, tuple)
+        else expected_type.__name__
+    )
+    got = type(obj).__name__
+    hint = ""
+    if obj is None:
+        hint = " Did you forget a `return` (or, for a .grad, to call backward())?"
+    elif expected_type is torch.Tensor and type(obj).__module__ == "numpy":
+        hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
+    elif expected_type is torch.device and isinstance(obj, str):
+        hint = f" Wrap the name: torch.device({obj!r})."
+    elif expected_type is torch.Tensor and isinstance(obj, (int, float, list, tuple)):
+        hint = " Build a tensor with torch.tensor(...)."
+    elif expected_type in (float, int) and isinstance(obj, torch.Tensor):
+        hint = " Use .item() to turn a one-element tensor into a Python number."
+    raise CheckError(f"{what} should be a {wanted}, got {got}.{hint}")
+
+
+def check_shape(
+    tensor: object,
+    expected: Sequence[int],
+    names: str | Sequence[str] | None = None,
+    what: str = "result",
+) -> None:
+    """Fail unless ``tensor.shape == expected``; name the dimensions that differ.
+
+    ``names`` labels the expected dimensions, e.g. ``"N C H W"``; ``None`` in ``expected``
+    accepts any size for that dimension.
+    """
+    check_type(tensor, torch.Tensor, what)
+    actual = tuple(tensor.shape)
+    expected = tuple(expected)
+    labels = _names_list(names, len(expected))
+    as_names = f" as ({', '.join(labels)})" if labels else ""
+    if len(actual) == len(expected) and all(
+        e is None or a == e for a, e in zip(actual, expected, strict=True)
+    ):
+        return
+    head = f"{what} has shape {shape_str(actual)}, expected {_fmt_expected(expected)}{as_names}"
+    if len(actual) != len(expected):
+        hint = _rank_hint(actual, expected)
+        raise CheckError(
+            f"{head}: it has {len(actual)} dimensions, expected {len(expected)}.{hint}"
+        )
+    differing = [
+        (i, a, e) for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if e is not None and a != e
+    ]
+    parts = [
+        f"{labels[i] if labels else f'dim {i}'} is {a}, expected {e}" for i, a, e in differing
+    ]
+    detail = "; ".join(parts)
+    hint = ""
+    if None not in expected and sorted(actual) == sorted(expected):
+        if labels and len(differing) == 2:
+            swapped = " and ".join(labels[i] for i, _, _ in differing)
+            hint = f" {swapped} are swapped - did you permute in the wrong order?"
+        else:
+            hint = " The sizes are right but in another order - did you permute in the wrong order?"
+    elif None not in expected and math.prod(actual) == math.prod(expected):
+        hint = " Same number of elements: a reshape or view with the wrong sizes?"
+    raise CheckError(f"{head}: {detail}.{hint}")
+
+
+def _fmt_expected(expected: tuple) -> str:
+    if None in expected:
+        return "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
+    return shape_str(expected)
+
+
+def _rank_hint(actual: tuple, expected: tuple) -> str:
+    squeezed_a = tuple(s for s in actual if s != 1)
+    squeezed_e = tuple(s for s in expected if s != 1 and s is not None)
+    if squeezed_a == squeezed_e:
+        if len(actual) > len(expected):
+            return " Extra size-1 dimensions: a reduction without keepdim=False, or a missing squeeze?"
+        return " Missing size-1 dimensions: did you need keepdim=True or unsqueeze?"
+    if len(actual) < len(expected):
+        return " Did a reduction or flatten remove a dimension you needed?"
+    return ""
+
+
+def check_dtype(tensor: object, expected: torch.dtype, what: str = "result") -> None:
+    """Fail unless ``tensor.dtype == expected``; explain the common dtype slips."""
+    check_type(tensor, torch.Tensor, what)
+    if tensor.dtype == expected:
+        return
+    hint = ""
+    if expected == torch.int64 and tensor.dtype == torch.float32:
+        hint = (
+            " torch.Tensor(...) always makes float32; torch.tensor(...) infers int64 from"
+            " Python integers."
+        )
+    elif expected == torch.float32 and tensor.dtype == torch.float64:
+        hint = " NumPy arrays are float64 by default: cast with .float() or dtype=torch.float32."
+    elif expected.is_floating_point and not tensor.dtype.is_floating_point:
+        hint = " Integer tensors cannot hold fractions or gradients: cast with .float()."
+    raise CheckError(f"{what} has dtype {tensor.dtype}, expected {expected}.{hint}")
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    # "cuda" and "cuda:0" name the same device when only the default one is in use.
+    if a.type != b.type:
+        return False
+    return a.index is None or b.index is None or a.index == b.index
+
+
+def check_device(tensor: object, expected: torch.device | str, what: str = "result") -> None:
+    """Fail unless ``tensor`` lives on ``expected``; suggest ``.to(device)``."""
+    check_type(tensor, torch.Tensor, what)
+    expected = torch.device(expected)
+    if _same_device(tensor.device, expected):
+        return
+    raise CheckError(
+        f"{what} is on {tensor.device}, expected {expected}. Create it on the input's device"
+        " (e.g. torch.zeros(..., device=x.device)) or move it with .to(device)."
+    )
+
+
+def tolerances(dtype: torch.dtype) -> tuple[float, float]:
+    """Default (rtol, atol) for comparing values of ``dtype``; zero for exact dtypes."""
+    return TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def assert_close(
+    actual: object,
+    expected: object,
+    rtol: float | None = None,
+    atol: float | None = None,
+    what: str = "result",
+    names: str | Sequence[str] | None = None,
+    exact_dtype: bool = True,
+    same_device: bool = True,
+) -> None:
+    """Fail unless ``actual`` matches ``expected`` in type, shape, dtype, device and values.
+
+    Values are compared within ``atol + rtol * |expected|`` (defaults per dtype); the message
+    reports how many positions differ, the first differing index, and the max abs/rel error.
+    """
+    if not isinstance(expected, torch.Tensor):
+        expected = torch.as_tensor(expected)
+        if isinstance(actual, torch.Tensor):
+            expected = expected.to(actual.device)
+            exact_dtype = exact_dtype and not expected.dtype.is_floating_point
+    check_type(actual, torch.Tensor, what)
+    check_shape(actual, tuple(expected.shape), names=names, what=what)
+    if exact_dtype:
+        check_dtype(actual, expected.dtype, what)
+    if same_device:
+        check_device(actual, expected.device, what)
+    default_rtol, default_atol = tolerances(expected.dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    _compare_values(actual, expected, rtol, atol, what)
+
+
+def _compare_values(
+    actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, what: str
+) -> None:
+    a = actual.detach().to("cpu", torch.float64)
+    e = expected.detach().to("cpu", torch.float64)
+    if a.numel() == 0:
+        return
+    both_nan = torch.isnan(a) & torch.isnan(e)
+    abs_err = (a - e).abs()
+    ok = (abs_err <= atol + rtol * e.abs()) | both_nan
+    ok &= ~(torch.isnan(a) ^ torch.isnan(e))  # a NaN on one side only is always wrong
+    if bool(ok.all()):
+        return
+    bad = ~ok
+    first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
+    rel_err = abs_err / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    finite = bad & torch.isfinite(abs_err)
+    max_abs = float(abs_err[finite].max()) if bool(finite.any()) else float("nan")
+    max_rel = float(rel_err[finite].max()) if bool(finite.any()) else float("nan")
+    where = f"index {first}" if first else "the only element"
+    raise CheckError(
+        f"{what} differs from the expected values at {int(bad.sum())} of {a.numel()} positions."
+        f" First at {where}: got {_num(a[first])}, expected {_num(e[first])}."
+        f" Max abs error {max_abs:.3g}, max rel error {max_rel:.3g}"
+        f" (allowed: atol={atol:g}, rtol={rtol:g})."
+    )
+
+
+def _num(x: torch.Tensor) -> str:
+    value = float(x)
+    return repr(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+
+
+def check_gradcheck(
+    fn: Callable[..., torch.Tensor], *inputs: torch.Tensor, what: str = "backward"
+) -> None:
+    """Fail unless ``fn``'s analytic gradients match finite differences (float64 inputs)."""
+    prepared = tuple(
+        x.detach().to(torch.float64).requires_grad_(True)
+        if isinstance(x, torch.Tensor) and x.is_floating_point()
+        else x
+        for x in inputs
+    )
+    try:
+        torch.autograd.gradcheck(fn, prepared, eps=1e-6, atol=1e-5, rtol=1e-3)
+    except Exception as err:  # gradcheck raises GradcheckError or whatever fn raised
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise CheckError(
+            f"{what} disagrees with finite differences: {first_line} Did backward multiply by"
+            " grad_output and return one gradient per forward input?"
+        ) from None
