@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {release,bench} ...``."""
+"""Command line: ``python -m autograder {release,bench,verify} ...``."""
 
 from __future__ import annotations
 
@@ -47,6 +47,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from autograder.release import release
+    from autograder.verify import verify
+
+    failed = False
+    for lesson in _known_lessons(args.lessons) or course.lessons():
+        release([lesson])
+        problems = verify(lesson)
+        for p in problems:
+            print(f"PROBLEM {lesson}: {p}")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -60,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     ben.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
     ben.add_argument("--threads", type=int, default=1, help="torch threads per kernel (default 1, as in CI)")
     ben.set_defaults(func=cmd_bench)
+
+    ver = sub.add_parser("verify", help="release a lesson, run its mistakes and nbgrader, report")
+    ver.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
+    ver.set_defaults(func=cmd_verify)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -1,0 +1,51 @@
+"""One lesson's full self-check, for the contributor's edit-verify loop (``python -m autograder verify``).
+
+Runs what the test suite runs for a lesson and prints it readably: the mistake runner's
+verdict on every catalogued mistake (with the message the checks gave), and nbgrader's
+scores for the solution and the untouched student version.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from autograder import course, notebook
+from autograder.execute import errors
+from autograder.mistake_check import check_lesson
+from autograder.nbgrader_course import autograde, autograded_notebook
+
+
+def verify(lesson: str) -> list[str]:
+    """Print a lesson's report; return the problems found (empty when all is well)."""
+    problems: list[str] = []
+    report = check_lesson(lesson)
+    if report.solution_error:
+        return [f"the solution notebook fails: {report.solution_error}"]
+    print(f"{lesson}: solution ran in {report.solution_seconds:.1f} s (one thread)")
+    for outcome in report.outcomes:
+        if outcome.error is None:
+            why = outcome.definition_error or "its test cell passed"
+            problems.append(f"mistake {outcome.exercise}/{outcome.mistake} was not caught: {why}")
+            print(f"  MISSED  {outcome.exercise:<24} {outcome.mistake}: {why}")
+        else:
+            print(f"  caught  {outcome.exercise:<24} {outcome.mistake}: {outcome.error[:160]}")
+    for grade_id, error in report.restored_failures.items():
+        problems.append(f"{grade_id}: the solution fails its tests after the mistakes ran: {error}")
+    with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
+        grades = autograde(
+            lesson,
+            {"solution": course.solution_notebook(lesson), "blank": course.student_notebook(lesson)},
+            Path(tmp),
+        )
+        for student, expect_full in (("solution", True), ("blank", False)):
+            got = sum(g.score for g in grades[student])
+            total = sum(g.max_score for g in grades[student])
+            print(f"  nbgrader: {student} scores {got:g} / {total:g}")
+            if (got != total) if expect_full else (got != 0):
+                problems.append(f"nbgrader gave the {student} version {got:g} / {total:g}")
+        blank = notebook.read(autograded_notebook(Path(tmp), lesson, "blank"))
+        for err in errors(blank):
+            if err.ename != "NotImplementedError":
+                problems.append(f"student version: cell {err.index} raised {err.ename}: {err.evalue}")
+    return problems
