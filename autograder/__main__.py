@@ -72,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ben = sub.add_parser("bench", help="time every lesson's notebooks and print a table")
     ben.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
-    ben.add_argument("--threads", type=int, default=1, help="torch threads per kernel (default 1, as in CI)")
+    ben.add_argument(
+        "--threads", type=int, default=1, help="torch threads per kernel (default 1, as in CI)"
+    )
     ben.set_defaults(func=cmd_bench)
 
     ver = sub.add_parser("verify", help="release a lesson, run its mistakes and nbgrader, report")

@@ -112,7 +112,11 @@ def tests(grade_id: str, source: str, points: int = 1) -> NotebookNode:
 def build(cells: Sequence[NotebookNode]) -> NotebookNode:
     """A notebook with the course's kernel and stable cell ids (so diffs stay small)."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = list(cells)
     for i, cell in enumerate(nb.cells):

@@ -16,8 +16,9 @@ REPO_SLUG = "pytorch-course/pytorch-course"
 BRANCH = "main"
 
 
-def lessons(root: Path = SOLUTIONS) -> list[str]:
+def lessons(root: Path | None = None) -> list[str]:
     """Lesson folder names in ``solutions/``, in course order (``00_welcome``, ``01_tensors``...)."""
+    root = SOLUTIONS if root is None else root
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and LESSON_PATTERN.match(p.name))

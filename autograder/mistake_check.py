@@ -78,4 +78,3 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
                 if restore_error:
                     report.restored_failures[ex.grade_id] = restore_error
     return report
-

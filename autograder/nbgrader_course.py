@@ -37,8 +37,9 @@ class Grade:
     max_score: float
 
 
-def make_course(lesson: str, workdir: Path, solutions: Path = course.SOLUTIONS) -> Path:
+def make_course(lesson: str, workdir: Path, solutions: Path | None = None) -> Path:
     """Lay out a scratch nbgrader course for ``lesson`` in ``workdir``; return its root."""
+    solutions = course.SOLUTIONS if solutions is None else solutions
     root = workdir / "course"
     shutil.copytree(solutions / lesson, root / "source" / lesson)
     (root / "nbgrader_config.py").write_text(
@@ -63,7 +64,7 @@ def _nbgrader(root: Path, *args: str) -> None:
 
 
 def autograde(
-    lesson: str, submissions: dict[str, Path], workdir: Path, solutions: Path = course.SOLUTIONS
+    lesson: str, submissions: dict[str, Path], workdir: Path, solutions: Path | None = None
 ) -> dict[str, list[Grade]]:
     """Autograde each student's notebook for ``lesson``; return their grades per test cell."""
     from nbgrader.api import Gradebook

@@ -36,7 +36,9 @@ def generate(lesson: str, release_dir: Path) -> Path:
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     result = api.generate_assignment(lesson, force=True, create=False)
     if not result["success"]:
-        raise ReleaseError(f"nbgrader could not release {lesson}:\n{result.get('error') or result.get('log')}")
+        raise ReleaseError(
+            f"nbgrader could not release {lesson}:\n{result.get('error') or result.get('log')}"
+        )
     return release_dir / lesson
 
 

@@ -35,7 +35,10 @@ def verify(lesson: str) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
         grades = autograde(
             lesson,
-            {"solution": course.solution_notebook(lesson), "blank": course.student_notebook(lesson)},
+            {
+                "solution": course.solution_notebook(lesson),
+                "blank": course.student_notebook(lesson),
+            },
             Path(tmp),
         )
         for student, expect_full in (("solution", True), ("blank", False)):
@@ -47,5 +50,7 @@ def verify(lesson: str) -> list[str]:
         blank = notebook.read(autograded_notebook(Path(tmp), lesson, "blank"))
         for err in errors(blank):
             if err.ename != "NotImplementedError":
-                problems.append(f"student version: cell {err.index} raised {err.ename}: {err.evalue}")
+                problems.append(
+                    f"student version: cell {err.index} raised {err.ename}: {err.evalue}"
+                )
     return problems

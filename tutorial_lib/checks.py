@@ -92,11 +92,11 @@ def check_shape(
             f"{head}: it has {len(actual)} dimensions, expected {len(expected)}.{hint}"
         )
     differing = [
-        (i, a, e) for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if e is not None and a != e
+        (i, a, e)
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True))
+        if e is not None and a != e
     ]
-    parts = [
-        f"{labels[i] if labels else f'dim {i}'} is {a}, expected {e}" for i, a, e in differing
-    ]
+    parts = [f"{labels[i] if labels else f'dim {i}'} is {a}, expected {e}" for i, a, e in differing]
     detail = "; ".join(parts)
     hint = ""
     if None not in expected and sorted(actual) == sorted(expected):
@@ -121,7 +121,9 @@ def _rank_hint(actual: tuple, expected: tuple) -> str:
     squeezed_e = tuple(s for s in expected if s != 1 and s is not None)
     if squeezed_a == squeezed_e:
         if len(actual) > len(expected):
-            return " Extra size-1 dimensions: a reduction without keepdim=False, or a missing squeeze?"
+            return (
+                " Extra size-1 dimensions: a reduction without keepdim=False, or a missing squeeze?"
+            )
         return " Missing size-1 dimensions: did you need keepdim=True or unsqueeze?"
     if len(actual) < len(expected):
         return " Did a reduction or flatten remove a dimension you needed?"

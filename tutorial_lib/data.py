@@ -35,7 +35,11 @@ def make_spirals(
 
 
 def make_blobs(
-    n_per_class: int = 100, n_classes: int = 2, n_features: int = 2, spread: float = 1.0, seed: int = 0
+    n_per_class: int = 100,
+    n_classes: int = 2,
+    n_features: int = 2,
+    spread: float = 1.0,
+    seed: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Gaussian clusters around random centres: x (N, F) float32, y (N,) int64."""
     if n_per_class < 1 or n_classes < 1 or n_features < 1:
@@ -83,7 +87,9 @@ def load_digits() -> tuple[torch.Tensor, torch.Tensor]:
     return x, y
 
 
-def load_torchvision_dataset(name: str, root: str | Path = "data", train: bool = True, download: bool = False):
+def load_torchvision_dataset(
+    name: str, root: str | Path = "data", train: bool = True, download: bool = False
+):
     """A torchvision dataset (e.g. ``"MNIST"``) if it is on disk or ``download=True``, else ``None``.
 
     Returns ``None`` with a printed reason when the files are missing or the download fails
@@ -102,7 +108,9 @@ def load_torchvision_dataset(name: str, root: str | Path = "data", train: bool =
         return None
 
 
-def train_val_split(n: int, val_fraction: float = 0.2, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def train_val_split(
+    n: int, val_fraction: float = 0.2, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Disjoint, seeded index tensors (train, val) covering ``range(n)``."""
     if not 0.0 < val_fraction < 1.0:
         raise ValueError("val_fraction must be between 0 and 1")

@@ -61,7 +61,8 @@ def show_images(
         if i >= n:
             continue
         img = images[i].permute(1, 2, 0)  # (C, H, W) -> (H, W, C) for imshow
-        ax.imshow(img.squeeze(-1) if img.shape[-1] == 1 else img.clamp(0, 1), cmap="gray")
+        img = img.squeeze(-1) if img.shape[-1] == 1 else img.clamp(0, 1)
+        ax.imshow(img.numpy(), cmap="gray")
         if labels is not None:
             ax.set_title(str(labels[i]), fontsize=8)
     if title:
@@ -90,8 +91,10 @@ def plot_decision_boundary(
         classes = predict(grid).detach().cpu().reshape(resolution, resolution)
     fig, axes = _new((5, 5))
     ax = axes[0, 0]
-    ax.contourf(gx, gy, classes, alpha=0.3, cmap="viridis")
-    ax.scatter(x[:, 0], x[:, 1], c=y, s=8, cmap="viridis", edgecolors="none")
+    ax.contourf(gx.numpy(), gy.numpy(), classes.numpy(), alpha=0.3, cmap="viridis")
+    ax.scatter(
+        x[:, 0].numpy(), x[:, 1].numpy(), c=y.numpy(), s=8, cmap="viridis", edgecolors="none"
+    )
     ax.set(title=title, xticks=[], yticks=[])
     return fig
 
@@ -129,9 +132,9 @@ def plot_function(
     """Several named curves over the same 1-d ``x`` (e.g. a function and its derivative)."""
     fig, axes = _new()
     ax = axes[0, 0]
-    xs = x.detach().cpu()
+    xs = x.detach().cpu().numpy()
     for label, ys in curves.items():
-        ax.plot(xs, ys.detach().cpu(), label=label)
+        ax.plot(xs, ys.detach().cpu().numpy(), label=label)
     ax.axhline(0, color="grey", lw=0.5)
     ax.set(xlabel="x", title=title)
     ax.legend()

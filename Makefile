@@ -1,0 +1,61 @@
+# The course's commands. CI runs `make test` (see .ci/run); everything installs itself.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Two test workers on a 2-core machine: each kernel gets one math thread, or they thrash.
+JOBS ?= 2
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help install lab test test-fast lint format release release-check bench verify constraints clean
+
+help: ## Show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,deploy]"
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create or update .venv with the pinned, tested packages
+
+lab: $(STAMP) ## Open the course (notebooks/) in JupyterLab
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks
+
+test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup
+
+test-fast: $(STAMP) ## Tests that run no lesson notebook (seconds)
+	$(PY) -m pytest -m "not lesson"
+
+lint: $(STAMP) ## ruff lint and format check of all Python (notebooks excluded)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP) ## Apply ruff's formatting and safe fixes
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+release: $(STAMP) ## Regenerate notebooks/ from solutions/ (and strip solution outputs)
+	$(PY) -m autograder release
+
+release-check: $(STAMP) ## Fail if notebooks/ is stale or solutions/ keep outputs
+	$(PY) -m autograder release --check
+
+bench: $(STAMP) ## Time every lesson (solution and student versions) and print a table
+	$(PY) -m autograder bench
+
+verify: $(STAMP) ## Check one lesson's mistakes and nbgrader scores: make verify LESSON=01_tensors
+	$(PY) -m autograder verify $(LESSON)
+
+constraints: ## Re-pin constraints.txt from the current .venv (after changing dependencies)
+	{ sed -n '1,2p' constraints.txt; $(VENV)/bin/pip freeze --exclude-editable | grep -v '^-e' | grep -vi '^pytorch-course'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+
+clean: ## Remove caches and build leftovers (keeps .venv)
+	rm -rf .pytest_cache .ruff_cache build dist *.egg-info artifacts

@@ -1,0 +1,51 @@
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from tutorial_lib import plots
+
+
+@pytest.fixture(autouse=True)
+def no_open_figures():
+    yield
+    # Figures are returned closed, so a long notebook does not pile them up.
+    assert plt.get_fignums() == []
+
+
+def test_plot_losses_draws_train_and_validation():
+    fig = plots.plot_losses([3, 2, 1], [3.5, 2.5, 2.0])
+    assert isinstance(fig, Figure)
+    assert [line.get_label() for line in fig.axes[0].lines] == ["train", "validation"]
+
+
+def test_show_images_accepts_nchw_and_nhw_and_rejects_other_shapes():
+    assert len(plots.show_images(torch.rand(5, 1, 8, 8), labels=list(range(5)), ncols=3).axes) == 6
+    plots.show_images(torch.rand(2, 8, 8))
+    with pytest.raises(ValueError, match="expected"):
+        plots.show_images(torch.rand(2, 4, 8, 8))
+    with pytest.raises(ValueError, match="empty"):
+        plots.show_images(torch.rand(0, 1, 8, 8))
+
+
+def test_decision_boundary_calls_the_predictor_on_a_grid():
+    calls = []
+
+    def predict(points):
+        calls.append(points.shape)
+        return (points[:, 0] > 0).long()
+
+    plots.plot_decision_boundary(
+        predict, torch.randn(20, 2), torch.randint(0, 2, (20,)), resolution=10
+    )
+    assert calls == [torch.Size([100, 2])]
+
+
+def test_grad_flow_schedule_function_and_bars():
+    assert plots.plot_grad_flow({"a": 1.0, "b": 0.0}).axes[0].get_yscale() == "log"
+    assert len(plots.plot_lr_schedule([0.1, 0.2]).axes[0].lines) == 1
+    fig = plots.plot_function(torch.arange(3.0), {"f": torch.arange(3.0), "g": torch.ones(3)})
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["f", "g"]
+    assert len(plots.plot_bars({"x": 1, "y": 2}).axes[0].patches) == 2
+    with pytest.raises(ValueError):
+        plots.plot_bars({})
