@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {release,bench,verify} ...``."""
+"""Command line: ``python -m autograder {release,bench,verify,grade} ...``."""
 
 from __future__ import annotations
 
@@ -61,6 +61,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_grade(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from autograder.grading.report import table, write_all
+    from autograder.grading.run import GradeOptions, UsageError, grade
+
+    opts = GradeOptions(
+        submissions=Path(args.submissions),
+        out=Path(args.out),
+        assignments=args.assignment or None,
+        jobs=args.jobs,
+        timeout_s=args.timeout,
+        memory_mb=args.memory,
+        force=args.force,
+        sandboxed=not args.no_sandbox,
+    )
+    try:
+        results = grade(opts)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    write_all(results, opts.out)
+    print(table(results))
+    print(f"Wrote {opts.out / 'grades.csv'}, results.json, report.html and feedback/.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,6 +107,21 @@ def main(argv: list[str] | None = None) -> int:
     ver = sub.add_parser("verify", help="release a lesson, run its mistakes and nbgrader, report")
     ver.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
     ver.set_defaults(func=cmd_verify)
+
+    gra = sub.add_parser("grade", help="grade a class's submissions through nbgrader")
+    gra.add_argument(
+        "submissions", help="folder laid out as <student>/<assignment>/<notebook>.ipynb"
+    )
+    gra.add_argument("--out", required=True, help="output folder (an nbgrader course)")
+    gra.add_argument("--assignment", action="append", help="grade only this lesson (repeatable)")
+    gra.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs (default: cores)"
+    )
+    gra.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
+    gra.add_argument("--memory", type=int, default=6144, help="MiB of address space per kernel")
+    gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
+    gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
+    gra.set_defaults(func=cmd_grade)
 
     args = parser.parse_args(argv)
     return args.func(args)

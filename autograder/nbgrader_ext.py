@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
 
@@ -19,4 +21,20 @@ class StderrToStdout(NbGraderPreprocessor):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream" and output.get("name") == "stderr":
                     output["name"] = "stdout"
+        return cell, resources
+
+
+HIDDEN_REGION = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?",
+    re.DOTALL | re.MULTILINE,
+)
+HIDDEN_NOTE = "# (hidden tests ran here; their results are in this cell's output)\n"
+
+
+class HideHiddenTests(NbGraderPreprocessor):
+    """Replace hidden-test regions in feedback with a note: students see results, not the tests."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and "### BEGIN HIDDEN TESTS" in cell.source:
+            cell.source = HIDDEN_REGION.sub(HIDDEN_NOTE, cell.source)
         return cell, resources

@@ -10,16 +10,17 @@ CELL_TIMEOUT_S = 120
 
 def configure(c) -> None:
     """Apply the course's grading settings to an nbgrader/traitlets config object ``c``."""
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties,
         CheckCellMetadata,
         Execute,
+        GetGrades,
         LimitOutput,
         SaveAutoGrades,
     )
 
-    from autograder.nbgrader_ext import StderrToStdout
+    from autograder.nbgrader_ext import HideHiddenTests, StderrToStdout
 
     c.CourseDirectory.course_id = "pytorch-course"
     c.Execute.timeout = CELL_TIMEOUT_S
@@ -36,3 +37,5 @@ def configure(c) -> None:
         AssignLatePenalties,
         CheckCellMetadata,
     ]
+    # Feedback shows each test's result and message, never the hidden tests' source.
+    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

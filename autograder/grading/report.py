@@ -1,0 +1,121 @@
+"""The instructor's outputs: grades.csv, results.json and report.html (with pictures)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+FIXED_COLUMNS = ["student_id", "assignment", "score", "max_score", "status"]
+
+
+def exercise_columns(results: list[dict]) -> list[str]:
+    """One column per exercise, prefixed with its lesson when several lessons are graded."""
+    assignments = sorted({r["assignment"] for r in results})
+    columns = []
+    for a in assignments:
+        names = next((r["tests"] for r in results if r["assignment"] == a and r["tests"]), [])
+        prefix = f"{a}:" if len(assignments) > 1 else ""
+        columns += [prefix + t["exercise"] for t in names]
+    return columns
+
+
+def write_csv(results: list[dict], path: Path) -> None:
+    columns = exercise_columns(results)
+    several = len({r["assignment"] for r in results}) > 1
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(FIXED_COLUMNS + columns)
+        for r in results:
+            points = {
+                (f"{r['assignment']}:" if several else "") + t["exercise"]: t["score"]
+                for t in r["tests"]
+            }
+            row = [
+                r["student"],
+                r["assignment"],
+                f"{r['score']:g}",
+                f"{r['max_score']:g}",
+                r["status"],
+            ]
+            writer.writerow(row + [f"{points[c]:g}" if c in points else "" for c in columns])
+
+
+def write_json(results: list[dict], path: Path) -> None:
+    path.write_text(json.dumps(results, indent=1))
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def write_html(results: list[dict], path: Path) -> None:
+    """Score histogram, pass rate per exercise, most frequent failure messages per exercise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    parts = [
+        "<html><head><meta charset='utf-8'><title>Grading report</title>",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+        "td,th{border:1px solid #ccc;padding:2px 6px}table{border-collapse:collapse}</style>",
+        "</head><body><h1>Grading report</h1>",
+    ]
+    statuses = Counter(r["status"] for r in results)
+    parts.append(
+        "<p>" + ", ".join(f"{html.escape(k)}: {v}" for k, v in sorted(statuses.items())) + "</p>"
+    )
+    for assignment in sorted({r["assignment"] for r in results}):
+        rows = [r for r in results if r["assignment"] == assignment]
+        parts.append(f"<h2>{html.escape(assignment)}</h2>")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.5))
+        ax1.hist([r["score"] for r in rows], bins=max(5, int(rows[0]["max_score"]) + 1))
+        ax1.set(title="Scores", xlabel=f"score (max {rows[0]['max_score']:g})", ylabel="students")
+        graded = [r for r in rows if r["tests"]]
+        names = [t["exercise"] for t in graded[0]["tests"]] if graded else []
+        rates = [
+            sum(r["tests"][i]["passed"] for r in graded) / len(graded) for i in range(len(names))
+        ]
+        ax2.bar(range(len(names)), rates)
+        ax2.set_xticks(range(len(names)), names, rotation=45, ha="right")
+        ax2.set(title="Pass rate per exercise", ylim=(0, 1))
+        fig.tight_layout()
+        parts.append(f"<img src='data:image/png;base64,{_png(fig)}'>")
+        plt.close(fig)
+        parts.append(
+            "<h3>Most frequent failure messages</h3><table><tr><th>exercise</th><th>students</th><th>message</th></tr>"
+        )
+        for i, name in enumerate(names):
+            counts = Counter(
+                r["tests"][i]["message"] for r in graded if not r["tests"][i]["passed"]
+            )
+            for message, n in counts.most_common(3):
+                parts.append(
+                    f"<tr><td>{html.escape(name)}</td><td>{n}</td><td>{html.escape(message[:300])}</td></tr>"
+                )
+        parts.append("</table>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts))
+
+
+def write_all(results: list[dict], out: Path) -> None:
+    write_csv(results, out / "grades.csv")
+    write_json(results, out / "results.json")
+    write_html(results, out / "report.html")
+
+
+def table(results: list[dict]) -> str:
+    """A plain-text table for the terminal."""
+    lines = [f"{'student':<16}{'assignment':<16}{'score':>8}  status"]
+    for r in results:
+        lines.append(
+            f"{r['student']:<16}{r['assignment']:<16}{r['score']:>4g}/{r['max_score']:<3g}  {r['status']}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""The bubblewrap sandbox a student's kernel runs in.
+
+Inside: the whole file system read-only, with the course repository, the submissions, the
+grader's output, /tmp, /root and /home hidden under empty read-only tmpfs; Python and
+``tutorial_lib`` bound back read-only; one writable scratch folder holding only the
+student's notebook; no network; no capabilities; an unprivileged user even when the grader
+is root; an address-space limit so a memory bomb fails inside its cell.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+from autograder import course
+
+HIDDEN_ROOTS = ("/tmp", "/root", "/home", "/var/tmp", "/srv", "/mnt")
+NOBODY = "65534"
+
+
+def available() -> bool:
+    """True when bubblewrap is installed."""
+    return shutil.which("bwrap") is not None
+
+
+def _python_paths() -> list[Path]:
+    """What the kernel's interpreter needs to run: the venv and the base installation."""
+    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.prefix)}
+    return sorted(paths)
+
+
+def kernel_argv(scratch: Path, hide: list[Path], memory_mb: int, gpu: bool = False) -> list[str]:
+    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
+    hidden = [Path(p) for p in HIDDEN_ROOTS] + [course.ROOT, *hide]
+    argv = ["prlimit", f"--as={memory_mb * 1024 * 1024}", "--", "bwrap"]
+    argv += ["--ro-bind", "/", "/", "--proc", "/proc"]
+    argv += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
+    for path in hidden:
+        if Path(path).exists():
+            argv += ["--tmpfs", str(path)]
+    # Found without importing it: importing tutorial_lib would import torch in the grader.
+    tutorial_lib_dir = Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
+    keep = [*_python_paths(), tutorial_lib_dir]
+    for path in keep:
+        argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+    for path in hidden:  # the empty tmpfs layers stay read-only once everything is bound
+        if Path(path).exists():
+            argv += ["--remount-ro", str(path)]
+    argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-user"]
+    argv += ["--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
+    argv += ["--die-with-parent", "--new-session"]
+    env = {
+        "HOME": str(scratch),
+        "MPLCONFIGDIR": str(scratch / ".matplotlib"),
+        "IPYTHONDIR": str(scratch / ".ipython"),
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2",  # glibc reserves address space per thread arena
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    argv += ["--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    return argv

@@ -1,0 +1,100 @@
+"""Find every (student, assignment) pair in a submissions folder and say whether it can be graded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder import course, notebook
+
+OK = "ok"
+MISSING = "missing"  # no folder, or an empty one
+INVALID = "invalid"  # not a readable notebook
+WRONG_ASSIGNMENT = "wrong-assignment"  # a notebook, but for another lesson
+
+
+@dataclass
+class Submission:
+    student: str
+    assignment: str
+    path: Path | None  # the notebook to grade; None when there is nothing gradable
+    status: str  # OK when gradable, else why not
+    message: str = ""
+
+
+def grade_ids(lesson: str) -> set[str]:
+    """The test-cell ids of a lesson, from its solution notebook."""
+    return {
+        ex.test_id for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson)))
+    }
+
+
+def max_points(lesson: str) -> float:
+    """The points a lesson is worth."""
+    return sum(
+        ex.points for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson)))
+    )
+
+
+def _ids_in(nb) -> set[str]:
+    return {notebook.nbgrader_meta(c).get("grade_id") for c in nb.cells} - {None}
+
+
+def inspect(student: str, assignment: str, folder: Path) -> Submission:
+    """Decide what to grade in ``folder`` (``SUBMISSIONS/<student>/<assignment>``)."""
+    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    if not files:
+        return Submission(student, assignment, None, MISSING, "no files were submitted")
+    expected = folder / f"{assignment}.ipynb"
+    notebooks = [p for p in files if p.suffix == ".ipynb"]
+    if expected.is_file():
+        path = expected
+    elif len(notebooks) == 1:
+        path = notebooks[0]  # renamed by the student: still theirs to grade
+    elif not notebooks:
+        names = ", ".join(p.name for p in files[:5])
+        return Submission(student, assignment, None, INVALID, f"no notebook, only: {names}")
+    else:
+        names = ", ".join(p.name for p in notebooks)
+        return Submission(
+            student,
+            assignment,
+            None,
+            INVALID,
+            f"several notebooks, none named {expected.name}: {names}",
+        )
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError, UnicodeDecodeError) as err:
+        return Submission(
+            student, assignment, None, INVALID, f"{path.name} is not valid notebook JSON ({err})"
+        )
+    except Exception as err:  # nbformat raises several validation error types
+        return Submission(
+            student, assignment, None, INVALID, f"{path.name} is not a notebook: {err}"
+        )
+    ids = _ids_in(nb)
+    own = grade_ids(assignment)
+    if ids and not ids & own:
+        other = next((lesson for lesson in course.lessons() if ids & grade_ids(lesson)), None)
+        if other:
+            return Submission(
+                student,
+                assignment,
+                None,
+                WRONG_ASSIGNMENT,
+                f"{path.name} is the notebook of {other}",
+            )
+    return Submission(student, assignment, path, OK)
+
+
+def discover(root: Path, assignments: list[str] | None) -> list[Submission]:
+    """Every student folder crossed with every assignment asked for (or found)."""
+    students = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if assignments is None:
+        found = {a.name for s in students for a in (root / s).iterdir() if a.is_dir()}
+        assignments = [lesson for lesson in course.lessons() if lesson in found]
+    return [inspect(s, a, root / s / a) for s in students for a in assignments]

@@ -1,0 +1,170 @@
+"""Grade one submission: a scratch nbgrader course, nbgrader's autograde, a plain-data result.
+
+Runs in a worker process; everything it returns is plain data (a dict), so the main process
+can save it, merge it into the class gradebook and write feedback.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from autograder import course, notebook
+from autograder.grading.execute import KERNEL_DIED
+from autograder.grading.submissions import max_points
+
+TIMEOUT = "timeout"
+CRASHED = "crashed"
+MEMORY = "memory"
+ERROR = "error"  # nbgrader itself failed on this submission
+
+
+@dataclass
+class Settings:
+    timeout_s: int
+    memory_mb: int
+    sandboxed: bool
+    hide: list[str]  # folders the kernel must not see (submissions, output)
+    gpu: bool = False
+
+
+@dataclass
+class TestResult:
+    exercise: str  # the answer's grade_id, e.g. "to_nchw"
+    test_id: str
+    score: float
+    max_score: float
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class Result:
+    student: str
+    assignment: str
+    status: str
+    score: float = 0.0
+    max_score: float = 0.0
+    message: str = ""
+    seconds: float = 0.0
+    tests: list[TestResult] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def hidden_modules(assignment: str) -> dict[str, str]:
+    """The hidden-check modules of a lesson, as source, for the kernel to hold in memory only."""
+    topic = course.topic(assignment)
+    source = (course.ROOT / "autograder" / "hidden" / f"{topic}.py").read_text()
+    return {"autograder": "", "autograder.hidden": "", f"autograder.hidden.{topic}": source}
+
+
+def grading_config(root: Path, assignment: str, settings: Settings):
+    """The nbgrader config for one scratch course: the course's settings plus the sandbox."""
+    from traitlets.config import Config
+
+    from autograder.grading.execute import GradingExecute
+    from autograder.nbgrader_settings import configure
+
+    config = Config()
+    configure(config)
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    config.Autograde.autograde_preprocessors = [
+        GradingExecute if p.__name__ == "Execute" else p
+        for p in config.Autograde.autograde_preprocessors
+    ]
+    config.GradingExecute.timeout = settings.timeout_s
+    config.GradingExecute.memory_mb = settings.memory_mb
+    config.GradingExecute.sandboxed = settings.sandboxed
+    config.GradingExecute.hide = settings.hide
+    config.GradingExecute.gpu = settings.gpu
+    config.GradingExecute.hidden_modules = hidden_modules(assignment)
+    return config
+
+
+def grade_one(
+    student: str, assignment: str, notebook_path: str, template: str, work: str, settings: Settings
+) -> dict:
+    """Autograde one notebook; return ``Result.to_dict()`` plus the autograded notebook's path."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    start = time.perf_counter()
+    root = Path(work)
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(template, root)  # source/<assignment> and a gradebook that knows it
+    target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
+    target.parent.mkdir(parents=True)
+    shutil.copy(notebook_path, target)
+    config = grading_config(root, assignment, settings)
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    outcome = api.autograde(assignment, student, force=True, create=True)
+    graded = root / "autograded" / student / assignment / f"{assignment}.ipynb"
+    if not outcome["success"] or not graded.is_file():
+        log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
+        result = Result(student, assignment, ERROR, message=" | ".join(log[-3:])[-500:])
+        result.max_score = max_points(assignment)
+    else:
+        result = _result_from(student, assignment, graded)
+    result.seconds = time.perf_counter() - start
+    return {**result.to_dict(), "autograded": str(graded) if graded.is_file() else None}
+
+
+def _result_from(student: str, assignment: str, graded: Path) -> Result:
+    """Scores and messages per test cell, read from the autograded notebook."""
+    from nbgrader.utils import determine_grade
+
+    nb = notebook.read(graded)
+    source = notebook.read(course.solution_notebook(assignment))
+    tests = []
+    problems = set()
+    by_id = {notebook.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
+    for ex in notebook.exercises(source):
+        cell = by_id.get(ex.test_id)
+        score, max_score = (0.0, ex.points) if cell is None else determine_grade(cell)
+        message, kind = _failure(cell)
+        if kind:
+            problems.add(kind)
+        tests.append(
+            TestResult(
+                ex.grade_id,
+                ex.test_id,
+                float(score or 0.0),
+                float(max_score),
+                score == max_score,
+                message,
+            )
+        )
+    status = next((k for k in (CRASHED, MEMORY, TIMEOUT) if k in problems), "ok")
+    return Result(
+        student,
+        assignment,
+        status,
+        score=sum(t.score for t in tests),
+        max_score=sum(t.max_score for t in tests),
+        tests=tests,
+    )
+
+
+def _failure(cell) -> tuple[str, str | None]:
+    """The cell's error as one line, and the kind of trouble it shows (timeout, memory...)."""
+    if cell is None:
+        return "the test cell was missing and could not be restored", None
+    for out in cell.get("outputs", []):
+        if out.get("output_type") != "error":
+            continue
+        ename, evalue = out.get("ename", ""), str(out.get("evalue", "")).strip()
+        kind = None
+        if ename == KERNEL_DIED:
+            kind = CRASHED
+        elif ename == "CellTimeoutError" or "CellTimeoutError" in "".join(out.get("traceback", [])):
+            kind = TIMEOUT
+            evalue = evalue or "no result before the per-cell time limit"
+        elif ename == "MemoryError" or "can't allocate memory" in evalue:
+            kind = MEMORY
+        return (f"{ename}: {evalue}" if evalue else ename)[:1000], kind
+    return "", None
