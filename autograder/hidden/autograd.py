@@ -1,0 +1,427 @@
+"""Hidden checks for 02_autograd."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from tutorial_lib.checks import CheckError, assert_close, check_gradcheck, check_shape, check_type
+from tutorial_lib.device import get_device
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _randn(*shape: int, g: torch.Generator, dtype=torch.float32) -> torch.Tensor:
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype).to(get_device())
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
+    a, b = a.detach().double().cpu(), b.detach().double().cpu()
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=tol, atol=tol))
+
+
+def _tuple_of(result: object, count: int, what: str) -> tuple:
+    check_type(result, tuple, what)
+    if len(result) != count:
+        raise CheckError(f"{what} should return {count} items, got {len(result)}.")
+    return result
+
+
+def _call(fn, args: tuple, what: str, hints: dict[str, str]):
+    """Call the student's function; turn a familiar autograd error into a hint."""
+    try:
+        return fn(*args)
+    except (RuntimeError, TypeError) as err:
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        for needle, hint in hints.items():
+            if needle in text:
+                raise CheckError(
+                    f"{what} raised {type(err).__name__}: {text.rstrip('.')}. {hint}"
+                ) from None
+        raise
+
+
+_NO_GRAPH = "does not require grad and does not have a grad_fn"
+
+
+# Exercise 1 ------------------------------------------------------------------------------
+
+
+def _reference_mse_grads(x, y, w, b):
+    w = w.detach().clone().requires_grad_(True)
+    b = b.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        ((x @ w + b - y) ** 2).mean().backward()
+    return w.grad, b.grad
+
+
+def check_mse_grads(mse_grads) -> None:
+    """Closed-form gradients against autograd's, in float32 and float64, non-contiguous x too."""
+    g = _gen(10)
+    cases = [(1, 1, torch.float32), (5, 3, torch.float32), (64, 8, torch.float32)]
+    cases += [(7, 2, torch.float64), (1, 4, torch.float64)]
+    for n, f, dtype in cases:
+        x = _randn(n, f, g=g, dtype=dtype)
+        y = _randn(n, 1, g=g, dtype=dtype)
+        w = _randn(f, 1, g=g, dtype=dtype)
+        b = _randn(1, g=g, dtype=dtype)
+        _run_mse_case(mse_grads, x, y, w, b)
+    x = _randn(4, 9, g=g).T  # (9, 4) non-contiguous view: N=9, F=4
+    _run_mse_case(mse_grads, x, _randn(9, 1, g=g), _randn(4, 1, g=g), _randn(1, g=g))
+
+
+def _run_mse_case(mse_grads, x, y, w, b) -> None:
+    n, f = x.shape
+    what = f"mse_grads(x of shape {(n, f)}, {str(x.dtype).replace('torch.', '')})"
+    with torch.no_grad():
+        hint = {_NO_GRAPH: "Compute the gradients from the formulas, without backward()."}
+        result = _tuple_of(_call(mse_grads, (x, y, w, b), what, hint), 2, what)
+    grad_w, grad_b = result
+    ref_w, ref_b = _reference_mse_grads(x, y, w, b)
+    check_shape(grad_w, (f, 1), names="F 1", what=f"grad_w from {what}")
+    check_shape(grad_b, (1,), what=f"grad_b from {what}")
+    if _close(grad_w, ref_w / 2) and _close(grad_b, ref_b / 2) and n > 0:
+        raise CheckError(
+            f"{what}: the gradients are half the right size. The derivative of r**2 is 2*r: "
+            "keep the factor 2."
+        )
+    if n > 1 and _close(grad_w, ref_w * n) and _close(grad_b, ref_b * n):
+        raise CheckError(
+            f"{what}: the gradients are N={n} times too large. The loss is a mean over the N "
+            "rows, so every term carries a factor 1/N."
+        )
+    assert_close(grad_w, ref_w, what=f"grad_w from {what}", rtol=1e-4, atol=1e-5)
+    assert_close(grad_b, ref_b, what=f"grad_b from {what}", rtol=1e-4, atol=1e-5)
+
+
+# Exercise 2 ------------------------------------------------------------------------------
+
+
+def _reference_fit(x, y, lr, num_steps, zero_grads=True):
+    f = x.shape[1]
+    w = torch.zeros(f, 1, dtype=x.dtype, device=x.device, requires_grad=True)
+    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)
+    losses = []
+    for _ in range(num_steps):
+        loss = ((x @ w + b - y) ** 2).mean()
+        losses.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        if zero_grads:
+            w.grad.zero_()
+            b.grad.zero_()
+    return w.detach(), b.detach(), losses
+
+
+def check_fit_linear(fit_linear) -> None:
+    """Hand-written gradient descent against a reference, step by step, several problems."""
+    g = _gen(20)
+    cases = [(8, 1, 0.1, 5, torch.float32), (32, 3, 0.05, 20, torch.float32)]
+    cases += [(1, 2, 0.1, 3, torch.float32), (16, 4, 0.02, 10, torch.float64)]
+    cases += [(5, 2, 0.1, 0, torch.float32), (10, 2, 0.1, 1, torch.float32)]
+    for n, f, lr, steps, dtype in cases:
+        x = _randn(n, f, g=g, dtype=dtype)
+        y = x @ _randn(f, 1, g=g, dtype=dtype) + 0.5 + 0.1 * _randn(n, 1, g=g, dtype=dtype)
+        x_before, y_before = x.clone(), y.clone()
+        what = f"fit_linear(x of shape {(n, f)}, lr={lr}, num_steps={steps})"
+        hints = {
+            "leaf Variable": "Put the in-place update inside `with torch.no_grad():`.",
+            "NoneType": "A .grad was None: `w = w - lr * w.grad` rebinds w to a non-leaf "
+            "tensor, which gets no .grad. Update in place inside torch.no_grad(): w -= ...",
+            "same dtype": "Create w and b with dtype=x.dtype and device=x.device.",
+            _NO_GRAPH: "After the first step w and b no longer require grad: rebinding them "
+            "(w = w - ...) under no_grad made plain tensors. Update in place: w -= ...",
+        }
+        result = _call(fit_linear, (x, y, lr, steps), what, hints)
+        w, b, losses = _tuple_of(result, 3, what)
+        if not (torch.equal(x, x_before) and torch.equal(y, y_before)):
+            raise CheckError(f"{what} changed x or y; only the parameters may change.")
+        check_type(losses, list, f"the losses from {what}")
+        if len(losses) != steps:
+            raise CheckError(
+                f"{what} returned {len(losses)} losses, expected one per step ({steps})."
+            )
+        for loss in losses:
+            check_type(
+                loss, float, f"each loss from {what} (store loss.item(): a tensor keeps its graph)"
+            )
+        check_shape(w, (f, 1), names="F 1", what=f"w from {what}")
+        check_shape(b, (1,), what=f"b from {what}")
+        ref_w, ref_b, ref_losses = _reference_fit(x, y, lr, steps)
+        if steps > 1 and not _close(w, ref_w):
+            bad_w, bad_b, _ = _reference_fit(x, y, lr, steps, zero_grads=False)
+            if _close(w, bad_w) and _close(b, bad_b):
+                raise CheckError(
+                    f"{what}: your parameters match a run that never zeroes .grad. backward() "
+                    "adds into .grad, so each step used the sum of all past gradients. Zero "
+                    "w.grad and b.grad after every update."
+                )
+        assert_close(
+            torch.tensor(losses, dtype=torch.float64),
+            torch.tensor(ref_losses, dtype=torch.float64),
+            what=f"the losses from {what} (the loss before each update)",
+            rtol=1e-4,
+            atol=1e-5,
+        )
+        assert_close(w.detach(), ref_w, what=f"w from {what}", rtol=1e-4, atol=1e-5)
+        assert_close(b.detach(), ref_b, what=f"b from {what}", rtol=1e-4, atol=1e-5)
+
+
+# Exercise 3 ------------------------------------------------------------------------------
+
+
+class _RecordingLoss:
+    """Wraps a loss function and remembers the batch size of every call."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.sizes: list[int] = []
+
+    def __call__(self, w, xb, yb):
+        self.sizes.append(int(xb.shape[0]))
+        return self.fn(w, xb, yb)
+
+
+def _mse(w, xb, yb):
+    return ((xb @ w - yb) ** 2).mean()
+
+
+def _logistic(w, xb, yb):
+    return F.softplus(-yb * torch.tanh(xb @ w)).mean()
+
+
+def check_accumulated_grad(accumulated_grad) -> None:
+    """Micro-batch accumulation equals the full-batch gradient, even sizes and uneven ones."""
+    g = _gen(30)
+    cases = [  # (N, F, micro_size, loss, w is a column, prefill .grad)
+        (8, 3, 2, _mse, True, False),
+        (12, 2, 4, _logistic, False, False),
+        (10, 3, 4, _mse, True, False),  # 4 + 4 + 2: the last micro-batch is shorter
+        (7, 2, 3, _logistic, False, True),  # 3 + 3 + 1, and a stale .grad
+        (6, 4, 1, _mse, True, True),  # one row at a time
+        (5, 2, 8, _mse, True, False),  # micro_size larger than the batch: one micro-batch
+        (1, 3, 1, _logistic, False, False),
+    ]
+    for n, f, micro, fn, column, prefill in cases:
+        x = _randn(n, f, g=g)
+        shape = (f, 1) if column else (f,)
+        y = _randn(n, 1, g=g) if column else torch.sign(_randn(n, g=g))
+        w = _randn(*shape, g=g).requires_grad_(True)
+        stale = torch.full_like(w, 5.0)
+        if prefill:
+            w.grad = stale.clone()
+        (full,) = torch.autograd.grad(fn(w, x, y), w)
+        loss_fn = _RecordingLoss(fn)
+        what = f"accumulated_grad(x of shape {(n, f)}, micro_size={micro})"
+        got = accumulated_grad(loss_fn, w, x, y, micro)
+        check_type(got, torch.Tensor, what)
+        check_shape(got, shape, what=what)
+        expected_sizes = [len(c) for c in torch.arange(n).split(micro)]
+        if sorted(loss_fn.sizes) != sorted(expected_sizes):
+            raise CheckError(
+                f"{what} called loss_fn on batches of sizes {loss_fn.sizes}, expected "
+                f"{expected_sizes}: split x and y with x.split(micro_size) and call loss_fn "
+                "once per micro-batch."
+            )
+        _diagnose_accumulation(got, full, w, x, y, fn, micro, stale if prefill else None, what)
+        assert_close(got, full, what=f"{what} vs the full-batch gradient", rtol=1e-4, atol=1e-5)
+
+
+def _diagnose_accumulation(got, full, w, x, y, fn, micro, stale, what) -> None:
+    xs, ys = x.split(micro), y.split(micro)
+    k = len(xs)
+    grads = [torch.autograd.grad(fn(w, xb, yb), w)[0] for xb, yb in zip(xs, ys, strict=True)]
+    unscaled = sum(grads)
+    if _close(full, got):
+        return
+    if k > 1 and _close(got, unscaled):
+        raise CheckError(
+            f"{what} is the sum of the {k} micro-batch gradients, about {k} times too big. "
+            "Each micro-batch loss is a mean over its own rows: scale it by its share of the "
+            "batch, len(xb) / N, before backward()."
+        )
+    if k > 1 and _close(got, unscaled / k):
+        raise CheckError(
+            f"{what}: dividing by the number of micro-batches ({k}) is only right when they "
+            "all have the same size. Here the last one is shorter: scale each loss by "
+            "len(xb) / N instead."
+        )
+    if k > 1 and _close(got, grads[-1] * len(xs[-1]) / x.shape[0]):
+        raise CheckError(
+            f"{what} holds only the last micro-batch's share: .grad was cleared inside the "
+            "loop. Clear it once, before the first micro-batch."
+        )
+    if stale is not None and _close(got, full + stale):
+        raise CheckError(
+            f"{what} still contains the gradient that was in w.grad before the call. Set "
+            "w.grad = None (or zero it) before accumulating."
+        )
+
+
+# Exercise 4 ------------------------------------------------------------------------------
+
+
+def check_round_ste(round_ste) -> None:
+    """Forward equals torch.round; backward passes the upstream gradient through unchanged."""
+    g = _gen(40)
+    cases = [
+        _randn(g=g) * 3,  # a 0-d tensor
+        _randn(1, g=g) * 3,
+        _randn(5, g=g) * 3,
+        (_randn(4, 3, g=g) * 3).T,  # non-contiguous (3, 4)
+        _randn(6, g=g, dtype=torch.float64) * 3,
+    ]
+    for x0 in cases:
+        what = f"round_ste(x of shape {tuple(x0.shape)}, {str(x0.dtype).replace('torch.', '')})"
+        z = x0.detach().clone().requires_grad_(True)
+        x = z * 1.0  # a non-leaf input: the gradient must flow on to z
+        out = round_ste(x)
+        check_type(out, torch.Tensor, what)
+        assert_close(out.detach(), torch.round(x0), what=what, atol=1e-5, rtol=0)
+        if not out.requires_grad:
+            raise CheckError(
+                f"{what} does not require grad: it is cut off from x. Only the correction "
+                "(x.round() - x) should be detached; x itself must stay in the graph."
+            )
+        v = _randn(*x0.shape, g=g, dtype=x0.dtype)
+        (grad,) = torch.autograd.grad(out, z, grad_outputs=v)
+        if _close(grad, torch.zeros_like(grad)):
+            raise CheckError(
+                f"the gradient through {what} is zero: rounding has a zero derivative almost "
+                "everywhere. Return x + (x.round() - x).detach() so the gradient skips it."
+            )
+        if _close(grad, -v):
+            raise CheckError(
+                f"the gradient through {what} is minus the upstream gradient: you detached x "
+                "and left (x.round() - x) in the graph. Detach the correction, not x."
+            )
+        assert_close(grad, v, what=f"the gradient through {what} (should equal the upstream)")
+    plain = torch.tensor([0.4, 2.6], device=get_device())  # no requires_grad at all
+    assert_close(
+        round_ste(plain),
+        torch.tensor([0.0, 3.0], device=get_device()),
+        what=("round_ste on a tensor that does not require grad"),
+    )
+
+
+# Exercise 5 ------------------------------------------------------------------------------
+
+
+def check_HuberFunction(HuberFunction) -> None:
+    """Forward against F.huber_loss; backward against finite differences with gradcheck."""
+    g = _gen(50)
+    if not (isinstance(HuberFunction, type) and issubclass(HuberFunction, torch.autograd.Function)):
+        raise CheckError("HuberFunction should be a class that subclasses torch.autograd.Function.")
+    for shape, delta in [((1,), 1.0), ((6,), 0.5), ((3, 5), 2.5), ((4,), 1.0)]:
+        x = _randn(*shape, g=g) * 2
+        what = f"HuberFunction.apply(x of shape {shape}, delta={delta})"
+        out = HuberFunction.apply(x, delta)
+        check_type(out, torch.Tensor, what)
+        check_shape(out, shape, what=what)
+        expected = F.huber_loss(x, torch.zeros_like(x), reduction="none", delta=delta)
+        assert_close(out, expected, what=what)
+        x64 = _randn(*shape, g=g, dtype=torch.float64) * 2
+        check_gradcheck(
+            lambda t, d=delta: HuberFunction.apply(t, d), x64, what=f"the backward of {what}"
+        )
+
+
+# Exercises 6 and 7 -----------------------------------------------------------------------
+
+
+def _elementwise_functions():
+    return {  # name: (f, f'')
+        "x**3": (lambda t: t**3, lambda t: 6 * t),
+        "sin(x)": (torch.sin, lambda t: -torch.sin(t)),
+        "exp(-x**2)": (
+            lambda t: torch.exp(-(t**2)),
+            lambda t: (4 * t**2 - 2) * torch.exp(-(t**2)),
+        ),
+        "3*x + 1 (f'' = 0)": (lambda t: 3 * t + 1, torch.zeros_like),
+    }
+
+
+def check_second_derivative(second_derivative) -> None:
+    """f'' for elementwise functions, several shapes; the caller's x is left untouched."""
+    g = _gen(60)
+    shapes = [(), (1,), (7,), (2, 3)]
+    for i, shape in enumerate(shapes):
+        for name, (f, d2f) in _elementwise_functions().items():
+            dtype = torch.float64 if i % 2 else torch.float32
+            x = _randn(*shape, g=g, dtype=dtype)
+            what = f"second_derivative({name}, x of shape {shape})"
+            hint = {
+                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if f' "
+                "still has no graph (a linear f), f'' is zero: return torch.zeros_like(x)."
+            }
+            got = _call(second_derivative, (f, x), what, hint)
+            check_type(got, torch.Tensor, what)
+            check_shape(got, shape, what=what)
+            if x.requires_grad or x.grad is not None:
+                raise CheckError(
+                    f"{what} changed the caller's x (requires_grad or .grad). Work on "
+                    "x.detach().clone().requires_grad_(True)."
+                )
+            first = torch.autograd.functional.jacobian(lambda t, f=f: f(t).sum(), x)
+            if "f'' = 0" not in name and _close(got, first):
+                raise CheckError(
+                    f"{what} returned the first derivative. Differentiate twice: the first "
+                    "torch.autograd.grad needs create_graph=True so its result can be "
+                    "differentiated again."
+                )
+            assert_close(got.detach(), d2f(x), what=what, rtol=1e-4, atol=1e-5)
+
+
+def _scalar_functions(dim: int, g: torch.Generator):
+    a = _randn(dim, dim, g=g, dtype=torch.float64)  # not symmetric: the Hessian is a + a.T
+    c = _randn(dim, g=g, dtype=torch.float64)
+    return {
+        "x @ A @ x": lambda t: t @ a @ t,
+        "logsumexp(x)": lambda t: torch.logsumexp(t, dim=0),
+        "sum(x**4) + (c @ x)**2": lambda t: (t**4).sum() + (c @ t) ** 2,
+        "c @ x (Hessian 0)": lambda t: c @ t,
+    }
+
+
+def check_hvp(hvp) -> None:
+    """Hessian-vector products against the full Hessian, for several functions and sizes."""
+    g = _gen(70)
+    for dim in (1, 3, 6):
+        for name, f in _scalar_functions(dim, g).items():
+            x = _randn(dim, g=g, dtype=torch.float64)
+            v = _randn(dim, g=g, dtype=torch.float64)
+            what = f"hvp({name}, x of shape {(dim,)})"
+            hint = {
+                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if the "
+                "gradient still has no graph (a linear f), return torch.zeros_like(x)."
+            }
+            got = _call(hvp, (f, x, v), what, hint)
+            check_type(got, torch.Tensor, what)
+            check_shape(got, (dim,), names="D", what=what)
+            if x.requires_grad or x.grad is not None:
+                raise CheckError(
+                    f"{what} changed the caller's x (requires_grad or .grad). Work on "
+                    "x.detach().clone().requires_grad_(True)."
+                )
+            hessian = torch.autograd.functional.hessian(f, x)
+            expected = hessian @ v
+            if dim > 1 and "Hessian 0" not in name:
+                diagonal_only = torch.diagonal(hessian) * v
+                row_sums = hessian.sum(1) * v
+                if _close(got, diagonal_only) or _close(got, row_sums):
+                    raise CheckError(
+                        f"{what} multiplies by v elementwise after differentiating, which "
+                        "ignores how x_i and x_j interact. Form the scalar (grad * v).sum() "
+                        "first, then differentiate it with respect to x."
+                    )
+            gradient = torch.autograd.functional.jacobian(f, x)
+            if "Hessian 0" not in name and _close(got, gradient * v):
+                raise CheckError(
+                    f"{what} is the gradient times v, a first derivative. Differentiate "
+                    "(g * v).sum() once more, with g from grad(..., create_graph=True)."
+                )
+            assert_close(got.detach(), expected, what=what, rtol=1e-5, atol=1e-7)

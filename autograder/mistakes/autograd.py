@@ -1,0 +1,345 @@
+"""Plausible wrong answers for 02_autograd's exercises."""
+
+from autograder.mistakes import Mistake
+
+_HUBER_FORWARD = (
+    "    @staticmethod\n"
+    "    def forward(ctx, x, delta):\n"
+    "        ctx.save_for_backward(x)\n"
+    "        ctx.delta = delta\n"
+    "        return torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5 * delta))\n"
+)
+
+
+def _fit_linear(update: str, zero: str = "        w.grad.zero_()\n        b.grad.zero_()\n") -> str:
+    return (
+        "import torch\n"
+        "def fit_linear(x, y, lr, num_steps):\n"
+        "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+        "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+        "    losses = []\n"
+        "    for _ in range(num_steps):\n"
+        "        loss = ((x @ w + b - y) ** 2).mean()\n"
+        "        losses.append(loss.item())\n"
+        "        loss.backward()\n" + update + zero + "    return w, b, losses\n"
+    )
+
+
+_NO_GRAD_UPDATE = (
+    "        with torch.no_grad():\n            w -= lr * w.grad\n            b -= lr * b.grad\n"
+)
+
+
+def _accumulated(body: str) -> str:
+    return (
+        "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+        "    n = x.shape[0]\n" + body + "    return w.grad\n"
+    )
+
+
+def _second(body: str) -> str:
+    return "import torch\ndef second_derivative(f, x):\n" + body
+
+
+def _hvp(body: str) -> str:
+    return "import torch\ndef hvp(f, x, v):\n" + body
+
+
+MISTAKES = {
+    "mse_grads": [
+        Mistake(
+            name="missing-factor-two",
+            message="The derivative of r**2 is 2*r: the factor 2 belongs in both gradients.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    r = x @ w + b - y\n"
+                "    n = x.shape[0]\n"
+                "    return x.T @ r / n, r.sum(dim=0) / n\n"
+            ),
+        ),
+        Mistake(
+            name="forgets-mean",
+            message="The loss is a mean over N rows: every gradient carries a factor 1/N.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    r = x @ w + b - y\n"
+                "    return 2 * x.T @ r, 2 * r.sum(dim=0)\n"
+            ),
+        ),
+        Mistake(
+            name="bias-grad-scalar",
+            message="r.sum() is a 0-d tensor; the bias gradient needs b's shape (1,): r.sum(dim=0).",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    r = x @ w + b - y\n"
+                "    n = x.shape[0]\n"
+                "    return 2 * x.T @ r / n, 2 * r.sum() / n\n"
+            ),
+        ),
+        Mistake(
+            name="uses-autograd",
+            message="The exercise asks for the gradient by hand: under torch.no_grad() autograd "
+            "records nothing, so backward() has no graph to walk.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    w = w.clone().requires_grad_(True)\n"
+                "    b = b.clone().requires_grad_(True)\n"
+                "    ((x @ w + b - y) ** 2).mean().backward()\n"
+                "    return w.grad, b.grad\n"
+            ),
+        ),
+    ],
+    "fit_linear": [
+        Mistake(
+            name="no-zeroing",
+            message="backward() adds into .grad: zero w.grad and b.grad after every update, or "
+            "each step uses the sum of all past gradients.",
+            code=_fit_linear(_NO_GRAD_UPDATE, zero=""),
+        ),
+        Mistake(
+            name="update-outside-no-grad",
+            message="An in-place update of a leaf that requires grad must happen inside "
+            "torch.no_grad(), or autograd raises a RuntimeError.",
+            code=_fit_linear("        w -= lr * w.grad\n        b -= lr * b.grad\n"),
+        ),
+        Mistake(
+            name="rebinds-name",
+            message="w = w - lr * w.grad makes a new, non-leaf tensor: its .grad stays None. "
+            "Update in place (w -= ...) inside torch.no_grad().",
+            code=_fit_linear(
+                "        w = w - lr * w.grad\n        b = b - lr * b.grad\n",
+                zero="",
+            ),
+        ),
+        Mistake(
+            name="rebinds-under-no-grad",
+            message="Rebinding inside no_grad gives a tensor that no longer requires grad, so "
+            "the next backward() leaves w.grad None. Update in place: w -= lr * w.grad.",
+            code=_fit_linear(
+                "        with torch.no_grad():\n"
+                "            w = w - lr * w.grad\n"
+                "            b = b - lr * b.grad\n",
+                zero="",
+            ),
+        ),
+        Mistake(
+            name="loss-tensor-in-list",
+            message="Store loss.item(): a loss tensor keeps its whole graph alive in the list.",
+            code=_fit_linear(_NO_GRAD_UPDATE).replace("loss.item()", "loss"),
+        ),
+        Mistake(
+            name="loss-after-update",
+            message="Record the loss before the update: it is the value backward() differentiated.",
+            code=_fit_linear(_NO_GRAD_UPDATE)
+            .replace("        losses.append(loss.item())\n", "")
+            .replace(
+                "        w.grad.zero_()\n",
+                "        losses.append(((x @ w + b - y) ** 2).mean().item())\n"
+                "        w.grad.zero_()\n",
+            ),
+        ),
+    ],
+    "accumulated_grad": [
+        Mistake(
+            name="no-division",
+            message="Each micro-batch loss is a mean over its own rows; summing their gradients "
+            "gives k times the full-batch gradient. Scale each loss by len(xb) / N.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+                "        loss_fn(w, xb, yb).backward()\n"
+            ),
+        ),
+        Mistake(
+            name="divide-by-count",
+            message="Dividing by the number of micro-batches is only right when they are all the "
+            "same size; with a shorter last one, scale by len(xb) / N.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    chunks = list(zip(x.split(micro_size), y.split(micro_size)))\n"
+                "    for xb, yb in chunks:\n"
+                "        (loss_fn(w, xb, yb) / len(chunks)).backward()\n"
+            ),
+        ),
+        Mistake(
+            name="zero-inside-loop",
+            message="Clearing .grad inside the loop throws away every micro-batch but the last. "
+            "Clear it once, before the loop.",
+            code=_accumulated(
+                "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+                "        w.grad = None\n"
+                "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+            ),
+        ),
+        Mistake(
+            name="no-initial-clear",
+            message="w.grad may hold an old gradient: clear it before accumulating.",
+            code=_accumulated(
+                "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+                "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+            ),
+        ),
+        Mistake(
+            name="full-batch-at-once",
+            message="The point is to never run the whole batch at once: call loss_fn on each "
+            "micro-batch.",
+            code=_accumulated("    w.grad = None\n    loss_fn(w, x, y).backward()\n"),
+        ),
+    ],
+    "round_ste": [
+        Mistake(
+            name="plain-round",
+            message="round has a zero derivative almost everywhere: the gradient never reaches x.",
+            code="def round_ste(x):\n    return x.round()\n",
+        ),
+        Mistake(
+            name="detach-wrong-tensor",
+            message="Detaching x instead of the correction leaves -x in the graph: the gradient "
+            "comes out as -1 times the upstream. Detach (x.round() - x).",
+            code="def round_ste(x):\n    return x.detach() + (x.round() - x)\n",
+        ),
+        Mistake(
+            name="detach-everything",
+            message="Detaching the whole result cuts it from the graph: no gradient at all.",
+            code="def round_ste(x):\n    return (x + (x.round() - x)).detach()\n",
+        ),
+    ],
+    "HuberFunction": [
+        Mistake(
+            name="forgets-grad-output",
+            message="backward must return grad_output times the local derivative (the chain "
+            "rule); without it the gradient is only right when grad_output is all ones.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return x.clamp(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
+        Mistake(
+            name="one-gradient-for-two-inputs",
+            message="forward took (x, delta): backward must return two values, the gradient for "
+            "x and None for delta.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x.clamp(-ctx.delta, ctx.delta)\n"
+            ),
+        ),
+        Mistake(
+            name="quadratic-derivative-everywhere",
+            message="Outside [-delta, delta] the Huber function is linear: its slope is "
+            "delta * sign(x), i.e. clamp x to [-delta, delta].",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x, None\n"
+            ),
+        ),
+        Mistake(
+            name="forward-reduces",
+            message="Return the elementwise values, shape of x; the reduction belongs to the caller.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        out = torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5 * delta))\n"
+                "        return out.mean()\n\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x.clamp(-ctx.delta, ctx.delta) / x.numel(), None\n"
+            ),
+        ),
+    ],
+    "second_derivative": [
+        Mistake(
+            name="no-create-graph",
+            message="Without create_graph=True the first derivative is a constant and cannot be "
+            "differentiated again.",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (df,) = torch.autograd.grad(f(x).sum(), x)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="first-derivative",
+            message="That is f'; differentiate the result once more for f''.",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (df,) = torch.autograd.grad(f(x).sum(), x)\n"
+                "    return df\n"
+            ),
+        ),
+        Mistake(
+            name="linear-case-crashes",
+            message="For a linear f the first derivative has no graph: return zeros instead of "
+            "differentiating it again.",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (df,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="mutates-input",
+            message="requires_grad_ on the caller's x changes it for them: work on a detached clone.",
+            code=_second(
+                "    x.requires_grad_(True)\n"
+                "    (df,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+    ],
+    "hvp": [
+        Mistake(
+            name="multiply-after",
+            message="grad(g.sum()) * v ignores the mixed second derivatives: differentiate "
+            "(g * v).sum() instead.",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (h,) = torch.autograd.grad(g.sum(), x)\n"
+                "    return h * v\n"
+            ),
+        ),
+        Mistake(
+            name="no-create-graph",
+            message="Without create_graph=True the gradient g has no graph to differentiate.",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (g,) = torch.autograd.grad(f(x), x)\n"
+                "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="gradient-times-v",
+            message="g * v is first-order only; the Hessian needs a second differentiation.",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (g,) = torch.autograd.grad(f(x), x)\n"
+                "    return g * v\n"
+            ),
+        ),
+    ],
+}

@@ -1,0 +1,662 @@
+"""Plausible wrong answers for 03_modules' exercises."""
+
+from autograder.mistakes import Mistake
+
+_IMPORTS = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+
+MISTAKES = {
+    "MLP": [
+        Mistake(
+            name="python-list",
+            message="Layers in a plain Python list are not registered: the model has no parameters. Use nn.ModuleList.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.layers = []\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                "            self.layers.append(nn.Linear(a, b))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                self.layers.append(activation())\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.layers:\n"
+                "            x = layer(x)\n"
+                "        return x\n"
+            ),
+        ),
+        Mistake(
+            name="activation-after-last",
+            message="The last layer's output (the logits) must not go through the activation.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.layers = nn.ModuleList(layers)\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.layers:\n"
+                "            x = layer(x)\n"
+                "        return x\n"
+            ),
+        ),
+        Mistake(
+            name="ignores-activation",
+            message="Use the activation class you are given (activation()), not a hard-coded ReLU.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.linears[:-1]:\n"
+                "            x = torch.relu(layer(x))\n"
+                "        return self.linears[-1](x)\n"
+            ),
+        ),
+        Mistake(
+            name="layers-created-in-forward",
+            message="Layers built in forward get new random weights every call and are never trained: build them in __init__.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.sizes, self.activation = sizes, activation\n"
+                "    def forward(self, x):\n"
+                "        pairs = list(zip(self.sizes[:-1], self.sizes[1:]))\n"
+                "        for i, (a, b) in enumerate(pairs):\n"
+                "            x = nn.Linear(a, b).to(x.device, x.dtype)(x)\n"
+                "            if i < len(pairs) - 1:\n"
+                "                x = self.activation()(x)\n"
+                "        return x\n"
+            ),
+        ),
+        Mistake(
+            name="fixed-two-layers",
+            message="The depth comes from sizes: one Linear per consecutive pair, not a fixed number.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(sizes[0], sizes[1])\n"
+                "        self.act = activation()\n"
+                "        self.fc2 = nn.Linear(sizes[1], sizes[-1])\n"
+                "    def forward(self, x):\n"
+                "        return self.fc2(self.act(self.fc1(x)))\n"
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        Mistake(
+            name="parameters-created-in-forward",
+            message="Layers created inside forward are re-drawn on every call and never registered or trained.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.dim, self.hidden = dim, hidden\n"
+                "    def forward(self, x):\n"
+                "        fc1 = nn.Linear(self.dim, self.hidden).to(x.device)\n"
+                "        fc2 = nn.Linear(self.hidden, self.dim).to(x.device)\n"
+                "        return x + fc2(F.relu(fc1(x)))\n"
+            ),
+        ),
+        Mistake(
+            name="parameter-created-in-forward",
+            message="An nn.Parameter made in forward is a new, unregistered tensor on every call.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        gate = nn.Parameter(torch.randn(x.shape[-1], device=x.device))\n"
+                "        return x + gate * self.fc2(F.relu(self.fc1(x)))\n"
+            ),
+        ),
+        Mistake(
+            name="no-skip",
+            message="A residual block adds its input back: return x + fc2(relu(fc1(x))).",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        return self.fc2(F.relu(self.fc1(x)))\n"
+            ),
+        ),
+        Mistake(
+            name="relu-after-sum",
+            message="No activation after the sum: the block must be the identity when fc2 is zero.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        return F.relu(x + self.fc2(F.relu(self.fc1(x))))\n"
+            ),
+        ),
+        Mistake(
+            name="layers-in-list",
+            message="Layers in a plain Python list are not registered (no state_dict keys, not trained).",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.layers = [nn.Linear(dim, hidden), nn.Linear(hidden, dim)]\n"
+                "    def forward(self, x):\n"
+                "        return x + self.layers[1](F.relu(self.layers[0](x)))\n"
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        Mistake(
+            name="counts-tensors",
+            message="len(list(model.parameters())) counts tensors; sum p.numel() to count elements.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    return len([p for p in model.parameters() if p.requires_grad])\n"
+            ),
+        ),
+        Mistake(
+            name="counts-frozen",
+            message="Only parameters with requires_grad=True are trainable.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    return sum(p.numel() for p in model.parameters())\n"
+            ),
+        ),
+        Mistake(
+            name="sums-state-dict",
+            message="state_dict() also holds buffers and lists a shared weight under each of its names.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    return sum(t.numel() for t in model.state_dict().values())\n"
+            ),
+        ),
+        Mistake(
+            name="double-counts-shared",
+            message="Walking modules() counts a tied weight once per module that holds it; model.parameters() lists it once.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    return sum(p.numel() for m in model.modules()\n"
+                "               for p in m.parameters(recurse=False) if p.requires_grad)\n"
+            ),
+        ),
+        Mistake(
+            name="returns-tensor",
+            message="Return a Python int, not a tensor.",
+            code=(
+                "import torch\n"
+                "def count_trainable_parameters(model):\n"
+                "    return torch.tensor(sum(p.numel() for p in model.parameters() if p.requires_grad))\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        Mistake(
+            name="plain-attribute",
+            message="A plain tensor attribute is neither saved by state_dict() nor moved by .to(): use register_buffer.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.running_mean = torch.zeros(num_features)\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * x.mean(0)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="parameter-not-buffer",
+            message="The running mean is not learned: an nn.Parameter would be trained by the optimizer.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.running_mean = nn.Parameter(torch.zeros(num_features), requires_grad=False)\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="keeps-graph",
+            message="Update the buffer under torch.no_grad(): otherwise it carries the autograd history of every batch.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * x.mean(0)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="updates-in-eval",
+            message="In eval mode the running statistic must stay fixed: check self.training.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="nan-on-empty-batch",
+            message="The mean of an empty batch is NaN: skip the update when N == 0.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="momentum-swapped",
+            message="momentum is the weight of the new batch: (1 - momentum) * old + momentum * batch mean.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(self.momentum).add_((1 - self.momentum) * x.mean(0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+    ],
+    "capture_activations": [
+        Mistake(
+            name="calls-forward-directly",
+            message="model.forward(x) skips __call__, so the model's own hooks never run: call model(x).",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            acts[name] = output.detach().clone()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model.forward(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="hooks-not-removed",
+            message="Remove the hooks with handle.remove(); otherwise they run on every later forward pass.",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts = {}\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            acts[name] = output.detach().clone()\n"
+                "        model.get_submodule(name).register_forward_hook(hook)\n"
+                "    model(x)\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="no-detach",
+            message="A stored output that still requires grad keeps the whole graph alive: store output.detach().clone().",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            acts[name] = output.clone()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="no-clone",
+            message="A later in-place layer overwrites a tensor you only detached: store output.detach().clone().",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            acts[name] = output.detach()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="stores-input",
+            message="The hook gets (module, inputs, output): store the output, not inputs[0].",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            acts[name] = inputs[0].detach().clone()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="shared-dict",
+            message="A dict kept between calls returns stale entries: start from an empty dict on every call.",
+            code=(
+                "ACTIVATIONS = {}\n"
+                "def capture_activations(model, x, names):\n"
+                "    handles = []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output, name=name):\n"
+                "            ACTIVATIONS[name] = output.detach().clone()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return ACTIVATIONS\n"
+            ),
+        ),
+        Mistake(
+            name="late-binding-name",
+            message="A closure reads the loop variable when it runs, not when it was made: bind it (name=name).",
+            code=(
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(module, inputs, output):\n"
+                "            acts[name] = output.detach().clone()\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        Mistake(
+            name="any-module-with-weight",
+            message="Kaiming init needs a matrix: a LayerNorm weight is 1-D. Test the module's type.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if hasattr(module, 'weight'):\n"
+                "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+                "    if getattr(module, 'bias', None) is not None:\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="forgets-bias",
+            message="Set the Linear bias to zero as well.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        nn.init.ones_(module.weight)\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="fan-out",
+            message="mode='fan_out' scales by the number of outputs; the task asks for fan_in (the default).",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        nn.init.kaiming_normal_(module.weight, mode='fan_out', nonlinearity='relu')\n"
+                "        nn.init.zeros_(module.bias)\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        nn.init.ones_(module.weight)\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="uniform",
+            message="kaiming_uniform_ has the right spread but the wrong shape; use kaiming_normal_.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        nn.init.kaiming_uniform_(module.weight, nonlinearity='relu')\n"
+                "        nn.init.zeros_(module.bias)\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        nn.init.ones_(module.weight)\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="forgets-layernorm",
+            message="Reset LayerNorm too: weight ones, bias zeros.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        Mistake(
+            name="calls-forward-directly",
+            message="self.encoder.forward(x) skips __call__ and every hook on the encoder: call self.encoder(x).",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        return self.head.forward(self.encoder.forward(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="parts-in-list",
+            message="Parts kept in a Python list are not registered: no parameters, no state_dict, no .to().",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.parts = [encoder, head]\n"
+                "    def forward(self, x):\n"
+                "        return self.parts[1](self.parts[0](x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.parts[1] = self.parts[1], new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="new-head-other-name",
+            message="Replace self.head itself; a head stored under another name is never used by forward.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        self.new_head = new_head\n"
+                "        return self.head\n"
+            ),
+        ),
+        Mistake(
+            name="returns-new-head",
+            message="swap_head returns the head it replaced, so the caller can keep or reuse it.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        self.head = new_head\n"
+                "        return self.head\n"
+            ),
+        ),
+        Mistake(
+            name="super-init-last",
+            message="Call super().__init__() before assigning submodules.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "        super().__init__()\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+    ],
+    "freeze_except": [
+        Mistake(
+            name="clears-grad",
+            message="Clearing .grad is not freezing: backward computes it again. Use requires_grad_(False).",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    prefixes = tuple(t + '.' for t in trainable)\n"
+                "    kept = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        if name.startswith(prefixes):\n"
+                "            kept.append(name)\n"
+                "        else:\n"
+                "            p.grad = None\n"
+                "    return kept\n"
+            ),
+        ),
+        Mistake(
+            name="bare-startswith",
+            message="'1' must not match '10.weight': compare against prefix + '.'.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    kept = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        train = any(name.startswith(t) for t in trainable)\n"
+                "        p.requires_grad_(train)\n"
+                "        if train:\n"
+                "            kept.append(name)\n"
+                "    return kept\n"
+            ),
+        ),
+        Mistake(
+            name="never-unfreezes",
+            message="Set requires_grad_(True) on the trainable ones: an earlier call may have frozen them.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    prefixes = tuple(t + '.' for t in trainable)\n"
+                "    kept = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        if name.startswith(prefixes):\n"
+                "            kept.append(name)\n"
+                "        else:\n"
+                "            p.requires_grad_(False)\n"
+                "    return kept\n"
+            ),
+        ),
+        Mistake(
+            name="module-attribute",
+            message="module.requires_grad = False only sets a Python attribute; call module.requires_grad_(False).",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    keep = set(trainable)\n"
+                "    for name, child in model.named_children():\n"
+                "        if name not in keep:\n"
+                "            child.requires_grad = False\n"
+                "    return [n for n, p in model.named_parameters() if p.requires_grad]\n"
+            ),
+        ),
+        Mistake(
+            name="eval-is-not-freezing",
+            message="eval() switches layer behaviour (dropout, batchnorm); it does not stop gradients.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    prefixes = tuple(t + '.' for t in trainable)\n"
+                "    for name, m in model.named_modules():\n"
+                "        if name and not (name + '.').startswith(prefixes):\n"
+                "            m.eval()\n"
+                "    return [n for n, p in model.named_parameters() if n.startswith(prefixes)]\n"
+            ),
+        ),
+    ],
+}

@@ -1,0 +1,316 @@
+"""Plausible wrong answers for 01_tensors' exercises."""
+
+from autograder.mistakes import Mistake
+
+MISTAKES = {
+    "labels_to_tensor": [
+        Mistake(
+            name="tensor-class-constructor",
+            message="torch.Tensor(...) is the class constructor and always makes float32; "
+            "use torch.tensor(labels, dtype=torch.int64, device=device).",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.Tensor(labels).to(device)\n"
+            ),
+        ),
+        Mistake(
+            name="dtype-inferred-from-empty-list",
+            message="torch.tensor([]) has nothing to infer int64 from and gives float32: "
+            "pass dtype=torch.int64.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, device=device)\n"
+            ),
+        ),
+        Mistake(
+            name="int32",
+            message="Class labels are int64 in PyTorch (cross_entropy and indexing expect it); "
+            "int32 also overflows past 2**31.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, dtype=torch.int32, device=device)\n"
+            ),
+        ),
+    ],
+    "shared_and_copied": [
+        Mistake(
+            name="both-copied",
+            message="torch.tensor(a) always copies: the first tensor must share memory, "
+            "use torch.from_numpy(a).",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.tensor(a), torch.tensor(a)\n"
+            ),
+        ),
+        Mistake(
+            name="both-shared",
+            message="torch.as_tensor shares memory with a NumPy array of a matching dtype: "
+            "it is not a copy. Use torch.tensor(a) or .clone().",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(a), torch.as_tensor(a)\n"
+            ),
+        ),
+        Mistake(
+            name="cast-breaks-sharing",
+            message="Casting (as_tensor(a, dtype=torch.float32), .float()) makes a copy when "
+            "the dtype differs: keep the array's dtype to share memory.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.as_tensor(a, dtype=torch.float32), torch.tensor(a)\n"
+            ),
+        ),
+        Mistake(
+            name="same-object-twice",
+            message="Assigning a tensor to a second name copies nothing: copied must be "
+            "shared.clone().",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    shared = torch.from_numpy(a)\n"
+                "    copied = shared\n"
+                "    return shared, copied\n"
+            ),
+        ),
+    ],
+    "to_nchw": [
+        Mistake(
+            name="reshape-not-permute",
+            message="Right shape, scrambled values: reshape keeps memory order; "
+            "moving an axis needs permute.",
+            code=("def to_nchw(x):\n    n, h, w, c = x.shape\n    return x.reshape(n, c, h, w)\n"),
+        ),
+        Mistake(
+            name="view-not-permute",
+            message="view, like reshape, only regroups elements in memory order; use permute.",
+            code=(
+                "def to_nchw(x):\n"
+                "    n, h, w, c = x.shape\n"
+                "    return x.contiguous().view(n, c, h, w)\n"
+            ),
+        ),
+        Mistake(
+            name="transpose-swaps-h-and-w",
+            message="transpose(1, 3) swaps H with C and leaves (N, C, W, H): "
+            "permute(0, 3, 1, 2) moves C to the front and keeps H before W.",
+            code="def to_nchw(x):\n    return x.transpose(1, 3)\n",
+        ),
+        Mistake(
+            name="permute-wrong-order",
+            message="permute takes the source dimension for each output position: "
+            "(N, C, H, W) comes from dims (0, 3, 1, 2).",
+            code="def to_nchw(x):\n    return x.permute(0, 3, 2, 1)\n",
+        ),
+    ],
+    "flatten_features": [
+        Mistake(
+            name="view-on-non-contiguous",
+            message="view needs contiguous memory and fails on a permuted input; reshape or "
+            "flatten copy when they must.",
+            code=(
+                "import math\n"
+                "def flatten_features(x):\n"
+                "    return x.view(x.shape[0], math.prod(x.shape[1:]))\n"
+            ),
+        ),
+        Mistake(
+            name="flatten-everything",
+            message="x.flatten() also flattens the batch dimension: use x.flatten(1) "
+            "(start_dim=1).",
+            code="def flatten_features(x):\n    return x.flatten()\n",
+        ),
+        Mistake(
+            name="minus-one-on-empty-batch",
+            message="reshape(N, -1) cannot infer -1 when N is 0: give the size explicitly "
+            "or use flatten(1).",
+            code="def flatten_features(x):\n    return x.reshape(x.shape[0], -1)\n",
+        ),
+        Mistake(
+            name="keeps-last-dim",
+            message="reshape(-1, x.shape[-1]) merges the batch into the rows: the result must "
+            "have exactly N rows.",
+            code="def flatten_features(x):\n    return x.reshape(-1, x.shape[-1])\n",
+        ),
+    ],
+    "normalize_per_channel": [
+        Mistake(
+            name="no-keepdim",
+            message="Without keepdim=True the statistics have shape (C,), which broadcasting "
+            "lines up with W instead of C.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3))\n"
+                "    var = x.var(dim=(0, 2, 3), correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="global-statistics",
+            message="One mean and variance for the whole batch does not normalise each "
+            "channel: reduce over (0, 2, 3) only.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    return (x - x.mean()) / torch.sqrt(x.var(correction=0) + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="per-image-statistics",
+            message="Reducing over (2, 3) gives statistics per image and channel (instance "
+            "norm); per-channel statistics also pool the batch dimension 0.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="unbiased-variance",
+            message="torch.var divides by n - 1 by default; normalisation uses the population "
+            "variance (correction=0).",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="no-eps",
+            message="A constant channel has variance 0 and gives 0 / 0 = NaN: divide by "
+            "sqrt(var + eps).",
+            code=(
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    std = x.std(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / std\n"
+            ),
+        ),
+    ],
+    "pairwise_distances": [
+        Mistake(
+            name="squared-distances",
+            message="The sum of squared differences is the squared distance: take .sqrt().",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)\n"
+            ),
+        ),
+        Mistake(
+            name="transposed",
+            message="Put a's axis first: a[:, None, :] - b[None, :, :] gives (N, M, D); "
+            "the other way round gives (M, N).",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    return ((b[:, None, :] - a[None, :, :]) ** 2).sum(-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="elementwise-not-pairwise",
+            message="a - b pairs row i with row i only; pairwise needs an axis for each set "
+            "(unsqueeze) so broadcasting forms every pair.",
+            code="def pairwise_distances(a, b):\n    return (a - b).norm(dim=1)\n",
+        ),
+        Mistake(
+            name="matmul-trick-without-clamp",
+            message="|a|^2 + |b|^2 - 2 a.b can round to a small negative number; sqrt gives "
+            "NaN. Clamp at 0 first.",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T\n"
+                "    return sq.sqrt()\n"
+            ),
+        ),
+    ],
+    "masked_mean": [
+        Mistake(
+            name="plain-mean",
+            message="x.mean(dim=1) averages the padding too and divides by the padded length T.",
+            code="def masked_mean(x, lengths):\n    return x.mean(dim=1)\n",
+        ),
+        Mistake(
+            name="divides-by-padded-length",
+            message="Masking the sum is half the job: divide by each row's length, not by T.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    t = x.shape[1]\n"
+                "    mask = torch.arange(t, device=x.device)[None, :] < lengths[:, None]\n"
+                "    return (x * mask[:, :, None]).sum(dim=1) / t\n"
+            ),
+        ),
+        Mistake(
+            name="assumes-zero-padding",
+            message="Padding is not always zero: mask it out before summing.",
+            code=(
+                "def masked_mean(x, lengths):\n"
+                "    return x.sum(dim=1) / lengths.clamp(min=1)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="mask-off-by-one",
+            message="Valid steps are 0 .. length - 1: compare with <, not <=.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    t = x.shape[1]\n"
+                "    mask = torch.arange(t, device=x.device)[None, :] <= lengths[:, None]\n"
+                "    total = (x * mask[:, :, None]).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="nan-on-empty-sequence",
+            message="A length of 0 gives 0 / 0 = NaN: divide by lengths.clamp(min=1).",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    t = x.shape[1]\n"
+                "    mask = torch.arange(t, device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = (x * mask[:, :, None]).sum(dim=1)\n"
+                "    return total / lengths[:, None]\n"
+            ),
+        ),
+    ],
+    "attention_scores": [
+        Mistake(
+            name="no-scaling",
+            message="Scaled dot-product attention divides the scores by sqrt(D).",
+            code="def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n",
+        ),
+        Mistake(
+            name="scaled-by-d",
+            message="Divide by sqrt(D), not by D.",
+            code="def attention_scores(q, k):\n    return q @ k.transpose(-2, -1) / q.shape[-1]\n",
+        ),
+        Mistake(
+            name="einsum-output-transposed",
+            message="The output subscripts decide the order: '...->bhts' puts queries on rows.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    d = q.shape[-1]\n"
+                "    return torch.einsum('bhtd,bhsd->bhst', q, k) / math.sqrt(d)\n"
+            ),
+        ),
+        Mistake(
+            name="transpose-wrong-dims",
+            message="Transpose only the last two dimensions of k: transpose(-2, -1) (or .mT).",
+            code=(
+                "import math\n"
+                "def attention_scores(q, k):\n"
+                "    return q @ k.transpose(1, 3) / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+    ],
+}
