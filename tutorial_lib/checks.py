@@ -136,7 +136,9 @@ def check_dtype(tensor: object, expected: torch.dtype, what: str = "result") -> 
     if tensor.dtype == expected:
         return
     hint = ""
-    if expected == torch.int64 and tensor.dtype == torch.float32:
+    if expected == torch.int64 and tensor.dtype == torch.float32 and tensor.numel() == 0:
+        hint = " An empty tensor has no values to infer from: pass dtype=torch.int64."
+    elif expected == torch.int64 and tensor.dtype == torch.float32:
         hint = (
             " torch.Tensor(...) always makes float32; torch.tensor(...) infers int64 from"
             " Python integers."
@@ -219,16 +221,20 @@ def _compare_values(
         return
     bad = ~ok
     first = tuple(int(i) for i in torch.nonzero(bad)[0].tolist())
-    rel_err = abs_err / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
     finite = bad & torch.isfinite(abs_err)
     max_abs = float(abs_err[finite].max()) if bool(finite.any()) else float("nan")
-    max_rel = float(rel_err[finite].max()) if bool(finite.any()) else float("nan")
+    # Relative error only means something where the expected value is not zero.
+    relative = finite & (e != 0)
+    rel = (
+        f", max rel error {float((abs_err[relative] / e[relative].abs()).max()):.3g}"
+        if bool(relative.any())
+        else ""
+    )
     where = f"index {first}" if first else "the only element"
     raise CheckError(
         f"{what} differs from the expected values at {int(bad.sum())} of {a.numel()} positions."
         f" First at {where}: got {_num(a[first])}, expected {_num(e[first])}."
-        f" Max abs error {max_abs:.3g}, max rel error {max_rel:.3g}"
-        f" (allowed: atol={atol:g}, rtol={rtol:g})."
+        f" Max abs error {max_abs:.3g}{rel} (allowed: atol={atol:g}, rtol={rtol:g})."
     )
 
 
@@ -250,8 +256,9 @@ def check_gradcheck(
     try:
         torch.autograd.gradcheck(fn, prepared, eps=1e-6, atol=1e-5, rtol=1e-3)
     except Exception as err:  # gradcheck raises GradcheckError or whatever fn raised
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        text = str(err).strip()
+        first_line = text.splitlines()[0].rstrip(" ,.:;") if text else type(err).__name__
         raise CheckError(
-            f"{what} disagrees with finite differences: {first_line} Did backward multiply by"
+            f"{what} disagrees with finite differences: {first_line}. Did backward multiply by"
             " grad_output and return one gradient per forward input?"
         ) from None

@@ -128,6 +128,7 @@ def plot_function(
     x: torch.Tensor,
     curves: Mapping[str, torch.Tensor],
     title: str = "",
+    xlabel: str = "x",
 ) -> Figure:
     """Several named curves over the same 1-d ``x`` (e.g. a function and its derivative)."""
     fig, axes = _new()
@@ -136,7 +137,7 @@ def plot_function(
     for label, ys in curves.items():
         ax.plot(xs, ys.detach().cpu().numpy(), label=label)
     ax.axhline(0, color="grey", lw=0.5)
-    ax.set(xlabel="x", title=title)
+    ax.set(xlabel=xlabel, title=title)
     ax.legend()
     ax.grid(alpha=0.3)
     return fig
