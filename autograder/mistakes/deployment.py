@@ -1,0 +1,394 @@
+"""Plausible wrong answers for 07_deployment's exercises."""
+
+from autograder.mistakes import Mistake
+
+MISTAKES = {
+    "safe_load": [
+        Mistake(
+            name="weights-only-false",
+            message="weights_only=False lets the file run code while it loads: keep weights_only=True.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=False)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="inspect-after-unsafe-load",
+            message="Checking the type after an unsafe load is too late: the code already ran.",
+            code=(
+                "def safe_load(path):\n"
+                "    obj = torch.load(path, map_location='cpu', weights_only=False)\n"
+                "    return obj if isinstance(obj, dict) else None\n"
+            ),
+        ),
+        Mistake(
+            name="refusal-not-caught",
+            message="torch.load(weights_only=True) raises pickle.UnpicklingError on a refused file: catch it and return None.",
+            code=(
+                "def safe_load(path):\n"
+                "    return torch.load(path, map_location='cpu', weights_only=True)\n"
+            ),
+        ),
+        Mistake(
+            name="broad-except-no-map-location",
+            message="A bare `except Exception` hides the real error (here: a GPU checkpoint without map_location).",
+            code=(
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, weights_only=True)\n"
+                "    except Exception:\n"
+                "        return None\n"
+            ),
+        ),
+    ],
+    "load_checkpoint_cpu": [
+        Mistake(
+            name="strict-load",
+            message="The default strict=True raises on any mismatch; pass strict=False and report the keys.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    model.load_state_dict(state)\n"
+                "    return [], []\n"
+            ),
+        ),
+        Mistake(
+            name="no-map-location",
+            message="A checkpoint saved on a GPU loads onto the GPU unless map_location says otherwise.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return result.missing_keys, result.unexpected_keys\n"
+            ),
+        ),
+        Mistake(
+            name="swapped-lists",
+            message="Missing keys are the model's names the checkpoint lacks; unexpected keys are the checkpoint's extras.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return result.unexpected_keys, result.missing_keys\n"
+            ),
+        ),
+        Mistake(
+            name="reports-without-loading",
+            message="Comparing key names is half the job: load_state_dict(strict=False) copies the matching tensors.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    mine = set(model.state_dict())\n"
+                "    return sorted(mine - set(state)), sorted(set(state) - mine)\n"
+            ),
+        ),
+    ],
+    "strip_module_prefix": [
+        Mistake(
+            name="replace-anywhere",
+            message="str.replace('module.', '') also edits names like 'attn_module.weight'; remove the prefix only.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.replace('module.', ''): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="lstrip-characters",
+            message="str.lstrip('module.') strips the characters m, o, d, u, l, e and '.', not the word.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.lstrip('module.'): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="slice-every-key",
+            message="key[7:] also cuts keys that never had the prefix: check startswith first (or use removeprefix).",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k[len('module.'):]: v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="first-key-decides",
+            message="Decide per key, not from the first key: checkpoints can mix prefixed and plain names.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    if not next(iter(state_dict), '').startswith('module.'):\n"
+                "        return dict(state_dict)\n"
+                "    return {k[len('module.'):]: v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="renames-in-place",
+            message="Return a new dict; renaming the caller's keys in place changes their checkpoint.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    for k in list(state_dict):\n"
+                "        state_dict[k.removeprefix('module.')] = state_dict.pop(k)\n"
+                "    return state_dict\n"
+            ),
+        ),
+    ],
+    "export_gated": [
+        Mistake(
+            name="trace-data-dependent-branch",
+            message="torch.jit.trace records only the branch the example took; the other branch is lost.",
+            code=(
+                "def export_gated(model, example):\n"
+                "    model.eval()\n"
+                "    return torch.jit.trace(model, example)\n"
+            ),
+        ),
+        Mistake(
+            name="export-in-train-mode",
+            message="Call model.eval() before exporting: the graph otherwise keeps Dropout active.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    return torch.export.export(_Wrapper(model), (example,))\n"
+            ),
+        ),
+        Mistake(
+            name="export-python-if",
+            message="torch.export cannot follow a Python if on a tensor's value; write the branch with torch.cond.",
+            code=(
+                "def export_gated(model, example):\n"
+                "    return torch.export.export(model.eval(), (example,))\n"
+            ),
+        ),
+        Mistake(
+            name="legacy-torchscript",
+            message="torch.jit.script keeps the branch but is the legacy path; return torch.export's ExportedProgram.",
+            code=(
+                "import warnings\n"
+                "def export_gated(model, example):\n"
+                "    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore')\n"
+                "        return torch.jit.script(model.eval())\n"
+            ),
+        ),
+    ],
+    "onnx_round_trip": [
+        Mistake(
+            name="exact-equality",
+            message="Two runtimes never agree bit for bit: compare within a tolerance, not with torch.equal.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.equal(out, expected)\n"
+            ),
+        ),
+        Mistake(
+            name="train-mode",
+            message="Without model.eval() the PyTorch side runs Dropout and batch statistics: the comparison fails.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
+            ),
+        ),
+        Mistake(
+            name="ignores-tolerance-arguments",
+            message="Pass rtol and atol on to torch.allclose; its own defaults are not the caller's tolerance.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected)\n"
+            ),
+        ),
+        Mistake(
+            name="returns-numpy",
+            message="ONNX Runtime returns NumPy arrays: convert with torch.from_numpy.",
+            code=(
+                "import numpy as np\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = session.run(None, {name: x.detach().cpu().numpy()})[0]\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu().numpy()\n"
+                "    return out, bool(np.allclose(out, expected, rtol=rtol, atol=atol))\n"
+            ),
+        ),
+    ],
+    "quantize_report": [
+        Mistake(
+            name="quantises-callers-model",
+            message="Quantise a copy (copy.deepcopy): the caller's float32 model must survive.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    model.eval()\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    size_fp32, acc_fp32 = nbytes(model), accuracy(model)\n"
+                "    int8_model = quantize_int8(model)\n"
+                "    return {'size_fp32': size_fp32, 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': acc_fp32, 'acc_int8': accuracy(int8_model)}\n"
+            ),
+        ),
+        Mistake(
+            name="counts-parameters",
+            message="numel() * element_size() does not see quantised weights; serialise the state_dict and count bytes.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        return sum(p.numel() * p.element_size() for p in net.parameters())\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+            ),
+        ),
+        Mistake(
+            name="half-not-int8",
+            message="model.half() halves the size; int8 quantisation quarters it.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    model.eval()\n"
+                "    small = copy.deepcopy(model).half()\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    with torch.no_grad():\n"
+                "        acc = (model(x).argmax(dim=1) == y).float().mean().item()\n"
+                "        acc_small = (small(x.half()).argmax(dim=1) == y).float().mean().item()\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(small),\n"
+                "            'acc_fp32': acc, 'acc_int8': acc_small}\n"
+            ),
+        ),
+        Mistake(
+            name="train-mode-accuracy",
+            message="Evaluate in eval mode: in training mode Dropout changes the predictions at random.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+            ),
+        ),
+    ],
+    "measure_latency_ms": [
+        Mistake(
+            name="no-warm-up",
+            message="The first calls pay one-off costs: run `warmup` untimed calls before timing.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup + runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="mean-not-median",
+            message="One hiccup drags the mean up; the median is what a typical call sees.",
+            code=(
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        start = time.perf_counter()\n"
+                "        for _ in range(runs):\n"
+                "            fn(x)\n"
+                "    return (time.perf_counter() - start) * 1000 / runs\n"
+            ),
+        ),
+        Mistake(
+            name="minimum-not-median",
+            message="The minimum is the luckiest call; report the median.",
+            code=(
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return min(times)\n"
+            ),
+        ),
+        Mistake(
+            name="autograd-on",
+            message="Time inference as inference: under torch.no_grad() no graph is recorded.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    for _ in range(warmup):\n"
+                "        fn(x)\n"
+                "    times = []\n"
+                "    for _ in range(runs):\n"
+                "        start = time.perf_counter()\n"
+                "        fn(x)\n"
+                "        times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="seconds-not-milliseconds",
+            message="Return milliseconds: multiply perf_counter's seconds by 1000.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append(time.perf_counter() - start)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+    ],
+}
