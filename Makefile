@@ -11,12 +11,13 @@ export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-fast lint format release release-check bench verify constraints clean
+.PHONY: help install lab test test-fast lint format release release-check bench verify constraints clean grade-demo bench-grade
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml constraints.txt
+	@tools/install-system-packages.sh bubblewrap
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,deploy]"
@@ -59,3 +60,9 @@ constraints: ## Re-pin constraints.txt from the current .venv (after changing de
 
 clean: ## Remove caches and build leftovers (keeps .venv)
 	rm -rf .pytest_cache .ruff_cache build dist *.egg-info artifacts
+
+grade-demo: $(STAMP) ## Grade bundled sample submissions (right, partial, broken, blank)
+	$(PY) -m autograder grade-demo
+
+bench-grade: $(STAMP) ## Time the grade command: overhead per submission, --jobs 2 speed-up
+	$(PY) -m autograder bench-grade

@@ -88,6 +88,27 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_grade_demo(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from autograder.grading.samples import demo_class, write_class
+
+    root = Path(tempfile.mkdtemp(prefix="grade-demo-"))
+    submissions = write_class(root / "submissions", args.lesson, demo_class(args.lesson))
+    out = Path(args.out) if args.out else root / "out"
+    print(f"Sample submissions in {submissions}; grading into {out}")
+    return main(["grade", str(submissions), "--out", str(out), "--assignment", args.lesson, "--force"])
+
+
+def cmd_bench_grade(args: argparse.Namespace) -> int:
+    from autograder.grading.bench import bench_grade
+
+    print(f"Grading benchmark on {args.lesson} ({args.n} submissions for the jobs comparison):")
+    print(bench_grade(args.lesson, args.n))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -122,6 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
     gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
     gra.set_defaults(func=cmd_grade)
+
+    demo = sub.add_parser("grade-demo", help="grade bundled sample submissions and print the table")
+    demo.add_argument("--lesson", default="00_welcome", help="lesson the samples answer")
+    demo.add_argument("--out", help="output folder (default: a temporary one)")
+    demo.set_defaults(func=cmd_grade_demo)
+
+    bg = sub.add_parser("bench-grade", help="time the grade command against plain execution")
+    bg.add_argument("--lesson", default="00_welcome")
+    bg.add_argument("-n", type=int, default=20, help="submissions for the --jobs comparison")
+    bg.set_defaults(func=cmd_bench_grade)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from nbgrader.preprocessors import NbGraderPreprocessor
-from nbgrader.utils import is_grade
+from nbgrader.preprocessors import DeduplicateIds, NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 
 class StderrToStdout(NbGraderPreprocessor):
@@ -37,4 +37,25 @@ class HideHiddenTests(NbGraderPreprocessor):
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "code" and "### BEGIN HIDDEN TESTS" in cell.source:
             cell.source = HIDDEN_REGION.sub(HIDDEN_NOTE, cell.source)
+        return cell, resources
+
+
+class DeduplicateIdsCleanly(DeduplicateIds):
+    """nbgrader's DeduplicateIds, but an earlier duplicate loses its nbgrader metadata entirely.
+
+    nbgrader leaves ``"nbgrader": {}`` on the earlier copy of a duplicated cell, and a later
+    step then fails with ``KeyError: 'grade_id'``: one copied cell cost the student the
+    whole notebook. The last copy keeps the metadata (and is graded, restored from the
+    source if it is a test); earlier copies run as ordinary code cells.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if not (is_grade(cell) or is_solution(cell) or is_locked(cell)):
+            return cell, resources
+        grade_id = cell.metadata.nbgrader.get("grade_id")
+        if grade_id in self.grade_ids:
+            self.log.warning("Cell with id '%s' exists multiple times!", grade_id)
+            del cell.metadata["nbgrader"]
+        else:
+            self.grade_ids.add(grade_id)
         return cell, resources

@@ -14,20 +14,31 @@ def configure(c) -> None:
     from nbgrader.preprocessors import (
         AssignLatePenalties,
         CheckCellMetadata,
+        ClearOutput,
         Execute,
         GetGrades,
         LimitOutput,
+        OverwriteCells,
+        OverwriteKernelspec,
         SaveAutoGrades,
     )
 
-    from autograder.nbgrader_ext import HideHiddenTests, StderrToStdout
+    from autograder.nbgrader_ext import DeduplicateIdsCleanly, HideHiddenTests, StderrToStdout
 
     c.CourseDirectory.course_id = "pytorch-course"
     c.Execute.timeout = CELL_TIMEOUT_S
     c.Execute.interrupt_on_timeout = True
     # A student who deleted a test cell still gets it back, and graded.
     c.OverwriteCells.add_missing_cells = True
-    # nbgrader's own list, with the course's StderrToStdout where IgnorePattern was.
+    # nbgrader's own lists, with DeduplicateIdsCleanly for DeduplicateIds and
+    # StderrToStdout where IgnorePattern was.
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput,
+        DeduplicateIdsCleanly,
+        OverwriteKernelspec,
+        OverwriteCells,
+        CheckCellMetadata,
+    ]
     c.Autograde.autograde_preprocessors = [
         Execute,
         StderrToStdout,

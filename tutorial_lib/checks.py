@@ -62,7 +62,8 @@ def check_type(obj: object, expected_type: type | tuple[type, ...], what: str = 
         hint = " Build a tensor with torch.tensor(...)."
     elif expected_type in (float, int) and isinstance(obj, torch.Tensor):
         hint = " Use .item() to turn a one-element tensor into a Python number."
-    raise CheckError(f"{what} should be a {wanted}, got {got}.{hint}")
+    article = "an" if wanted[:1].lower() in "aeiou" else "a"
+    raise CheckError(f"{what} should be {article} {wanted}, got {got}.{hint}")
 
 
 def check_shape(

@@ -12,6 +12,8 @@ Three changes to nbgrader's own Execute:
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpec
@@ -65,18 +67,31 @@ class GradingExecute(Execute):
         km = super().create_kernel_manager()
         scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         if self.sandboxed:
+            sockets = Path(tempfile.mkdtemp(prefix="gk-"))  # short: Unix socket paths are capped
+            self._socket_dirs.append(sockets)
             argv = sandbox.kernel_argv(
-                scratch, [Path(p) for p in self.hide], self.memory_mb, self.gpu
+                scratch, [Path(p) for p in self.hide], self.memory_mb, self.gpu, sockets
             )
-            km._kernel_spec = KernelSpec(argv=argv, display_name="sandbox", language="python")
-            km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets in the scratch
-            km.ip = str(scratch / ".kernel")
-            km.connection_file = str(scratch / ".kernel.json")  # /tmp is hidden in the sandbox
+            # interrupt by message: a signal would reach bubblewrap, not the kernel inside it
+            km._kernel_spec = KernelSpec(
+                argv=argv, display_name="sandbox", language="python", interrupt_mode="message"
+            )
+            km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets instead
+            km.ip = str(sockets / "k")
+            km.connection_file = str(sockets / "kernel.json")
         return km
 
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
-        return super().preprocess(nb, resources, km)
+        # Dead kernels' managers are kept until the worker process ends: collecting one
+        # mid-grading runs zmq's Context.term, which can block forever on a dead peer.
+        self._retired: list[object] = []
+        self._socket_dirs: list[Path] = []
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            for folder in self._socket_dirs:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
@@ -103,19 +118,20 @@ class GradingExecute(Execute):
     def _restart_and_replay(self) -> None:
         """Start a fresh kernel and re-run the cells that had run cleanly, outputs discarded."""
         self.log.warning("The kernel died; restarting it and replaying %d cells", len(self._replay))
-        self._cleanup_kernel()
-        self.km = self.create_kernel_manager()
-        self.start_new_kernel()
-        self.start_new_kernel_client()
+        self._fresh_kernel()
         for index in list(self._replay):
             try:
                 self._quietly(self.nb.cells[index].source)
             except DeadKernelError:  # the replay itself crashes: stop replaying, keep grading
-                self._cleanup_kernel()
-                self.km = self.create_kernel_manager()
-                self.start_new_kernel()
-                self.start_new_kernel_client()
+                self._fresh_kernel()
                 break
+
+    def _fresh_kernel(self) -> None:
+        self._retired.append((self.km, self.kc, getattr(self.km, "context", None)))
+        self._cleanup_kernel()
+        self.km = self.create_kernel_manager()
+        self.start_new_kernel()
+        self.start_new_kernel_client()
 
 
 def _died_output() -> NotebookNode:

@@ -168,7 +168,11 @@ def _run_jobs(out, todo, templates, settings, opts, results) -> None:
     env_threads = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     os.environ.update(env_threads)  # one math thread per job, in workers and their kernels
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(opts.jobs, len(todo)), mp_context=context) as pool:
+    # A fresh process per submission: nothing a kernel left behind (zmq contexts, threads,
+    # memory) can slow or hang the next student's grading.
+    with ProcessPoolExecutor(
+        max_workers=min(opts.jobs, len(todo)), mp_context=context, max_tasks_per_child=1
+    ) as pool:
         futures = {
             pool.submit(
                 grade_one,

@@ -31,8 +31,15 @@ def _python_paths() -> list[Path]:
     return sorted(paths)
 
 
-def kernel_argv(scratch: Path, hide: list[Path], memory_mb: int, gpu: bool = False) -> list[str]:
-    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
+def kernel_argv(
+    scratch: Path, hide: list[Path], memory_mb: int, gpu: bool = False, sockets: Path | None = None
+) -> list[str]:
+    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel.
+
+    ``scratch`` is the kernel's writable working folder; ``sockets`` a second writable
+    folder with a short path for the kernel's Unix sockets (a socket path must fit in
+    about 100 bytes, which a scratch folder deep in the output tree may not).
+    """
     hidden = [Path(p) for p in HIDDEN_ROOTS] + [course.ROOT, *hide]
     argv = ["prlimit", f"--as={memory_mb * 1024 * 1024}", "--", "bwrap"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc"]
@@ -46,6 +53,8 @@ def kernel_argv(scratch: Path, hide: list[Path], memory_mb: int, gpu: bool = Fal
     for path in keep:
         argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
+    if sockets is not None:
+        argv += ["--bind", str(sockets), str(sockets)]
     for path in hidden:  # the empty tmpfs layers stay read-only once everything is bound
         if Path(path).exists():
             argv += ["--remount-ro", str(path)]

@@ -105,8 +105,12 @@ def grade_one(
     outcome = api.autograde(assignment, student, force=True, create=True)
     graded = root / "autograded" / student / assignment / f"{assignment}.ipynb"
     if not outcome["success"] or not graded.is_file():
-        log = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()
-        result = Result(student, assignment, ERROR, message=" | ".join(log[-3:])[-500:])
+        log = "\n".join(filter(None, [outcome.get("log"), outcome.get("error")]))
+        (root / "nbgrader.log").write_text(log)  # kept for the instructor: OUT/logs/
+        errors = [line.strip() for line in log.splitlines() if "Error" in line or "ERROR" in line]
+        result = Result(
+            student, assignment, ERROR, message=(" | ".join(errors[-4:]) or log[-500:])[-800:]
+        )
         result.max_score = max_points(assignment)
     else:
         result = _result_from(student, assignment, graded)
@@ -121,14 +125,13 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
     nb = notebook.read(graded)
     source = notebook.read(course.solution_notebook(assignment))
     tests = []
-    problems = set()
+    # Any cell may have timed out, crashed the kernel or hit the memory limit.
+    problems = {_failure(c)[1] for c in nb.cells if c.cell_type == "code"}
     by_id = {notebook.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
     for ex in notebook.exercises(source):
         cell = by_id.get(ex.test_id)
         score, max_score = (0.0, ex.points) if cell is None else determine_grade(cell)
-        message, kind = _failure(cell)
-        if kind:
-            problems.add(kind)
+        message, _ = _failure(cell)
         tests.append(
             TestResult(
                 ex.grade_id,
@@ -161,9 +164,9 @@ def _failure(cell) -> tuple[str, str | None]:
         kind = None
         if ename == KERNEL_DIED:
             kind = CRASHED
-        elif ename == "CellTimeoutError" or "CellTimeoutError" in "".join(out.get("traceback", [])):
+        elif ename in ("CellTimeoutError", "KeyboardInterrupt"):  # the grader interrupted it
             kind = TIMEOUT
-            evalue = evalue or "no result before the per-cell time limit"
+            evalue = "no result within the per-cell time limit; the cell was interrupted"
         elif ename == "MemoryError" or "can't allocate memory" in evalue:
             kind = MEMORY
         return (f"{ename}: {evalue}" if evalue else ename)[:1000], kind

@@ -38,6 +38,10 @@ def test_type_message_names_both_types_and_hints_the_fix():
     assert "torch.device('cuda')" in msg
 
 
+def test_type_message_uses_the_right_article():
+    assert "should be an int, got str" in message(check_type, "3", int)
+
+
 def test_type_message_for_none_suggests_return():
     assert "forget a `return`" in message(check_type, None, torch.Tensor)
 

@@ -1,0 +1,293 @@
+"""The grade command on a class of fixture submissions, each misbehaving in one way.
+
+One grading run serves every test here (it is the slow part); each fixture is built at
+run time from 00_welcome's own notebooks, so none can drift from the lesson.
+"""
+
+import json
+import os
+import socket
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import course
+from autograder.grading import sandbox, samples
+from autograder.grading.report import write_all
+from autograder.grading.run import GradeOptions, UsageError, grade
+
+pytestmark = [
+    pytest.mark.lesson,
+    pytest.mark.xdist_group("grading"),
+    pytest.mark.skipif(not sandbox.available(), reason="bubblewrap (bwrap) is not installed"),
+]
+LESSON = "00_welcome"
+FULL = {"pick_device": 1.0, "halve_until_small": 2.0, "value_and_grad": 2.0}
+
+
+def _cell(nb, grade_id):
+    return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _edited_test(nb):
+    nb = samples.with_first_mistake(LESSON, nb, "pick_device")
+    nb.cells[_cell(nb, "test_pick_device")].source = "pass  # all good, promise"
+    return nb
+
+
+def _deleted_test(nb):
+    del nb.cells[_cell(nb, "test_value_and_grad")]
+    return nb
+
+
+def _duplicated(nb):
+    i = _cell(nb, "halve_until_small")
+    nb.cells.insert(i + 1, nbformat.from_dict(json.loads(json.dumps(nb.cells[i]))))
+    return nb
+
+
+def _split(nb):
+    i = _cell(nb, "value_and_grad")
+    extra = nbformat.v4.new_code_cell("HELPER_CONSTANT = 1.0  # a cell the student added")
+    nb.cells.insert(i, extra)
+    return nb
+
+
+def _reordered(nb):
+    a, t = _cell(nb, "pick_device"), _cell(nb, "test_pick_device")
+    block = nb.cells[a : t + 1]
+    del nb.cells[a : t + 1]
+    nb.cells[-1:-1] = block  # the first exercise moved to the end
+    return nb
+
+
+def _answer(grade_id, code):
+    return lambda nb: samples.replace_answer(nb, grade_id, code)
+
+
+def _probe_code(paths: dict[str, str], port: int) -> str:
+    """A cell that tries to read, write and connect where it must not, and reports."""
+    return textwrap.dedent(
+        f"""
+        import json, os, socket
+        report = {{}}
+        for name, path in {paths!r}.items():
+            try:
+                with open(path, "rb") as f:
+                    f.read(1)
+                report[name] = "LEAKED"
+            except OSError as err:
+                report[name] = "blocked"
+        for name, path in {{"write_tmp": "/tmp/pwned-by-student", "write_repo": "{course.ROOT}/pwned"}}.items():
+            try:
+                with open(path, "w") as f:
+                    f.write("x")
+                report[name] = "LEAKED"
+            except OSError:
+                report[name] = "blocked"
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+            report["network"] = "LEAKED"
+        except OSError:
+            report["network"] = "blocked"
+        report["root"] = "LEAKED" if os.getuid() == 0 else "blocked"
+        print("PROBE" + json.dumps(report))
+        """
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    subs, out = root / "submissions", root / "out"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    secrets = {
+        "solutions": str(course.solution_notebook(LESSON)),
+        "hidden_source": str(course.ROOT / "autograder" / "hidden" / "welcome.py"),
+        "gradebook": str(out / "gradebook.db"),
+        "other_student": str(subs / "right" / LESSON / f"{LESSON}.ipynb"),
+        "out_results": str(out / "nbgrader_config.py"),
+    }
+
+    def snoop(nb):
+        i = _cell(nb, "pick_device")
+        nb.cells.insert(i, nbformat.v4.new_code_cell(_probe_code(secrets, port)))
+        return nb
+
+    right = samples.solution(LESSON)
+    builders = {
+        "right": lambda nb: nb,
+        "infinite_loop": _answer("halve_until_small", "def halve_until_small(x, limit):\n    while True:\n        pass\n"),
+        "os_exit": _answer("pick_device", "import os\nos._exit(3)\n"),
+        "segfault": _answer("halve_until_small", "import ctypes\nctypes.string_at(0)\n"),
+        "memory_bomb": _answer("value_and_grad", "hog = bytearray(8 * 1024**3)\n"),
+        "warnings": _answer(
+            "pick_device",
+            "import sys, warnings\n"
+            "def pick_device(cuda_available, mps_available):\n"
+            "    warnings.warn('a warning from a correct answer')\n"
+            "    print('progress', file=sys.stderr)\n"
+            "    return torch.device('cuda' if cuda_available else 'mps' if mps_available else 'cpu')\n",
+        ),
+        "edited_test": _edited_test,
+        "deleted_test": _deleted_test,
+        "duplicated": _duplicated,
+        "split": _split,
+        "reordered": _reordered,
+        "snoop": snoop,
+    }
+    notebooks = {name: build(samples.solution(LESSON)) for name, build in builders.items()}
+    notebooks["blank"] = samples.blank(LESSON)
+    samples.write_class(subs, LESSON, notebooks)
+    (subs / "invalid_json" / LESSON).mkdir(parents=True)
+    (subs / "invalid_json" / LESSON / f"{LESSON}.ipynb").write_text('{"cells": [')
+    (subs / "not_a_notebook" / LESSON).mkdir(parents=True)
+    (subs / "not_a_notebook" / LESSON / "answers.py").write_text("print('hello')\n")
+    (subs / "empty_folder" / LESSON).mkdir(parents=True)
+    other = next((lesson for lesson in course.lessons() if lesson != LESSON), None)
+    if other:
+        (subs / "other_lesson" / LESSON).mkdir(parents=True)
+        nbformat.write(samples.solution(other), str(subs / "other_lesson" / LESSON / f"{LESSON}.ipynb"))
+    assert right  # built from the real solution
+    opts = GradeOptions(subs, out, [LESSON], jobs=2, timeout_s=20, memory_mb=4096, progress=False)
+    results = grade(opts)
+    write_all(results, out)
+    listener.close()
+    return {r["student"]: r for r in results}, out, subs, opts
+
+
+def scores(result):
+    return {t["exercise"]: t["score"] for t in result["tests"]}
+
+
+def test_every_submission_gets_a_row(graded):
+    results, out, _, _ = graded
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert rows[0].startswith("student_id,assignment,score,max_score,status,pick_device")
+    assert len(rows) == 1 + len(results)
+
+
+def test_right_and_blank(graded):
+    results, *_ = graded
+    assert scores(results["right"]) == FULL and results["right"]["status"] == "ok"
+    assert results["blank"]["score"] == 0
+
+
+def test_an_infinite_loop_costs_only_its_exercise(graded):
+    r = graded[0]["infinite_loop"]
+    assert scores(r) == {**FULL, "halve_until_small": 0.0}
+    assert r["status"] == "timeout"
+
+
+@pytest.mark.parametrize(("student", "lost"), [("os_exit", "pick_device"), ("segfault", "halve_until_small")])
+def test_a_dying_kernel_costs_only_its_exercise(graded, student, lost):
+    r = graded[0][student]
+    assert scores(r) == {**FULL, lost: 0.0}
+    assert r["status"] == "crashed"
+
+
+def test_a_memory_bomb_hits_the_limit_and_costs_only_its_exercise(graded):
+    r = graded[0]["memory_bomb"]
+    assert scores(r) == {**FULL, "value_and_grad": 0.0}
+    assert r["status"] == "memory"
+
+
+def test_warnings_cost_nothing(graded):
+    assert scores(graded[0]["warnings"]) == FULL
+
+
+def test_edited_tests_are_restored(graded):
+    r = graded[0]["edited_test"]
+    assert scores(r) == {**FULL, "pick_device": 0.0}  # the real test ran and caught the mistake
+
+
+@pytest.mark.parametrize("student", ["deleted_test", "duplicated", "split", "reordered"])
+def test_restructured_notebooks_are_still_graded(graded, student):
+    assert scores(graded[0][student]) == FULL
+
+
+@pytest.mark.parametrize(
+    ("student", "status"),
+    [("invalid_json", "invalid"), ("not_a_notebook", "invalid"), ("empty_folder", "missing")],
+)
+def test_unusable_submissions_get_a_clear_status(graded, student, status):
+    r = graded[0][student]
+    assert r["status"] == status and r["score"] == 0 and r["message"]
+
+
+def test_a_notebook_for_another_lesson_is_recognised(graded):
+    if "other_lesson" not in graded[0]:
+        pytest.skip("needs a second lesson in solutions/")
+    r = graded[0]["other_lesson"]
+    assert r["status"] == "wrong-assignment" and "notebook of" in r["message"]
+
+
+def test_student_code_is_isolated(graded):
+    results, out, _, _ = graded
+    text = (out / "autograded" / "snoop" / LESSON / f"{LESSON}.ipynb").read_text()
+    report = json.loads(text.split("PROBE")[1].split("\\n")[0].replace('\\"', '"'))
+    assert report and set(report.values()) == {"blocked"}, report
+    assert not Path("/tmp/pwned-by-student").exists()
+    assert not (course.ROOT / "pwned").exists()
+    assert scores(results["snoop"]) == FULL
+
+
+def test_feedback_has_results_but_no_hidden_test_source(graded):
+    _, out, _, _ = graded
+    html = (out / "feedback" / "right" / LESSON / f"{LESSON}.html").read_text()
+    assert "hidden tests ran here" in html
+    assert "BEGIN HIDDEN TESTS" not in html and "check_pick_device" not in html
+
+
+def test_results_land_in_the_gradebook(graded):
+    from nbgrader.api import Gradebook
+
+    _, out, _, _ = graded
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission(LESSON, "right").score == 5.0
+        assert gradebook.find_submission(LESSON, "blank").score == 0.0
+
+
+def test_report_and_json(graded):
+    results, out, _, _ = graded
+    assert "<img src='data:image/png;base64," in (out / "report.html").read_text()
+    data = json.loads((out / "results.json").read_text())
+    assert {d["student"] for d in data} == set(results)
+    assert all("passed" in t and "message" in t for d in data for t in d["tests"])
+
+
+def test_a_rerun_skips_graded_work_and_resumes(graded):
+    results, out, subs, opts = graded
+    saved = out / "results" / LESSON / "right.json"
+    before = {p: p.stat().st_mtime_ns for p in (out / "results" / LESSON).glob("*.json")}
+    saved.unlink()  # as if the run had been interrupted before this one finished
+    again = {r["student"]: r for r in grade(opts)}
+    assert scores(again["right"]) == FULL
+    after = {p: p.stat().st_mtime_ns for p in (out / "results" / LESSON).glob("*.json")}
+    unchanged = [p for p in before if p != saved and after[p] == before[p]]
+    assert len(unchanged) == len(before) - 1
+
+
+def test_instructor_mistakes_are_errors(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        grade(GradeOptions(tmp_path / "nope", tmp_path / "out"))
+    (tmp_path / "subs").mkdir()
+    with pytest.raises(UsageError, match="unknown assignment"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "out", ["99_nothing"]))
+    with pytest.raises(UsageError, match="--jobs"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "out", jobs=0))
+    with pytest.raises(UsageError, match="--memory"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "out", memory_mb=100))
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    from autograder.__main__ import main
+
+    assert main(["grade", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert os.path.exists(tmp_path) and not (tmp_path / "o").exists()
