@@ -98,7 +98,9 @@ def cmd_grade_demo(args: argparse.Namespace) -> int:
     submissions = write_class(root / "submissions", args.lesson, demo_class(args.lesson))
     out = Path(args.out) if args.out else root / "out"
     print(f"Sample submissions in {submissions}; grading into {out}")
-    return main(["grade", str(submissions), "--out", str(out), "--assignment", args.lesson, "--force"])
+    return main(
+        ["grade", str(submissions), "--out", str(out), "--assignment", args.lesson, "--force"]
+    )
 
 
 def cmd_bench_grade(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from autograder import course
-from autograder.grading import sandbox, samples
+from autograder.grading import samples, sandbox
 from autograder.grading.report import write_all
 from autograder.grading.run import GradeOptions, UsageError, grade
 
@@ -28,7 +28,11 @@ FULL = {"pick_device": 1.0, "halve_until_small": 2.0, "value_and_grad": 2.0}
 
 
 def _cell(nb, grade_id):
-    return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
+    )
 
 
 def _edited_test(nb):
@@ -122,7 +126,9 @@ def graded(tmp_path_factory):
     right = samples.solution(LESSON)
     builders = {
         "right": lambda nb: nb,
-        "infinite_loop": _answer("halve_until_small", "def halve_until_small(x, limit):\n    while True:\n        pass\n"),
+        "infinite_loop": _answer(
+            "halve_until_small", "def halve_until_small(x, limit):\n    while True:\n        pass\n"
+        ),
         "os_exit": _answer("pick_device", "import os\nos._exit(3)\n"),
         "segfault": _answer("halve_until_small", "import ctypes\nctypes.string_at(0)\n"),
         "memory_bomb": _answer("value_and_grad", "hog = bytearray(8 * 1024**3)\n"),
@@ -152,7 +158,9 @@ def graded(tmp_path_factory):
     other = next((lesson for lesson in course.lessons() if lesson != LESSON), None)
     if other:
         (subs / "other_lesson" / LESSON).mkdir(parents=True)
-        nbformat.write(samples.solution(other), str(subs / "other_lesson" / LESSON / f"{LESSON}.ipynb"))
+        nbformat.write(
+            samples.solution(other), str(subs / "other_lesson" / LESSON / f"{LESSON}.ipynb")
+        )
     assert right  # built from the real solution
     opts = GradeOptions(subs, out, [LESSON], jobs=2, timeout_s=20, memory_mb=4096, progress=False)
     results = grade(opts)
@@ -184,7 +192,9 @@ def test_an_infinite_loop_costs_only_its_exercise(graded):
     assert r["status"] == "timeout"
 
 
-@pytest.mark.parametrize(("student", "lost"), [("os_exit", "pick_device"), ("segfault", "halve_until_small")])
+@pytest.mark.parametrize(
+    ("student", "lost"), [("os_exit", "pick_device"), ("segfault", "halve_until_small")]
+)
 def test_a_dying_kernel_costs_only_its_exercise(graded, student, lost):
     r = graded[0][student]
     assert scores(r) == {**FULL, lost: 0.0}
@@ -262,7 +272,7 @@ def test_report_and_json(graded):
 
 
 def test_a_rerun_skips_graded_work_and_resumes(graded):
-    results, out, subs, opts = graded
+    _results, out, _subs, opts = graded
     saved = out / "results" / LESSON / "right.json"
     before = {p: p.stat().st_mtime_ns for p in (out / "results" / LESSON).glob("*.json")}
     saved.unlink()  # as if the run had been interrupted before this one finished
