@@ -1,0 +1,70 @@
+"""Project wiring: dependency lists agree, the pinned set is the tested one, CI runs the README's command."""
+
+import re
+from pathlib import Path
+
+import tomllib
+import yaml
+
+import tutorial_lib
+from autograder import authoring
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pyproject():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def declared() -> set[str]:
+    project = pyproject()["project"]
+    extras = project["optional-dependencies"]
+    return set(project["dependencies"]) | {d for group in extras.values() for d in group}
+
+
+def conda_pip_requirements() -> set[str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    return {r for r in pip if not r.startswith("-e")}
+
+
+def name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def pins() -> dict[str, str]:
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    return {name(line): line.split("==")[1] for line in lines if "==" in line}
+
+
+def test_environment_yml_and_pyproject_declare_the_same_dependencies():
+    assert conda_pip_requirements() == declared()
+
+
+def test_every_declared_dependency_is_pinned_in_constraints():
+    pinned = pins()
+    missing = sorted(name(r) for r in declared() if name(r) not in pinned)
+    assert not missing, f"add to constraints.txt (make constraints): {missing}"
+
+
+def test_the_tested_torch_pair_is_pinned():
+    assert pins()["torch"] == "2.14.1" and pins()["torchvision"] == "0.29.1"
+
+
+def test_ranges_stay_open_for_current_releases():
+    torch_req = next(r for r in pyproject()["project"]["dependencies"] if name(r) == "torch")
+    assert torch_req == "torch>=2.5"
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("## Quick start", 1)[1]
+    commands = re.findall(r"^make (\w[\w-]*)", quick_start, flags=re.MULTILINE)
+    assert commands[:2] == ["lab", "test"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^make test\b", ci, flags=re.MULTILINE)
+
+
+def test_setup_cell_pins_the_course_version():
+    assert f'COURSE_VERSION = "{tutorial_lib.__version__}"' in authoring.SETUP_SOURCE
+    assert "--no-deps" in authoring.SETUP_SOURCE  # so installing the helpers never touches torch
