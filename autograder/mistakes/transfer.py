@@ -1,0 +1,301 @@
+"""Plausible wrong answers for 08_transfer's exercises."""
+
+from autograder.mistakes import Mistake
+
+MISTAKES = {
+    "replace_head": [
+        Mistake(
+            name="hard-coded-in-features",
+            message="Read in_features from the old head; 64 is only right for DigitNet.",
+            code=(
+                "import torch\nfrom torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    setattr(model, head_attr, nn.Linear(64, num_classes).to(old.weight.device))\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="sets-out-features",
+            message="Changing head.out_features only edits a number; the weight keeps its shape.",
+            code=(
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    getattr(model, head_attr).out_features = num_classes\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="default-dtype-and-device",
+            message="A new nn.Linear is float32 on the CPU: create it on the old head's device and dtype.",
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    setattr(model, head_attr, nn.Linear(old.in_features, num_classes))\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="ignores-head-attr",
+            message="Use the attribute name you are given (fc in a ResNet), not always model.head.",
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = model.head\n"
+                "    model.head = nn.Linear(old.in_features, num_classes, device=old.weight.device,\n"
+                "                           dtype=old.weight.dtype)\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "freeze_backbone": [
+        Mistake(
+            name="freezes-head-too",
+            message="Freezing every parameter leaves nothing to train: unfreeze the head.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    for p in model.parameters():\n"
+                "        p.requires_grad = False\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="only-model-backbone",
+            message="Freeze everything outside the head, not just the part called backbone.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    model.backbone.requires_grad_(False)\n"
+                "    getattr(model, head_attr).requires_grad_(True)\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="eval-is-not-freeze",
+            message="model.eval() changes dropout and batch norm behaviour; it freezes nothing.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    model.eval()\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="name-prefix-without-dot",
+            message="name.startswith('fc') also matches fc_norm: compare with the head's own parameters.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    for name, p in model.named_parameters():\n"
+                "        p.requires_grad = name.startswith(head_attr)\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="head-left-frozen",
+            message="A head that was frozen earlier must be made trainable again.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    head = {id(p) for p in getattr(model, head_attr).parameters()}\n"
+                "    for p in model.parameters():\n"
+                "        if id(p) not in head:\n"
+                "            p.requires_grad = False\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "make_optimizer": [
+        Mistake(
+            name="all-parameters-one-lr",
+            message="model.parameters() gives one learning rate to all and hands frozen parameters over.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    return torch.optim.AdamW(model.parameters(), lr=head_lr)\n"
+            ),
+        ),
+        Mistake(
+            name="groups-include-frozen",
+            message="Right groups, but the frozen parameters went in too: filter on requires_grad.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    head = list(getattr(model, head_attr).parameters())\n"
+                "    ids = {id(p) for p in head}\n"
+                "    body = [p for p in model.parameters() if id(p) not in ids]\n"
+                "    return torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+                "                              {'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+        Mistake(
+            name="head-in-both-groups",
+            message="model.parameters() as the backbone group also contains the head.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    body = [p for p in model.parameters() if p.requires_grad]\n"
+                "    head = [p for p in getattr(model, head_attr).parameters() if p.requires_grad]\n"
+                "    return torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+                "                              {'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+        Mistake(
+            name="swapped-learning-rates",
+            message="The pretrained backbone gets the small learning rate, the fresh head the large one.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    ids = {id(p) for p in getattr(model, head_attr).parameters()}\n"
+                "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+                "    head = [p for p in getattr(model, head_attr).parameters() if p.requires_grad]\n"
+                "    groups = [{'params': body, 'lr': head_lr}] if body else []\n"
+                "    return torch.optim.AdamW(groups + [{'params': head, 'lr': backbone_lr}])\n"
+            ),
+        ),
+    ],
+    "extract_features": [
+        Mistake(
+            name="own-statistics",
+            message="Mismatched preprocessing: normalise with the pretraining mean/std, not x's own.",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        x = (x - x.mean()) / x.std()\n"
+                "        out = torch.cat([backbone(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="no-normalisation",
+            message="The backbone was trained on normalised inputs: apply (x - mean) / std.",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        out = torch.cat([backbone(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="train-mode",
+            message="Without eval() batch norm uses each batch's statistics and updates its running ones.",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    with torch.no_grad():\n"
+                "        return torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                          for i in range(0, len(x), batch_size)])\n"
+            ),
+        ),
+        Mistake(
+            name="mode-not-restored",
+            message="Put the backbone back in the mode it was in (backbone.train(was_training)).",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        return torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                          for i in range(0, len(x), batch_size)])\n"
+            ),
+        ),
+        Mistake(
+            name="records-graph",
+            message="Run the backbone under torch.no_grad(): features need no graph.",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    out = torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                     for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "fine_tune": [
+        Mistake(
+            name="trains-pretrained-in-place",
+            message="Training the caller's model changes the published weights: deep-copy it first.",
+            code=(
+                "import torch\nimport torch.nn.functional as F\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    model = replace_head(pretrained, num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+                "    for _ in range(num_epochs):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "        optimizer.zero_grad()\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "    return model.eval()\n"
+            ),
+        ),
+        Mistake(
+            name="from-scratch",
+            message="A new DigitNet throws the pretrained weights away: that is training from scratch.",
+            code=(
+                "import torch\nimport torch.nn.functional as F\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    model = DigitNet(num_classes).to(x.device)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+                "    for _ in range(num_epochs):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "        optimizer.zero_grad()\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "    return model.eval()\n"
+            ),
+        ),
+        Mistake(
+            name="keeps-old-head",
+            message="A new task needs a new head with num_classes outputs.",
+            code=(
+                "import copy\nimport torch\nimport torch.nn.functional as F\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    model = copy.deepcopy(pretrained)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+                "    for _ in range(num_epochs):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "        optimizer.zero_grad()\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "    return model.eval()\n"
+            ),
+        ),
+        Mistake(
+            name="freezes-head-too",
+            message="With the head frozen as well there is nothing to train.",
+            code=(
+                "import copy\nimport torch\nimport torch.nn.functional as F\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    model.requires_grad_(False)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+                "    for _ in range(num_epochs):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "        optimizer.zero_grad()\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "    return model.eval()\n"
+            ),
+        ),
+        Mistake(
+            name="no-training",
+            message="A fresh head is random: train it (and the backbone) for num_epochs steps.",
+            code=(
+                "import copy\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    return replace_head(copy.deepcopy(pretrained), num_classes).eval()\n"
+            ),
+        ),
+    ],
+}
