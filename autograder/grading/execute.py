@@ -28,6 +28,12 @@ from autograder.grading import sandbox
 
 KERNEL_DIED = "KernelDied"
 
+# Every kernel manager and client a grading worker made stays referenced until the worker
+# process ends. Collecting one mid-grading runs zmq's Context.term, which can block forever
+# on a socket a dead kernel left open (seen here: the next submission hung). A worker grades
+# many submissions, so the list grows by a few small objects per notebook.
+_KEEP_ALIVE: list[object] = []
+
 _REMOVE_HIDDEN = """\
 import sys as _sys
 for _name in [n for n in _sys.modules if n == "autograder" or n.startswith("autograder.")]:
@@ -65,6 +71,7 @@ class GradingExecute(Execute):
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
+        _KEEP_ALIVE.append(km)
         scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         if self.sandboxed:
             sockets = Path(tempfile.mkdtemp(prefix="gk-"))  # short: Unix socket paths are capped
@@ -83,9 +90,6 @@ class GradingExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
-        # Dead kernels' managers are kept until the worker process ends: collecting one
-        # mid-grading runs zmq's Context.term, which can block forever on a dead peer.
-        self._retired: list[object] = []
         self._socket_dirs: list[Path] = []
         try:
             return super().preprocess(nb, resources, km)
@@ -126,8 +130,12 @@ class GradingExecute(Execute):
                 self._fresh_kernel()
                 break
 
+    def start_new_kernel_client(self):
+        kc = super().start_new_kernel_client()
+        _KEEP_ALIVE.append(kc)
+        return kc
+
     def _fresh_kernel(self) -> None:
-        self._retired.append((self.km, self.kc, getattr(self.km, "context", None)))
         self._cleanup_kernel()
         self.km = self.create_kernel_manager()
         self.start_new_kernel()

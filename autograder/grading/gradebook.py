@@ -1,4 +1,4 @@
-"""Put a graded submission into the class's nbgrader gradebook and write its HTML feedback."""
+"""Put a graded submission's scores into the class's nbgrader gradebook."""
 
 from __future__ import annotations
 
@@ -6,21 +6,8 @@ import warnings
 from pathlib import Path
 
 
-def _api(out: Path):
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import Config
-
-    from autograder.nbgrader_settings import configure
-
-    config = Config()
-    configure(config)
-    config.CourseDirectory.root = str(out)
-    return NbGraderAPI(CourseDirectory(config=config), config=config)
-
-
 def record(out: Path, data: dict) -> None:
-    """Scores into ``OUT/gradebook.db`` (formgrader reads them), then the feedback HTML."""
+    """Scores into ``OUT/gradebook.db``, where formgrader reads them."""
     from nbgrader.api import Gradebook
     from sqlalchemy.exc import SAWarning
 
@@ -34,6 +21,3 @@ def record(out: Path, data: dict) -> None:
             grade = gradebook.find_grade(test["test_id"], assignment, assignment, student)
             grade.auto_score = test["score"]
         gradebook.db.commit()
-    outcome = _api(out).generate_feedback(assignment, student, force=True)
-    if not outcome["success"]:
-        data["message"] = (data.get("message", "") + " feedback could not be generated").strip()

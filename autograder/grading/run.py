@@ -168,11 +168,9 @@ def _run_jobs(out, todo, templates, settings, opts, results) -> None:
     env_threads = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     os.environ.update(env_threads)  # one math thread per job, in workers and their kernels
     context = multiprocessing.get_context("spawn")
-    # A fresh process per submission: nothing a kernel left behind (zmq contexts, threads,
-    # memory) can slow or hang the next student's grading.
-    with ProcessPoolExecutor(
-        max_workers=min(opts.jobs, len(todo)), mp_context=context, max_tasks_per_child=1
-    ) as pool:
+    # Workers are reused across submissions (each start costs seconds of imports); the
+    # kernels themselves are fresh per submission and sandboxed.
+    with ProcessPoolExecutor(max_workers=min(opts.jobs, len(todo)), mp_context=context) as pool:
         futures = {
             pool.submit(
                 grade_one,
@@ -206,14 +204,22 @@ def _finish(out: Path, data: dict, submitted: Path | None) -> dict:
     from autograder.grading.gradebook import record
 
     autograded = data.pop("autograded", None)
+    feedback = data.pop("feedback", None)
     if autograded and submitted:
         student, assignment = data["student"], data["assignment"]
-        dest = out / "autograded" / student / assignment / f"{assignment}.ipynb"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(autograded, dest)
-        sub_dest = out / "submitted" / student / assignment / f"{assignment}.ipynb"
-        sub_dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(submitted, sub_dest)
+        copies = {
+            autograded: out / "autograded" / student / assignment / f"{assignment}.ipynb",
+            submitted: out / "submitted" / student / assignment / f"{assignment}.ipynb",
+        }
+        if feedback:
+            copies[feedback] = out / "feedback" / student / assignment / f"{assignment}.html"
+        else:
+            data["message"] = (
+                data.get("message", "") + " (no feedback could be generated)"
+            ).strip()
+        for source, dest in copies.items():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, dest)
         record(out, data)
     _save_json(_result_path(out, data["student"], data["assignment"]), data)
     return data

@@ -114,8 +114,16 @@ def grade_one(
         result.max_score = max_points(assignment)
     else:
         result = _result_from(student, assignment, graded)
+    feedback = None
+    # Feedback is written here, in parallel, from the scratch gradebook's scores.
+    if graded.is_file() and api.generate_feedback(assignment, student, force=True)["success"]:
+        feedback = root / "feedback" / student / assignment / f"{assignment}.html"
     result.seconds = time.perf_counter() - start
-    return {**result.to_dict(), "autograded": str(graded) if graded.is_file() else None}
+    return {
+        **result.to_dict(),
+        "autograded": str(graded) if graded.is_file() else None,
+        "feedback": str(feedback) if feedback and feedback.is_file() else None,
+    }
 
 
 def _result_from(student: str, assignment: str, graded: Path) -> Result:
