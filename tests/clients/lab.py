@@ -1,0 +1,365 @@
+"""A real JupyterLab on the loopback address, driven through Debian's Chromium with Selenium.
+
+Nothing here downloads a browser or a driver: the paths to Debian's ``chromium`` and
+``chromedriver`` are given explicitly, so Selenium Manager never runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from autograder.execute import kernel_env
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# The flags this machine's closed network needs (no background requests, no sandbox as root).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1440,1000",
+]
+# JupyterLab settings for a quiet, deterministic page: every cell in the DOM, no news.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "checkForUpdates": False,
+        "fetchNews": "false",
+    },
+}
+START_TIMEOUT_S = 120
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LabServer:
+    """``jupyter lab`` from this environment, on 127.0.0.1 with a random token."""
+
+    def __init__(self, root_dir: Path, log_path: Path) -> None:
+        self.root_dir = root_dir
+        self.log_path = log_path
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._home = Path(tempfile.mkdtemp(prefix="lab-home-"))
+        self._proc: subprocess.Popen | None = None
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def start(self) -> None:
+        settings = self._home / "settings"
+        for name, value in LAB_SETTINGS.items():
+            path = settings / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value))
+        env = kernel_env()
+        env.pop("MPLBACKEND", None)  # kernels show figures inline, as for a learner
+        env.update(
+            JUPYTER_CONFIG_DIR=str(self._home / "config"),
+            JUPYTER_RUNTIME_DIR=str(self._home / "runtime"),
+            JUPYTERLAB_WORKSPACES_DIR=str(self._home / "workspaces"),
+            IPYTHONDIR=str(self._home / "ipython"),
+        )
+        jupyter = Path(sys.executable).parent / "jupyter"
+        args = [
+            str(jupyter),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={self._home / 'workspaces'}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.news_url=",
+        ]
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("w")
+        self._proc = subprocess.Popen(
+            args, cwd=self.root_dir, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited early; see {self.log_path}")
+            try:
+                self.api("api/status")
+                return
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.5)
+        raise RuntimeError(f"jupyter lab did not answer within {START_TIMEOUT_S} s")
+
+    def api(self, path: str):
+        with urllib.request.urlopen(self.url(path), timeout=10) as response:
+            return json.load(response)
+
+    def kernels_idle(self) -> bool:
+        return all(k.get("execution_state") == "idle" for k in self.api("api/kernels"))
+
+    def shutdown_kernels(self) -> None:
+        for kernel in self.api("api/kernels"):
+            request = urllib.request.Request(
+                self.url(f"api/kernels/{kernel['id']}"), method="DELETE"
+            )
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=30).close()
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        shutil.rmtree(self._home, ignore_errors=True)
+
+
+@contextmanager
+def lab_server(root_dir: Path, log_path: Path) -> Iterator[LabServer]:
+    server = LabServer(root_dir, log_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def chromium() -> Iterator:
+    """A headless Debian Chromium under Selenium, with a fresh profile."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_OFFLINE", "true")  # belt and braces: Selenium Manager stays off
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# --- driving a notebook page ---------------------------------------------------------------
+
+# Only the notebook in the visible tab.
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+SCOPE = f"const CELLS = '{PANEL} .jp-Cell';\n"
+
+BUSY_JS = (
+    SCOPE
+    + """
+const prompts = [...document.querySelectorAll(CELLS + ' .jp-InputPrompt')];
+return prompts.some(p => p.textContent.includes('*'));
+"""
+)
+
+SELECT_CELL_JS = (
+    SCOPE
+    + """
+const cells = document.querySelectorAll(CELLS);
+const cell = cells[arguments[0]];
+cell.scrollIntoView({block: 'center'});
+const prompt = cell.querySelector('.jp-InputPrompt') || cell;
+prompt.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, button: 0}));
+prompt.dispatchEvent(new MouseEvent('mouseup', {bubbles: true, button: 0}));
+prompt.dispatchEvent(new MouseEvent('click', {bubbles: true, button: 0}));
+return cells.length;
+"""
+)
+
+ERRORS_SHOWN_JS = (
+    SCOPE
+    + """
+const shown = document.querySelectorAll(
+  CELLS + ' .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]');
+const names = [];
+for (const out of shown) {
+  const match = out.textContent.match(/^\\s*(\\w+(Error|Exception|Interrupt|Exit))\\b/m);
+  if (match && out.textContent.includes('Traceback')) names.push(match[1]);
+}
+return names;
+"""
+)
+
+ACTIVE_CELL_JS = (
+    SCOPE
+    + """
+const cells = [...document.querySelectorAll(CELLS)];
+return cells.findIndex(c => c.classList.contains('jp-mod-active'));
+"""
+)
+
+
+class NotebookPage:
+    """One notebook open in JupyterLab's notebook panel."""
+
+    def __init__(self, driver, server: LabServer, relpath: str) -> None:
+        self.driver = driver
+        self.server = server
+        self.relpath = relpath
+
+    def open(self, timeout: float = 120) -> None:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        # ?reset: a clean workspace, so only this notebook is open.
+        self.driver.get(self.server.url(f"lab/tree/{self.relpath}?reset"))
+        wait = WebDriverWait(self.driver, timeout)
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, f"{PANEL} .jp-Cell")))
+        # The kernel has started once the server reports it idle.
+        wait.until(lambda d: self._kernel_ready())
+
+    def _kernel_ready(self) -> bool:
+        try:
+            kernels = self.server.api("api/kernels")
+        except OSError:
+            return False
+        return bool(kernels) and all(k.get("execution_state") == "idle" for k in kernels)
+
+    def command(self, menu: str, command_id: str, tries: int = 3) -> None:
+        """Click a main-menu item, as a person would: ``Run`` then the item for ``command_id``."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.common.keys import Keys
+
+        selector = f'.lm-Menu-item[data-command="{command_id}"]'
+        seen: list[str] = []
+        for _ in range(tries):
+            self.driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)  # close menus
+            items = self.driver.find_elements(By.CSS_SELECTOR, "#jp-MainMenu .lm-MenuBar-item")
+            next(i for i in items if i.text.strip() == menu).click()
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                entries = [
+                    e
+                    for e in self.driver.find_elements(By.CSS_SELECTOR, selector)
+                    if e.is_displayed()
+                ]
+                if entries:
+                    entries[0].click()
+                    return
+                time.sleep(0.2)
+            seen = self.driver.execute_script(
+                "return [...document.querySelectorAll('.lm-Menu-item')].map(e => e.dataset.command)"
+            )
+        raise RuntimeError(f"no {command_id!r} in the {menu} menu; it shows {seen}")
+
+    def select_cell(self, index: int) -> None:
+        self.driver.execute_script(SELECT_CELL_JS, index)
+        deadline = time.monotonic() + 10
+        while self.driver.execute_script(ACTIVE_CELL_JS) != index:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not select cell {index}")
+            time.sleep(0.1)
+
+    def wait_idle(self, timeout: float, poll_s: float = 0.3) -> None:
+        """Wait until no cell shows ``[*]`` and the kernel has been idle for three polls."""
+        deadline = time.monotonic() + timeout
+        calm = 0
+        time.sleep(poll_s)
+        while calm < 3:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.relpath}: still running after {timeout:.0f} s")
+            busy = self.driver.execute_script(BUSY_JS) or not self.server.kernels_idle()
+            calm = 0 if busy else calm + 1
+            time.sleep(poll_s)
+
+    def save(self, path: Path, timeout: float = 30) -> None:
+        """File > Save Notebook, then wait until the file on disk has changed."""
+        before = path.stat().st_mtime_ns
+        self.command("File", "docmanager:save")
+        deadline = time.monotonic() + timeout
+        while path.stat().st_mtime_ns == before:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{path.name} was not saved within {timeout:.0f} s")
+            time.sleep(0.2)
+        time.sleep(0.2)  # the contents API writes atomically, but let it settle
+
+    def run_through(self, path: Path, timeout: float) -> int:
+        """Run every cell as a learner would, going on past each error; return the rounds.
+
+        JupyterLab's Run All stops at the first error (the kernel drops the queued cells), so
+        after each stop this selects the cell below the error and runs that cell and all
+        below, until a round ends without a new error. Outputs are read back from the saved
+        file.
+        """
+        import nbformat
+
+        deadline = time.monotonic() + timeout
+        self.command("Run", "runmenu:run-all")
+        start, rounds = 0, 1
+        while True:
+            self.wait_idle(max(deadline - time.monotonic(), 1))
+            self.save(path)
+            nb = nbformat.read(str(path), as_version=4)
+            stops = [
+                i
+                for i, cell in enumerate(nb.cells)
+                if i >= start
+                and cell.cell_type == "code"
+                and any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+            ]
+            if not stops or stops[0] + 1 >= len(nb.cells):
+                return rounds
+            start = stops[0] + 1
+            self.select_cell(start)
+            self.command("Run", "notebook:run-all-below")
+            rounds += 1
+
+    def error_names_shown(self) -> list[str]:
+        """The exception names in the tracebacks the page shows."""
+        return self.driver.execute_script(ERRORS_SHOWN_JS)
+
+    def scroll_to_first_figure(self) -> bool:
+        """Scroll so that the first figure output is in view; False when there is none."""
+        return self.driver.execute_script(
+            SCOPE + "const img = document.querySelector(CELLS + ' .jp-RenderedImage');"
+            "if (!img) return false;"
+            "img.closest('.jp-Cell').scrollIntoView({block: 'start'}); return true;"
+        )
+
+    def scroll_to_cell(self, index: int) -> None:
+        self.driver.execute_script(
+            SCOPE + "document.querySelectorAll(CELLS)[arguments[0]]"
+            ".scrollIntoView({block: 'start'});",
+            index,
+        )
+
+    def screenshot(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.driver.save_screenshot(str(path))
