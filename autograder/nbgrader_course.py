@@ -48,9 +48,10 @@ def make_course(lesson: str, workdir: Path, solutions: Path | None = None) -> Pa
     return root
 
 
-def _nbgrader(root: Path, *args: str) -> None:
+def run_nbgrader(root: Path, *args: str) -> None:
+    """Run an nbgrader command in the course folder ``root``; raise with its stderr on failure."""
     env = kernel_env()
-    # The scratch config imports autograder; make sure the kernel-side python finds it too.
+    # The course config imports autograder: find it even where the checkout is not on the path.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(course.ROOT), env.get("PYTHONPATH")]))
     result = subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],
@@ -70,12 +71,12 @@ def autograde(
     from nbgrader.api import Gradebook
 
     root = make_course(lesson, workdir, solutions)
-    _nbgrader(root, "generate_assignment", lesson, "--force")
+    run_nbgrader(root, "generate_assignment", lesson, "--force")
     for student, path in submissions.items():
         target = root / "submitted" / student / lesson / f"{lesson}.ipynb"
         target.parent.mkdir(parents=True)
         shutil.copy(path, target)
-    _nbgrader(root, "autograde", lesson, "--force")
+    run_nbgrader(root, "autograde", lesson, "--force")
     grades: dict[str, list[Grade]] = {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
         for student in submissions:

@@ -12,8 +12,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from autograder import course
 from autograder.grading import sandbox
 from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import Result, Settings, grade_one
+from autograder.nbgrader_course import run_nbgrader
 
 MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB
 
@@ -71,20 +70,6 @@ def validate(opts: GradeOptions) -> None:
         raise UsageError("--out must not be inside the submissions folder")
 
 
-def _nbgrader(root: Path, *args: str) -> None:
-    from autograder.execute import kernel_env
-
-    result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=root,
-        env=kernel_env(),
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{result.stderr[-3000:]}")
-
-
 CONFIG = """\
 # The class's nbgrader course, written by `python -m autograder grade`; open it with
 # formgrader for manual review.
@@ -104,7 +89,7 @@ def prepare_course(out: Path, assignments: list[str]) -> None:
         if source.exists():
             shutil.rmtree(source)
         shutil.copytree(course.SOLUTIONS / assignment, source)
-        _nbgrader(out, "generate_assignment", assignment, "--force")
+        run_nbgrader(out, "generate_assignment", assignment, "--force")
 
 
 def _template(out: Path, assignment: str) -> Path:

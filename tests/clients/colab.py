@@ -92,10 +92,17 @@ def colab_venv() -> tuple[Path, bool, bool]:
     if (venv / ".complete").is_file():
         return venv, True, False
     shutil.rmtree(CACHE_ROOT, ignore_errors=True)  # older keys: 6 GB each
-    building = CACHE_ROOT / f"{key}.building"
-    create_venv(building)
-    building.rename(venv)  # `python -m` use is relocatable; no console script is called
-    (venv / ".complete").write_text(key_text)
+    # Built in a private folder outside the checkout, then moved in: a pip install into the
+    # checkout's build/ folder was seen to lose files mid-install under a parallel test run.
+    building = Path(tempfile.mkdtemp(prefix="colab-like-build-")) / "venv"
+    try:
+        create_venv(building)
+    except RuntimeError:  # one retry from scratch, as a person would
+        create_venv(building)
+    (building / ".complete").write_text(key_text)
+    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(building), str(venv))  # `python -m` use is relocatable
+    shutil.rmtree(building.parent, ignore_errors=True)
     return venv, False, False
 
 
