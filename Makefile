@@ -29,7 +29,8 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP) ## Create or update .venv with the pinned, tested packages
 
 lab: $(STAMP) ## Open the course (notebooks/) in JupyterLab
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks
+	@# Jupyter refuses to run as root (containers, CI) unless told it is on purpose.
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients"
