@@ -263,3 +263,14 @@ def check_gradcheck(
             f"{what} disagrees with finite differences: {first_line}. Did backward multiply by"
             " grad_output and return one gradient per forward input?"
         ) from None
+
+
+def check_no_hooks_left(model: torch.nn.Module, what: str = "your function") -> None:
+    """Fail if any submodule of ``model`` still has a forward hook after ``what`` returned."""
+    left = [name or "(the model)" for name, m in model.named_modules() if m._forward_hooks]
+    if left:
+        raise CheckError(
+            f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
+            "returns and call handle.remove() on each (in a finally: block), or every later "
+            "forward pass runs your hooks again."
+        )

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tutorial_lib.checks import CheckError, assert_close, check_type
+from tutorial_lib.checks import CheckError, assert_close, check_no_hooks_left, check_type
 from tutorial_lib.device import get_device
 
 # ----------------------------------------------------------------------------- helpers
@@ -458,13 +458,7 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
         got = first_nonfinite_module(model, x)
         if got is not None:
             check_type(got, str, what)
-        leftover = [n or "(the model)" for n, m in model.named_modules() if m._forward_hooks]
-        if leftover:
-            raise CheckError(
-                f"{what} left forward hooks on {leftover}. Keep the handles that "
-                "register_forward_hook returns and call handle.remove() on each (in a finally: "
-                "block), or every later forward pass runs your hooks again."
-            )
+        check_no_hooks_left(model, what)
         if got == expected:
             continue
         order = _execution_order(model, x)

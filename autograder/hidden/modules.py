@@ -9,7 +9,14 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
-from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
+from tutorial_lib.checks import (
+    CheckError,
+    assert_close,
+    check_dtype,
+    check_no_hooks_left,
+    check_shape,
+    check_type,
+)
 from tutorial_lib.device import get_device
 
 _LEFT_BEHIND = (
@@ -419,13 +426,7 @@ def check_capture_activations(capture_activations) -> None:
                         f"{err}{hint} The hook's arguments are (module, inputs, output); "
                         "store the output."
                     ) from None
-            left = [name or "(the model)" for name, m in model.named_modules() if m._forward_hooks]
-            if left:
-                raise CheckError(
-                    f"after {what} these modules still have forward hooks: {left}. Keep the "
-                    "handle that register_forward_hook returns and call handle.remove() "
-                    "(in a finally block), or every later call runs them again."
-                )
+            check_no_hooks_left(model, what)
 
 
 # ---------------------------------------------------------------- Exercise: init_weights

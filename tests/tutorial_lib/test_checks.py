@@ -9,6 +9,7 @@ from tutorial_lib.checks import (
     check_device,
     check_dtype,
     check_gradcheck,
+    check_no_hooks_left,
     check_shape,
     check_type,
 )
@@ -155,3 +156,11 @@ def test_gradcheck_passes_a_correct_function_and_explains_a_wrong_one():
     msg = message(check_gradcheck, lambda t: WrongSquare.apply(t).sum() * 3, x, what="WrongSquare")
     assert "WrongSquare disagrees with finite differences" in msg
     assert ", Did" not in msg and ". Did backward multiply by grad_output" in msg
+
+
+def test_leftover_hooks_are_named():
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    check_no_hooks_left(net)
+    net[1].register_forward_hook(lambda m, i, o: None)
+    msg = message(check_no_hooks_left, net, "capture(net)")
+    assert "capture(net) left forward hooks on ['1']" in msg and "handle.remove()" in msg
