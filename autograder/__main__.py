@@ -61,6 +61,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_trusted(args: argparse.Namespace) -> int:
+    from autograder.trusted import check_lesson
+
+    failed = False
+    for lesson in _known_lessons(args.lessons) or course.lessons():
+        report = check_lesson(lesson, only=args.exercise)
+        print(
+            f"{lesson}: {report.exercises} exercises, {report.mistakes} mistakes failed, "
+            f"{report.recognised} named as themselves or a twin, {report.seconds:.1f} s"
+        )
+        for problem in report.failures:
+            print(f"  PROBLEM {problem}")
+        failed = failed or bool(report.failures)
+    return 1 if failed else 0
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -130,6 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     ver = sub.add_parser("verify", help="release a lesson, run its mistakes and nbgrader, report")
     ver.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
     ver.set_defaults(func=cmd_verify)
+
+    tru = sub.add_parser(
+        "trusted",
+        help="run hidden checks across the data boundary, in-process: solution passes, mistakes fail",
+    )
+    tru.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
+    tru.add_argument("--exercise", help="only this exercise (its answer grade_id)")
+    tru.set_defaults(func=cmd_trusted)
 
     gra = sub.add_parser("grade", help="grade a class's submissions through nbgrader")
     gra.add_argument(

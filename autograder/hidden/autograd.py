@@ -5,7 +5,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from tutorial_lib.checks import CheckError, assert_close, check_gradcheck, check_shape, check_type
+from autograder import wire
+from autograder.boundary import AnswerRaised, call, observe
+from autograder.probes import autograd as probes
+from autograder.probes.tensors import build, layout
+from tutorial_lib.checks import CheckError, assert_close, check_shape, check_type
 from tutorial_lib.device import get_device
 
 
@@ -22,24 +26,33 @@ def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a, b, rtol=tol, atol=tol))
 
 
+def _check_type(obj: object, expected: type, what: str) -> None:
+    """check_type, naming the type of an object that could not cross as data."""
+    if isinstance(obj, wire.Unsendable):
+        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
+        raise CheckError(f"{what} should be {article} {expected.__name__}, got {obj.type_name}.")
+    check_type(obj, expected, what)
+
+
 def _tuple_of(result: object, count: int, what: str) -> tuple:
-    check_type(result, tuple, what)
+    _check_type(result, tuple, what)
     if len(result) != count:
         raise CheckError(f"{what} should return {count} items, got {len(result)}.")
     return result
 
 
-def _call(fn, args: tuple, what: str, hints: dict[str, str]):
-    """Call the student's function; turn a familiar autograd error into a hint."""
+def _observe(probe, fn, case: dict, what: str, hints: dict[str, str]):
+    """What ``probe`` saw of the student's answer; turn a familiar autograd error into a hint."""
     try:
-        return fn(*args)
-    except (RuntimeError, TypeError) as err:
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        for needle, hint in hints.items():
-            if needle in text:
-                raise CheckError(
-                    f"{what} raised {type(err).__name__}: {text.rstrip('.')}. {hint}"
-                ) from None
+        return observe(probe, fn, case, what)
+    except AnswerRaised as err:
+        if err.type_name in ("RuntimeError", "TypeError"):
+            text = err.message.strip().splitlines()[0] if err.message.strip() else ""
+            for needle, hint in hints.items():
+                if needle in text:
+                    raise CheckError(
+                        f"{what} raised {err.type_name}: {text.rstrip('.')}. {hint}"
+                    ) from None
         raise
 
 
@@ -68,19 +81,22 @@ def check_mse_grads(mse_grads) -> None:
         w = _randn(f, 1, g=g, dtype=dtype)
         b = _randn(1, g=g, dtype=dtype)
         _run_mse_case(mse_grads, x, y, w, b)
-    x = _randn(4, 9, g=g).T  # (9, 4) non-contiguous view: N=9, F=4
+    x = layout(_randn(4, 9, g=g), ["transpose", 0, 1])  # (9, 4) non-contiguous view: N=9, F=4
     _run_mse_case(mse_grads, x, _randn(9, 1, g=g), _randn(4, 1, g=g), _randn(1, g=g))
 
 
-def _run_mse_case(mse_grads, x, y, w, b) -> None:
+def _run_mse_case(mse_grads, x_spec, y, w, b) -> None:
+    x = build(x_spec)
     n, f = x.shape
     what = f"mse_grads(x of shape {(n, f)}, {str(x.dtype).replace('torch.', '')})"
-    with torch.no_grad():
-        hint = {_NO_GRAPH: "Compute the gradients from the formulas, without backward()."}
-        result = _tuple_of(_call(mse_grads, (x, y, w, b), what, hint), 2, what)
+    hint = {_NO_GRAPH: "Compute the gradients from the formulas, without backward()."}
+    case = {"x": x_spec, "y": y, "w": w, "b": b}
+    result = _tuple_of(_observe(probes.probe_mse_grads, mse_grads, case, what, hint), 2, what)
     grad_w, grad_b = result
     ref_w, ref_b = _reference_mse_grads(x, y, w, b)
+    _check_type(grad_w, torch.Tensor, f"grad_w from {what}")
     check_shape(grad_w, (f, 1), names="F 1", what=f"grad_w from {what}")
+    _check_type(grad_b, torch.Tensor, f"grad_b from {what}")
     check_shape(grad_b, (1,), what=f"grad_b from {what}")
     if _close(grad_w, ref_w / 2) and _close(grad_b, ref_b / 2) and n > 0:
         raise CheckError(
@@ -126,7 +142,6 @@ def check_fit_linear(fit_linear) -> None:
     for n, f, lr, steps, dtype in cases:
         x = _randn(n, f, g=g, dtype=dtype)
         y = x @ _randn(f, 1, g=g, dtype=dtype) + 0.5 + 0.1 * _randn(n, 1, g=g, dtype=dtype)
-        x_before, y_before = x.clone(), y.clone()
         what = f"fit_linear(x of shape {(n, f)}, lr={lr}, num_steps={steps})"
         hints = {
             "leaf Variable": "Put the in-place update inside `with torch.no_grad():`.",
@@ -136,20 +151,23 @@ def check_fit_linear(fit_linear) -> None:
             _NO_GRAPH: "After the first step w and b no longer require grad: rebinding them "
             "(w = w - ...) under no_grad made plain tensors. Update in place: w -= ...",
         }
-        result = _call(fit_linear, (x, y, lr, steps), what, hints)
-        w, b, losses = _tuple_of(result, 3, what)
-        if not (torch.equal(x, x_before) and torch.equal(y, y_before)):
+        case = {"x": x, "y": y, "lr": lr, "num_steps": steps}
+        seen = _observe(probes.probe_fit_linear, fit_linear, case, what, hints)
+        w, b, losses = _tuple_of(seen["result"], 3, what)
+        if not seen["inputs_unchanged"]:
             raise CheckError(f"{what} changed x or y; only the parameters may change.")
-        check_type(losses, list, f"the losses from {what}")
+        _check_type(losses, list, f"the losses from {what}")
         if len(losses) != steps:
             raise CheckError(
                 f"{what} returned {len(losses)} losses, expected one per step ({steps})."
             )
         for loss in losses:
-            check_type(
+            _check_type(
                 loss, float, f"each loss from {what} (store loss.item(): a tensor keeps its graph)"
             )
+        _check_type(w, torch.Tensor, f"w from {what}")
         check_shape(w, (f, 1), names="F 1", what=f"w from {what}")
+        _check_type(b, torch.Tensor, f"b from {what}")
         check_shape(b, (1,), what=f"b from {what}")
         ref_w, ref_b, ref_losses = _reference_fit(x, y, lr, steps)
         if steps > 1 and not _close(w, ref_w):
@@ -174,56 +192,37 @@ def check_fit_linear(fit_linear) -> None:
 # Exercise 3 ------------------------------------------------------------------------------
 
 
-class _RecordingLoss:
-    """Wraps a loss function and remembers the batch size of every call."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.sizes: list[int] = []
-
-    def __call__(self, w, xb, yb):
-        self.sizes.append(int(xb.shape[0]))
-        return self.fn(w, xb, yb)
-
-
-def _mse(w, xb, yb):
-    return ((xb @ w - yb) ** 2).mean()
-
-
-def _logistic(w, xb, yb):
-    return F.softplus(-yb * torch.tanh(xb @ w)).mean()
-
-
 def check_accumulated_grad(accumulated_grad) -> None:
     """Micro-batch accumulation equals the full-batch gradient, even sizes and uneven ones."""
     g = _gen(30)
     cases = [  # (N, F, micro_size, loss, w is a column, prefill .grad)
-        (8, 3, 2, _mse, True, False),
-        (12, 2, 4, _logistic, False, False),
-        (10, 3, 4, _mse, True, False),  # 4 + 4 + 2: the last micro-batch is shorter
-        (7, 2, 3, _logistic, False, True),  # 3 + 3 + 1, and a stale .grad
-        (6, 4, 1, _mse, True, True),  # one row at a time
-        (5, 2, 8, _mse, True, False),  # micro_size larger than the batch: one micro-batch
-        (1, 3, 1, _logistic, False, False),
+        (8, 3, 2, "mse", True, False),
+        (12, 2, 4, "logistic", False, False),
+        (10, 3, 4, "mse", True, False),  # 4 + 4 + 2: the last micro-batch is shorter
+        (7, 2, 3, "logistic", False, True),  # 3 + 3 + 1, and a stale .grad
+        (6, 4, 1, "mse", True, True),  # one row at a time
+        (5, 2, 8, "mse", True, False),  # micro_size larger than the batch: one micro-batch
+        (1, 3, 1, "logistic", False, False),
     ]
-    for n, f, micro, fn, column, prefill in cases:
+    for n, f, micro, loss, column, prefill in cases:
+        fn = probes.LOSSES[loss]
         x = _randn(n, f, g=g)
         shape = (f, 1) if column else (f,)
         y = _randn(n, 1, g=g) if column else torch.sign(_randn(n, g=g))
         w = _randn(*shape, g=g).requires_grad_(True)
         stale = torch.full_like(w, 5.0)
-        if prefill:
-            w.grad = stale.clone()
         (full,) = torch.autograd.grad(fn(w, x, y), w)
-        loss_fn = _RecordingLoss(fn)
         what = f"accumulated_grad(x of shape {(n, f)}, micro_size={micro})"
-        got = accumulated_grad(loss_fn, w, x, y, micro)
-        check_type(got, torch.Tensor, what)
+        case = {"x": x, "y": y, "w": w.detach(), "micro_size": micro, "loss": loss}
+        case["stale"] = stale.detach() if prefill else None
+        seen = observe(probes.probe_accumulated_grad, accumulated_grad, case, what)
+        got = seen["result"]
+        _check_type(got, torch.Tensor, what)
         check_shape(got, shape, what=what)
         expected_sizes = [len(c) for c in torch.arange(n).split(micro)]
-        if sorted(loss_fn.sizes) != sorted(expected_sizes):
+        if sorted(seen["sizes"]) != sorted(expected_sizes):
             raise CheckError(
-                f"{what} called loss_fn on batches of sizes {loss_fn.sizes}, expected "
+                f"{what} called loss_fn on batches of sizes {seen['sizes']}, expected "
                 f"{expected_sizes}: split x and y with x.split(micro_size) and call loss_fn "
                 "once per micro-batch."
             )
@@ -272,23 +271,23 @@ def check_round_ste(round_ste) -> None:
         _randn(g=g) * 3,  # a 0-d tensor
         _randn(1, g=g) * 3,
         _randn(5, g=g) * 3,
-        (_randn(4, 3, g=g) * 3).T,  # non-contiguous (3, 4)
+        layout(_randn(4, 3, g=g) * 3, ["transpose", 0, 1]),  # non-contiguous (3, 4)
         _randn(6, g=g, dtype=torch.float64) * 3,
     ]
-    for x0 in cases:
+    for x_spec in cases:
+        x0 = build(x_spec)
         what = f"round_ste(x of shape {tuple(x0.shape)}, {str(x0.dtype).replace('torch.', '')})"
-        z = x0.detach().clone().requires_grad_(True)
-        x = z * 1.0  # a non-leaf input: the gradient must flow on to z
-        out = round_ste(x)
-        check_type(out, torch.Tensor, what)
+        v = _randn(*x0.shape, g=g, dtype=x0.dtype)
+        seen = observe(probes.probe_round_ste, round_ste, {"x": x_spec, "v": v}, what)
+        out = seen["out"]
+        _check_type(out, torch.Tensor, what)
         assert_close(out.detach(), torch.round(x0), what=what, atol=1e-5, rtol=0)
-        if not out.requires_grad:
+        if not seen["requires_grad"]:
             raise CheckError(
                 f"{what} does not require grad: it is cut off from x. Only the correction "
                 "(x.round() - x) should be detached; x itself must stay in the graph."
             )
-        v = _randn(*x0.shape, g=g, dtype=x0.dtype)
-        (grad,) = torch.autograd.grad(out, z, grad_outputs=v)
+        grad = seen["grad"]
         if _close(grad, torch.zeros_like(grad)):
             raise CheckError(
                 f"the gradient through {what} is zero: rounding has a zero derivative almost "
@@ -301,47 +300,64 @@ def check_round_ste(round_ste) -> None:
             )
         assert_close(grad, v, what=f"the gradient through {what} (should equal the upstream)")
     plain = torch.tensor([0.4, 2.6], device=get_device())  # no requires_grad at all
-    assert_close(
-        round_ste(plain),
-        torch.tensor([0.0, 3.0], device=get_device()),
-        what=("round_ste on a tensor that does not require grad"),
-    )
+    what = "round_ste on a tensor that does not require grad"
+    out = observe(call, round_ste, {"args": [plain]}, what)["result"]
+    _check_type(out, torch.Tensor, what)
+    assert_close(out, torch.tensor([0.0, 3.0], device=get_device()), what=what)
 
 
 # Exercise 5 ------------------------------------------------------------------------------
 
 
 def check_HuberFunction(HuberFunction) -> None:
-    """Forward against F.huber_loss; backward against finite differences with gradcheck."""
+    """Forward against F.huber_loss; backward against the exact derivative, with an upstream
+    gradient that is not all ones, and against finite differences with gradcheck."""
     g = _gen(50)
-    if not (isinstance(HuberFunction, type) and issubclass(HuberFunction, torch.autograd.Function)):
+    g_upstream = _gen(51)  # a stream of its own, so the inputs stay those of gradcheck's days
+    kind = observe(probes.probe_huber_class, HuberFunction, None, "HuberFunction")
+    if not kind["is_function"]:
         raise CheckError("HuberFunction should be a class that subclasses torch.autograd.Function.")
     for shape, delta in [((1,), 1.0), ((6,), 0.5), ((3, 5), 2.5), ((4,), 1.0)]:
         x = _randn(*shape, g=g) * 2
         what = f"HuberFunction.apply(x of shape {shape}, delta={delta})"
-        out = HuberFunction.apply(x, delta)
-        check_type(out, torch.Tensor, what)
+        x64 = _randn(*shape, g=g, dtype=torch.float64) * 2
+        v64 = _randn(*shape, g=g_upstream, dtype=torch.float64)
+        case = {"x": x, "delta": delta, "x64": x64, "v64": v64}
+        seen = observe(probes.probe_huber, HuberFunction, case, what)
+        out = seen["out"]
+        _check_type(out, torch.Tensor, what)
         check_shape(out, shape, what=what)
         expected = F.huber_loss(x, torch.zeros_like(x), reduction="none", delta=delta)
         assert_close(out, expected, what=what)
-        x64 = _randn(*shape, g=g, dtype=torch.float64) * 2
-        check_gradcheck(
-            lambda t, d=delta: HuberFunction.apply(t, d), x64, what=f"the backward of {what}"
-        )
+        hint = " Did backward multiply by grad_output and return one gradient per forward input?"
+        backward = f"the backward of {what}"
+        if seen["gradcheck"] is not None:
+            raise CheckError(
+                f"{backward} disagrees with finite differences: {seen['gradcheck']}.{hint}"
+            )
+        if seen["backward_raised"] is not None:
+            raise CheckError(f"{backward} raised: {seen['backward_raised']}.{hint}")
+        try:
+            assert_close(
+                seen["grad"],
+                v64 * x64.clamp(-delta, delta),
+                what=f"{backward} for an upstream gradient v (x64 of shape {shape})",
+                rtol=1e-6,
+                atol=1e-8,
+            )
+        except CheckError as err:
+            raise CheckError(f"{err}{hint}") from None
 
 
 # Exercises 6 and 7 -----------------------------------------------------------------------
 
 
-def _elementwise_functions():
-    return {  # name: (f, f'')
-        "x**3": (lambda t: t**3, lambda t: 6 * t),
-        "sin(x)": (torch.sin, lambda t: -torch.sin(t)),
-        "exp(-x**2)": (
-            lambda t: torch.exp(-(t**2)),
-            lambda t: (4 * t**2 - 2) * torch.exp(-(t**2)),
-        ),
-        "3*x + 1 (f'' = 0)": (lambda t: 3 * t + 1, torch.zeros_like),
+def _second_derivatives():
+    return {  # name: f'', for the functions in probes.ELEMENTWISE
+        "x**3": lambda t: 6 * t,
+        "sin(x)": lambda t: -torch.sin(t),
+        "exp(-x**2)": lambda t: (4 * t**2 - 2) * torch.exp(-(t**2)),
+        "3*x + 1 (f'' = 0)": torch.zeros_like,
     }
 
 
@@ -350,7 +366,8 @@ def check_second_derivative(second_derivative) -> None:
     g = _gen(60)
     shapes = [(), (1,), (7,), (2, 3)]
     for i, shape in enumerate(shapes):
-        for name, (f, d2f) in _elementwise_functions().items():
+        for name, d2f in _second_derivatives().items():
+            f = probes.ELEMENTWISE[name]
             dtype = torch.float64 if i % 2 else torch.float32
             x = _randn(*shape, g=g, dtype=dtype)
             what = f"second_derivative({name}, x of shape {shape})"
@@ -358,10 +375,12 @@ def check_second_derivative(second_derivative) -> None:
                 _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if f' "
                 "still has no graph (a linear f), f'' is zero: return torch.zeros_like(x)."
             }
-            got = _call(second_derivative, (f, x), what, hint)
-            check_type(got, torch.Tensor, what)
+            case = {"function": name, "x": x}
+            seen = _observe(probes.probe_second_derivative, second_derivative, case, what, hint)
+            got = seen["result"]
+            _check_type(got, torch.Tensor, what)
             check_shape(got, shape, what=what)
-            if x.requires_grad or x.grad is not None:
+            if seen["x_touched"]:
                 raise CheckError(
                     f"{what} changed the caller's x (requires_grad or .grad). Work on "
                     "x.detach().clone().requires_grad_(True)."
@@ -376,22 +395,13 @@ def check_second_derivative(second_derivative) -> None:
             assert_close(got.detach(), d2f(x), what=what, rtol=1e-4, atol=1e-5)
 
 
-def _scalar_functions(dim: int, g: torch.Generator):
-    a = _randn(dim, dim, g=g, dtype=torch.float64)  # not symmetric: the Hessian is a + a.T
-    c = _randn(dim, g=g, dtype=torch.float64)
-    return {
-        "x @ A @ x": lambda t: t @ a @ t,
-        "logsumexp(x)": lambda t: torch.logsumexp(t, dim=0),
-        "sum(x**4) + (c @ x)**2": lambda t: (t**4).sum() + (c @ t) ** 2,
-        "c @ x (Hessian 0)": lambda t: c @ t,
-    }
-
-
 def check_hvp(hvp) -> None:
     """Hessian-vector products against the full Hessian, for several functions and sizes."""
     g = _gen(70)
     for dim in (1, 3, 6):
-        for name, f in _scalar_functions(dim, g).items():
+        a = _randn(dim, dim, g=g, dtype=torch.float64)  # not symmetric: the Hessian is a + a.T
+        c = _randn(dim, g=g, dtype=torch.float64)
+        for name, f in probes.scalar_functions(a, c).items():
             x = _randn(dim, g=g, dtype=torch.float64)
             v = _randn(dim, g=g, dtype=torch.float64)
             what = f"hvp({name}, x of shape {(dim,)})"
@@ -399,10 +409,12 @@ def check_hvp(hvp) -> None:
                 _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if the "
                 "gradient still has no graph (a linear f), return torch.zeros_like(x)."
             }
-            got = _call(hvp, (f, x, v), what, hint)
-            check_type(got, torch.Tensor, what)
+            case = {"function": name, "a": a, "c": c, "x": x, "v": v}
+            seen = _observe(probes.probe_hvp, hvp, case, what, hint)
+            got = seen["result"]
+            _check_type(got, torch.Tensor, what)
             check_shape(got, (dim,), names="D", what=what)
-            if x.requires_grad or x.grad is not None:
+            if seen["x_touched"]:
                 raise CheckError(
                     f"{what} changed the caller's x (requires_grad or .grad). Work on "
                     "x.detach().clone().requires_grad_(True)."

@@ -2,33 +2,41 @@
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
-import random
 
-import numpy as np
 import torch
 from torch import nn
 
-from tutorial_lib.checks import CheckError, assert_close, check_no_hooks_left, check_type
+from autograder import wire
+from autograder.boundary import AnswerRaised, observe
+from autograder.probes import debugging as probes
+from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def _mlp(sizes, g, act=nn.ReLU, dtype=torch.float32, device=None) -> nn.Sequential:
-    """Linear layers of the given widths with ``act`` between them, initialised from ``g``."""
-    layers: list[nn.Module] = []
-    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
-        layers.append(nn.Linear(a, b))
-        if i < len(sizes) - 2:
-            layers.append(act())
-    model = nn.Sequential(*layers)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(p.shape[-1]))
-    return model.to(device=device or get_device(), dtype=dtype)
+def _mlp(sizes, g, act="relu", dtype=torch.float32, device=None) -> dict:
+    """The spec of linear layers of the given widths with ``act`` between them, weights from ``g``."""
+    return {
+        "kind": "mlp",
+        "sizes": list(sizes),
+        "act": act,
+        "dtype": dtype,
+        "device": torch.device(device or get_device()),
+        "params": probes.random_params(probes.mlp(sizes, act), g),
+    }
+
+
+def _with_unused(g, device) -> dict:
+    """The spec of a model with a frozen layer and a parameter the forward pass never uses."""
+    return {
+        "kind": "with_unused",
+        "dtype": torch.float32,
+        "device": torch.device(device),
+        "params": probes.random_params(probes.WithUnused(), g),
+    }
 
 
 def _wide_float(device) -> torch.dtype:
@@ -46,25 +54,45 @@ def _params(model: nn.Module) -> list[torch.Tensor]:
     return [p.detach().clone() for p in model.parameters()]
 
 
-def _params_close(model: nn.Module, expected: list[torch.Tensor], rtol=1e-4, atol=1e-6) -> bool:
-    for p, e in zip(model.parameters(), expected, strict=True):
-        if p.shape != e.shape or p.dtype != e.dtype:
+def _params_close(got, expected: list[torch.Tensor], rtol=1e-4, atol=1e-6) -> bool:
+    """Whether the parameters a probe returned match ``expected`` (a model or a list)."""
+    if isinstance(got, nn.Module):
+        got = _params(got)
+    if type(got) is not list or len(got) != len(expected):
+        return False
+    for p, e in zip(got, expected, strict=True):
+        if not isinstance(p, torch.Tensor) or p.shape != e.shape or p.dtype != e.dtype:
             return False
-        if not torch.allclose(p.detach(), e, rtol=rtol, atol=atol):
+        if not torch.allclose(p.to(e.device), e, rtol=rtol, atol=atol):
             return False
     return True
 
 
-def _fill_junk_grads(model: nn.Module, g: torch.Generator) -> None:
+def _junk_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor]:
     """Leftover gradients from an earlier step: a correct answer zeroes them first."""
-    for p in model.parameters():
-        p.grad = (10 * torch.randn(p.shape, generator=g, dtype=p.dtype)).to(p.device)
+    return [
+        (10 * torch.randn(p.shape, generator=g, dtype=p.dtype)).to(p.device)
+        for p in probes.build_model(spec).parameters()
+    ]
+
+
+def _check_type(obj: object, expected, what: str) -> None:
+    """check_type, naming the type of an object that could not cross as data."""
+    if isinstance(obj, wire.Unsendable):
+        wanted = (
+            " or ".join(t.__name__ for t in expected)
+            if isinstance(expected, tuple)
+            else expected.__name__
+        )
+        article = "an" if wanted[:1].lower() in "aeiou" else "a"
+        raise CheckError(f"{what} should be {article} {wanted}, got {obj.type_name}.")
+    check_type(obj, expected, what)
 
 
 def _as_float(value, what: str) -> float:
     if isinstance(value, torch.Tensor):
         raise CheckError(f"{what} is a tensor; return a Python float with .item() (or float(...)).")
-    check_type(value, (float, int), what)
+    _check_type(value, (float, int), what)
     return float(value)
 
 
@@ -89,24 +117,26 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
     g = torch.Generator().manual_seed(60)
     cases = []
     for n, features, hidden, classes, steps, lr in [(8, 4, 16, 3, 30, 1e-2), (1, 3, 5, 2, 5, 1e-1)]:
-        model = _mlp([features, hidden, classes], g, device=device)
+        spec = _mlp([features, hidden, classes], g, device=device)
         x, y = _classification(n, features, classes, g, device)
-        cases.append((model, x, y, nn.CrossEntropyLoss(), steps, lr, "classification"))
+        cases.append((spec, x, y, "cross_entropy", steps, lr, "classification"))
     wide = _wide_float(device)
-    model = _mlp([3, 6, 2], g, act=nn.Tanh, dtype=wide, device=device)
+    spec = _mlp([3, 6, 2], g, act="tanh", dtype=wide, device=device)
     x = torch.randn(6, 3, generator=g, dtype=wide).to(device)
     y = torch.randn(6, 2, generator=g, dtype=wide).to(device)
-    cases.append((model, x, y, nn.MSELoss(), 20, 3e-2, f"{wide} regression"))
-    model = _mlp([2, 2], g, device=device)
+    cases.append((spec, x, y, "mse", 20, 3e-2, f"{wide} regression"))
+    spec = _mlp([2, 2], g, device=device)
     x, y = _classification(3, 2, 2, g, device)
-    cases.append((model, x, y, nn.CrossEntropyLoss(), 0, 1e-2, "zero steps"))
+    cases.append((spec, x, y, "cross_entropy", 0, 1e-2, "zero steps"))
 
-    for model, x, y, loss_fn, steps, lr, label in cases:
-        reference = copy.deepcopy(model)
-        expected = _reference_overfit(reference, x, y, loss_fn, steps, lr)
+    for spec, x, y, loss, steps, lr, label in cases:
+        reference = probes.build_model(spec)
+        expected = _reference_overfit(reference, x, y, probes.LOSSES[loss](), steps, lr)
         what = f"overfit_one_batch(..., num_steps={steps}, lr={lr:g}) on a {label} batch"
-        losses = overfit_one_batch(model, x, y, loss_fn, num_steps=steps, lr=lr)
-        check_type(losses, list, what)
+        case = {"model": spec, "x": x, "y": y, "loss": loss, "steps": steps, "lr": lr}
+        seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
+        losses = seen["losses"]
+        _check_type(losses, list, what)
         if len(losses) != steps:
             raise CheckError(
                 f"{what} returned {len(losses)} losses, expected one per step ({steps})."
@@ -118,7 +148,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                     "its whole autograd graph (every saved activation of that step) alive, so memory "
                     "grows with every step."
                 )
-            check_type(value, float, f"entry {i} of {what}")
+            _check_type(value, float, f"entry {i} of {what}")
         if steps == 0:
             continue
         try:
@@ -134,7 +164,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                 f"{err} Build one Adam optimizer before the loop; every step: zero_grad, forward, "
                 "loss, record loss.item(), backward, step. Entry 0 is the loss before any update."
             ) from None
-        if not _params_close(model, _params(reference)):
+        if not _params_close(seen["params"], _params(reference)):
             raise CheckError(
                 f"{what}: the model's weights after training differ from a reference run. "
                 "Train the model you were given, in place."
@@ -165,20 +195,26 @@ def check_clipped_step(clipped_step) -> None:
         ([5, 3], 1, 0.05, 1.0, 0.9),
         ([3, 16, 16, 2], 32, 1e3, 0.1, 0.0),  # max_norm far above the norm: nothing to clip
     ]:
-        model = _mlp(sizes, g, device=device)
+        spec = _mlp(sizes, g, device=device)
         x, y = _classification(n, sizes[0], sizes[-1], g, device)
-        clipped_ref, plain_ref = copy.deepcopy(model), copy.deepcopy(model)
+        clipped_ref, plain_ref = probes.build_model(spec), probes.build_model(spec)
         total = _grad_step(clipped_ref, x, y, loss_fn, lr, momentum, max_norm)
         _grad_step(plain_ref, x, y, loss_fn, lr, momentum, None)
-        _fill_junk_grads(model, g)
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-        loss = loss_fn(model(x), y)
+        case = {
+            "model": spec,
+            "grads": _junk_grads(spec, g),
+            "x": x,
+            "y": y,
+            "loss": "cross_entropy",
+            "lr": lr,
+            "momentum": momentum,
+            "max_norm": max_norm,
+        }
         what = f"clipped_step(..., max_norm={max_norm:g})"
-        got = _as_float(
-            clipped_step(model, optimizer, loss, max_norm), f"the value {what} returned"
-        )
-        if not _params_close(model, _params(clipped_ref)):
-            if total > max_norm and _params_close(model, _params(plain_ref)):
+        seen = observe(probes.probe_clipped_step, clipped_step, case, what)
+        got = _as_float(seen["result"], f"the value {what} returned")
+        if not _params_close(seen["params"], _params(clipped_ref)):
+            if total > max_norm and _params_close(seen["params"], _params(plain_ref)):
                 raise CheckError(
                     f"{what}: the weights moved by the full, unclipped gradient. Clip between "
                     "loss.backward() and optimizer.step(); clipping after the step changes nothing "
@@ -205,29 +241,17 @@ def check_clipped_step(clipped_step) -> None:
 # ----------------------------------------------------------------------------- grad_norms
 
 
-class _WithUnused(nn.Module):
-    def __init__(self, g: torch.Generator):
-        super().__init__()
-        self.frozen = nn.Linear(4, 6)
-        self.body = nn.Linear(6, 6)
-        self.unused = nn.Parameter(torch.randn(3, generator=g))  # never used: grad stays None
-        self.head = nn.Linear(6, 2)
-        self.frozen.requires_grad_(False)
-
-    def forward(self, x):
-        return self.head(torch.tanh(self.body(self.frozen(x))))
-
-
 def check_grad_norms(grad_norms) -> None:
     """Names, order and values against per-parameter norms; None gradients left out."""
     device = get_device()
     g = torch.Generator().manual_seed(62)
-    models = [
-        ("a sigmoid MLP", _mlp([4, 8, 8, 2], g, act=nn.Sigmoid, device=device)),
+    specs = [
+        ("a sigmoid MLP", _mlp([4, 8, 8, 2], g, act="sigmoid", device=device)),
         ("a float64 MLP", _mlp([3, 5, 1], g, dtype=_wide_float(device), device=device)),
-        ("a model with a frozen layer and an unused parameter", _WithUnused(g).to(device)),
+        ("a model with a frozen layer and an unused parameter", _with_unused(g, device)),
     ]
-    for label, model in models:
+    for label, spec in specs:
+        model = probes.build_model(spec)
         dtype = next(model.parameters()).dtype
         first = next(m for m in model.modules() if isinstance(m, nn.Linear))
         x = torch.randn(7, first.in_features, generator=g, dtype=dtype).to(device)
@@ -237,20 +261,18 @@ def check_grad_norms(grad_norms) -> None:
             for n, p in model.named_parameters()
             if p.grad is not None
         }
-        grads_before = {
-            n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None
-        }
         what = f"grad_norms(model) for {label}"
         try:
-            got = grad_norms(model)
-        except (AttributeError, TypeError) as err:
-            if "NoneType" in str(err):
+            seen = observe(probes.probe_grad_norms, grad_norms, {"model": spec, "x": x}, what)
+        except AnswerRaised as err:
+            if err.type_name in ("AttributeError", "TypeError") and "NoneType" in err.message:
                 raise CheckError(
-                    f"{what} raised {type(err).__name__}: {err}. Parameters that got no gradient "
-                    "(frozen ones, unused ones) have p.grad None: skip them."
+                    f"{err}. Parameters that got no gradient (frozen ones, unused ones) have "
+                    "p.grad None: skip them."
                 ) from None
             raise
-        check_type(got, dict, what)
+        got = seen["result"]
+        _check_type(got, dict, what)
         missing = [n for n in expected if n not in got]
         extra = [n for n in got if n not in expected]
         if extra:
@@ -274,9 +296,10 @@ def check_grad_norms(grad_norms) -> None:
                     "L2 norm of p.grad over all its elements (p.grad.norm()), not of the weights "
                     "and not a mean."
                 )
-        for n, p in model.named_parameters():
-            if n in grads_before and not torch.equal(p.grad, grads_before[n]):
-                raise CheckError(f"{what} changed the gradient of {n!r}; only read the gradients.")
+        if seen["changed"]:
+            raise CheckError(
+                f"{what} changed the gradient of {seen['changed'][0]!r}; only read the gradients."
+            )
 
 
 # ----------------------------------------------------------------------------- diagnose_gradients
@@ -320,14 +343,17 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
         shown = ", ".join(f"{k}: {v:.3g}" for k, v in norms.items())
         extra = "".join(f", {k}={v:g}" for k, v in kwargs.items())
         what = f"diagnose_gradients({{{shown}}}{extra})"
+        case = {"norms": norms, "kwargs": kwargs}
         try:
-            got = diagnose_gradients(dict(norms), **kwargs)
-        except ZeroDivisionError:
-            raise CheckError(
-                f"{what} raised ZeroDivisionError: when every norm is 0, a ratio divides by zero. "
-                "Compare first <= vanish_ratio * largest instead of dividing."
-            ) from None
-        check_type(got, str, what)
+            got = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
+        except AnswerRaised as err:
+            if err.type_name == "ZeroDivisionError":
+                raise CheckError(
+                    f"{what} raised ZeroDivisionError: when every norm is 0, a ratio divides by "
+                    "zero. Compare first <= vanish_ratio * largest instead of dividing."
+                ) from None
+            raise
+        _check_type(got, str, what)
         if got != expected:
             raise CheckError(
                 f"{what} returned {got!r}, expected {expected!r}. Check in order: any NaN/inf or a "
@@ -339,98 +365,18 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
 
 # ----------------------------------------------------------------------------- first_nonfinite_module
 
-
-class _Log(nn.Module):
-    def forward(self, x):
-        return torch.log(x)
-
-
-class _Exp(nn.Module):
-    def forward(self, x):
-        return torch.exp(x)
-
-
-class _SplitReciprocal(nn.Module):
-    """Returns a tuple: the input, and its reciprocal (inf where the input is 0)."""
-
-    def forward(self, x):
-        return x, 1.0 / x
-
-
-class _TakeFirst(nn.Module):
-    def forward(self, pair):
-        return pair[0]
-
-
-class _Reordered(nn.Module):
-    """``head`` is registered first but runs last; ``body`` overflows to inf in ``body.1``."""
-
-    def __init__(self):
-        super().__init__()
-        self.head = nn.Linear(4, 3)
-        self.body = nn.Sequential(nn.Linear(4, 4), _Exp(), nn.Identity())
-
-    def forward(self, x):
-        return self.head(self.body(x))
-
-
-class _Squashed(nn.Module):
-    """exp overflows to inf, tanh squashes it back to 1: the final output looks fine."""
-
-    def __init__(self):
-        super().__init__()
-        self.scale = nn.Linear(3, 3)
-        self.blowup = _Exp()
-        self.squash = nn.Tanh()
-        self.out = nn.Linear(3, 2)
-
-    def forward(self, x):
-        return self.out(self.squash(self.blowup(self.scale(x))))
-
-
-def _set_linear(layer: nn.Linear, weight: torch.Tensor, bias: torch.Tensor) -> None:
-    with torch.no_grad():
-        layer.weight.copy_(weight)
-        layer.bias.copy_(bias)
-
-
-def _nonfinite_cases(g: torch.Generator, device):
-    cases = []
-    # 1. ReLU gives exact zeros, log(0) = -inf in module "2".
-    m = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), _Log(), nn.Linear(3, 2))
-    _set_linear(m[0], torch.eye(3), torch.zeros(3))
-    x = torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.5, 0.5]])
-    cases.append(("log of a ReLU output", m, x, "2"))
-    # 2. registration order differs from execution order; inf first, NaN later (in head).
-    m = _Reordered()
-    _set_linear(m.body[0], 100 * torch.eye(4), torch.zeros(4))
-    _set_linear(m.head, torch.tensor([[1.0, -1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]]), torch.zeros(3))
-    x = torch.tensor([[10.0, 10.0, 0.1, 0.2]])
-    cases.append(("head registered before body", m, x, "body.1"))
-    # 3. overflow squashed back to finite numbers: the final output is finite.
-    m = _Squashed()
-    _set_linear(m.scale, 200 * torch.eye(3), torch.zeros(3))
-    x = torch.tensor([[1.0, 0.1, -1.0], [0.2, 0.3, 0.4]])
-    cases.append(("an overflow that tanh squashes", m, x, "blowup"))
-    # 4. inf only, never NaN.
-    m = nn.Sequential(nn.Identity(), _Exp(), nn.ReLU())
-    x = torch.tensor([[1000.0, 1.0]])
-    cases.append(("inf but no NaN", m, x, "1"))
-    # 5. a module that returns a tuple.
-    m = nn.Sequential(nn.Linear(2, 2), _SplitReciprocal(), _TakeFirst())
-    _set_linear(m[0], torch.eye(2), torch.zeros(2))
-    x = torch.tensor([[0.0, 1.0]])
-    cases.append(("a module returning a tuple", m, x, "1"))
-    # 6. nested containers.
-    m = nn.Sequential(nn.Sequential(nn.Linear(2, 2), _Log()), nn.Linear(2, 1))
-    _set_linear(m[0][0], -torch.eye(2), torch.zeros(2))
-    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
-    cases.append(("nested Sequentials", m, x, "0.1"))
-    # 7. everything finite.
-    m = _mlp([5, 7, 7, 3], g, device="cpu")
-    x = torch.randn(4, 5, generator=g)
-    cases.append(("an ordinary MLP", m, x, None))
-    return [(label, m.to(device), x.to(device), name) for label, m, x, name in cases]
+# (model name in probes.NONFINITE_MODELS, description, the module where NaN/inf first appears)
+_NONFINITE_CASES = [
+    ("log_relu", "log of a ReLU output", "2"),  # ReLU gives exact zeros, log(0) = -inf
+    # registration order differs from execution order; inf first (body.1), NaN later (head)
+    ("reordered", "head registered before body", "body.1"),
+    # overflow squashed back to finite numbers: the final output is finite
+    ("squashed", "an overflow that tanh squashes", "blowup"),
+    ("exp_relu", "inf but no NaN", "1"),
+    ("tuple_output", "a module returning a tuple", "1"),
+    ("nested", "nested Sequentials", "0.1"),
+    ("ordinary", "an ordinary MLP", None),  # everything finite
+]
 
 
 def _execution_order(model: nn.Module, x: torch.Tensor) -> list[str]:
@@ -452,16 +398,18 @@ def _execution_order(model: nn.Module, x: torch.Tensor) -> list[str]:
 def check_first_nonfinite_module(first_nonfinite_module) -> None:
     """Models where NaN/inf appears inside; the first module to produce one, and no hooks left."""
     device = get_device()
-    g = torch.Generator().manual_seed(64)
-    for label, model, x, expected in _nonfinite_cases(g, device):
+    for name, label, expected in _NONFINITE_CASES:
         what = f"first_nonfinite_module(model, x) for {label}"
-        got = first_nonfinite_module(model, x)
+        case = {"model": name, "device": device, "what": what}
+        seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
+        got = seen["result"]
         if got is not None:
-            check_type(got, str, what)
-        check_no_hooks_left(model, what)
+            _check_type(got, str, what)
+        if seen["hooks"] is not None:
+            raise CheckError(seen["hooks"])
         if got == expected:
             continue
-        order = _execution_order(model, x)
+        order = _execution_order(*probes.nonfinite_model(case))
         hint = ""
         if expected is None:
             hint = " Every output in this model is finite, so return None."
@@ -510,43 +458,52 @@ def check_accumulated_step(accumulated_step) -> None:
     ]
     for n, micro, kind in cases:
         if kind == "classification":
-            model = _mlp([4, 6, 3], g, device=device)
+            spec = _mlp([4, 6, 3], g, device=device)
             x, y = _classification(n, 4, 3, g, device)
-            loss_fn = nn.CrossEntropyLoss()
+            loss = "cross_entropy"
         else:
-            model = _mlp([3, 5, 2], g, act=nn.Tanh, device=device)
+            spec = _mlp([3, 5, 2], g, act="tanh", device=device)
             x = torch.randn(n, 3, generator=g).to(device)
             y = torch.randn(n, 2, generator=g).to(device)
-            loss_fn = nn.MSELoss()
-        big = copy.deepcopy(model)
+            loss = "mse"
+        loss_fn = probes.LOSSES[loss]()
+        big = probes.build_model(spec)
         optimizer = torch.optim.SGD(big.parameters(), lr=lr)
         full_loss = loss_fn(big(x), y)
         full_loss.backward()
         optimizer.step()
         variants = {}
         for weighting in ("none", "count"):
-            variants[weighting] = copy.deepcopy(model)
+            variants[weighting] = probes.build_model(spec)
             _accumulate(variants[weighting], x, y, loss_fn, lr, micro, weighting)
 
-        _fill_junk_grads(model, g)
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        case = {
+            "model": spec,
+            "grads": _junk_grads(spec, g),
+            "x": x,
+            "y": y,
+            "loss": loss,
+            "lr": lr,
+            "micro_batch": micro,
+        }
         what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
-        got = accumulated_step(model, optimizer, loss_fn, x, y, micro)
-        got = _as_float(got, f"the value {what} returned")
-        if _params_close(model, _params(big), rtol=1e-4, atol=1e-6):
+        seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
+        got = _as_float(seen["result"], f"the value {what} returned")
+        params = seen["params"]
+        if _params_close(params, _params(big), rtol=1e-4, atol=1e-6):
             if abs(got - full_loss.item()) > 1e-4 * max(1.0, abs(full_loss.item())):
                 raise CheckError(
                     f"{what} returned {got:.6g}; the mean loss over the whole batch is "
                     f"{full_loss.item():.6g}. Add up the scaled micro-batch losses (as floats)."
                 )
             continue
-        if _params_close(model, _params(variants["none"]), rtol=1e-4, atol=1e-6):
+        if _params_close(params, _params(variants["none"]), rtol=1e-4, atol=1e-6):
             hint = (
                 " Your update matches adding up the micro-batch *mean* losses unscaled: the summed "
                 "gradient is about N / micro_batch times too big. Multiply each micro-batch loss "
                 "by len(x_chunk) / len(x) before backward()."
             )
-        elif _params_close(model, _params(variants["count"]), rtol=1e-4, atol=1e-6):
+        elif _params_close(params, _params(variants["count"]), rtol=1e-4, atol=1e-6):
             hint = (
                 " Your update matches dividing every loss by the number of micro-batches; that is "
                 "only right when all micro-batches are the same size. Here the last one is "
@@ -563,50 +520,41 @@ def check_accumulated_step(accumulated_step) -> None:
 # ----------------------------------------------------------------------------- autocast_step
 
 
-def _record_dtypes(model: nn.Module) -> tuple[list[torch.dtype], list]:
-    seen: list[torch.dtype] = []
-    handles = [
-        m.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
-        for m in model.modules()
-        if isinstance(m, nn.Linear)
-    ]
-    return seen, handles
-
-
 def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) -> None:
     low = torch.float16 if device.type == "cuda" else torch.bfloat16
     for use_scaler in (False, True):
-        model = _mlp([8, 32, 32, 4], g, device=device)
+        spec = _mlp([8, 32, 32, 4], g, device=device)
         x, y = _classification(16, 8, 4, g, device)
         loss_fn = nn.CrossEntropyLoss()
         lr = 0.1
-        before = _params(model)
-        reference = copy.deepcopy(model)
+        reference = probes.build_model(spec)
+        before = _params(reference)
         ref_opt = torch.optim.SGD(reference.parameters(), lr=lr)
         ref_loss = loss_fn(reference(x), y)
         ref_loss.backward()
         ref_opt.step()
 
-        _fill_junk_grads(model, g)
-        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-        scaler = None
-        if use_scaler:
-            scaler = torch.amp.GradScaler(device.type, init_scale=2.0**10, growth_interval=1)
-        seen, handles = _record_dtypes(model)
+        case = {
+            "model": spec,
+            "grads": _junk_grads(spec, g),
+            "x": x,
+            "y": y,
+            "loss": "cross_entropy",
+            "lr": lr,
+            "device": device,
+            "scaler": {"init_scale": 2.0**10, "growth_interval": 1} if use_scaler else None,
+        }
         what = f"autocast_step on {device.type}" + (" with a GradScaler" if use_scaler else "")
-        try:
-            got = autocast_step(model, optimizer, loss_fn, x, y, scaler=scaler)
-        finally:
-            for h in handles:
-                h.remove()
-        got = _as_float(got, f"the value {what} returned")
+        seen_step = observe(probes.probe_autocast_step, autocast_step, case, what)
+        got = _as_float(seen_step["result"], f"the value {what} returned")
+        seen = seen_step["linear_dtypes"]
         if not seen or any(dt != low for dt in seen):
             raise CheckError(
                 f"{what}: the Linear layers produced {sorted({str(d) for d in seen})}, expected "
                 f"{low}. Run the forward pass and the loss inside torch.autocast(device_type="
                 f"x.device.type, dtype={low}) (on {device.type}: {low})."
             )
-        wrong = [n for n, p in model.named_parameters() if p.dtype != torch.float32]
+        wrong = [n for n, dt in seen_step["param_dtypes"].items() if dt != torch.float32]
         if wrong:
             raise CheckError(
                 f"{what} changed the dtype of {wrong}. Keep the weights in float32; autocast "
@@ -617,9 +565,17 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                 f"{what} returned the loss {got:.5g}; a float32 forward pass gives "
                 f"{ref_loss.item():.5g}. Return the unscaled loss, loss.item()."
             )
+        params = seen_step["params"]
+        if len(params) != len(before) or any(
+            p.shape != b.shape for p, b in zip(params, before, strict=False)
+        ):
+            raise CheckError(
+                f"{what} changed the model's parameters themselves (their number or shapes); "
+                "only update their values with one optimizer step."
+            )
         # bfloat16 keeps about 3 significant digits, so compare the whole update vector.
         step = torch.cat(
-            [(p.detach() - b).flatten() for p, b in zip(model.parameters(), before, strict=True)]
+            [(p.to(b.device, b.dtype) - b).flatten() for p, b in zip(params, before, strict=True)]
         )
         ref_step = torch.cat(
             [
@@ -642,9 +598,9 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                 f"{what}: the weight update is {ratio:.3g} times as long as a float32 step and "
                 f"differs from it by {rel_err:.0%} (allowed: 25%).{hint}"
             )
-        if use_scaler and scaler.get_scale() != 2.0**11:
+        if use_scaler and seen_step["scale"] != 2.0**11:
             raise CheckError(
-                f"{what}: the scaler's scale is {scaler.get_scale():g} after a step without "
+                f"{what}: the scaler's scale is {seen_step['scale']:g} after a step without "
                 "overflow; with growth_interval=1 it should have grown to 2048. Call "
                 "scaler.update() after scaler.step(optimizer)."
             )
@@ -667,31 +623,6 @@ def check_autocast_step(autocast_step) -> None:
 # ----------------------------------------------------------------------------- set_seed
 
 
-class _NoisyDataset(torch.utils.data.Dataset):
-    """Each item draws from Python's random, NumPy and torch: all three must be seeded."""
-
-    def __len__(self) -> int:
-        return 8
-
-    def __getitem__(self, i: int) -> torch.Tensor:
-        return torch.tensor(
-            [float(i), random.random(), float(np.random.rand()), float(torch.rand(()))],
-            dtype=torch.float64,
-        )
-
-
-def _draws(generator: torch.Generator, device: torch.device) -> dict[str, list[float]]:
-    draws = {
-        "Python's random": [random.random() for _ in range(3)],
-        "NumPy's global generator": np.random.rand(3).tolist(),
-        "torch's CPU generator": torch.rand(3).tolist(),
-        "the torch.Generator you returned": torch.rand(3, generator=generator).tolist(),
-    }
-    if device.type == "cuda":
-        draws["torch's CUDA generator"] = torch.rand(3, device=device).tolist()
-    return draws
-
-
 _HOW = {
     "Python's random": "random.seed(seed)",
     "NumPy's global generator": "np.random.seed(seed % 2**32)",
@@ -701,30 +632,40 @@ _HOW = {
 }
 
 
-def _loader_run(set_seed, seed: int) -> torch.Tensor:
-    generator = set_seed(seed)
-    loader = torch.utils.data.DataLoader(
-        _NoisyDataset(), batch_size=2, shuffle=True, num_workers=2, generator=generator
-    )
-    return torch.cat(list(loader))
+def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[str, list[float]]:
+    """The next numbers of every generator after set_seed(seed) (each first seeded with salt)."""
+    what = f"set_seed({seed})"
+    case = {"seed": seed, "salt": salt, "device": device}
+    try:
+        seen = observe(probes.probe_set_seed, set_seed, case, what)
+    except AnswerRaised as err:
+        if err.type_name == "ValueError":
+            raise CheckError(
+                f"{what} raised ValueError: {err.message}. NumPy only takes seeds below 2**32: "
+                "pass seed % 2**32 to np.random.seed (Python's random and torch take the seed "
+                "as is)."
+            ) from None
+        raise
+    if not seen["generator"]:
+        _check_type(seen["returned"], torch.Generator, f"the value {what} returned")
+    return seen["draws"]
 
 
 def check_set_seed(set_seed) -> None:
     """Same seed, same numbers from every generator; a different seed changes each; workers too."""
     device = get_device()
+    salts = itertools.count(1000)
     for seed in (0, 7, 2024, 2**33 + 5):
         what = f"set_seed({seed})"
-        try:
-            first_gen = set_seed(seed)
-        except ValueError as err:
-            raise CheckError(
-                f"{what} raised ValueError: {err}. NumPy only takes seeds below 2**32: pass "
-                "seed % 2**32 to np.random.seed (Python's random and torch take the seed as is)."
-            ) from None
-        check_type(first_gen, torch.Generator, f"the value {what} returned")
-        first = _draws(first_gen, device)
-        second = _draws(set_seed(seed), device)
-        third = _draws(set_seed(seed + 1), device)
+        first = _seeded_draws(set_seed, seed, next(salts), device)
+        second = _seeded_draws(set_seed, seed, next(salts), device)
+        third = _seeded_draws(set_seed, seed + 1, next(salts), device)
+        expected_sources = set(_HOW) - (
+            {"torch's CUDA generator"} if device.type != "cuda" else set()
+        )
+        for draws in (first, second, third):
+            if type(draws) is not dict or set(draws) != expected_sources:
+                raise CheckError(f"the hidden check could not draw numbers after {what}.")
         for source in first:
             if first[source] != second[source]:
                 raise CheckError(
@@ -737,7 +678,14 @@ def check_set_seed(set_seed) -> None:
                     f"set_seed({seed}) and set_seed({seed + 1}) give the same numbers from {source}: "
                     f"use the seed you were given ({_HOW[source]})."
                 )
-    runs = [_loader_run(set_seed, 3), _loader_run(set_seed, 3), _loader_run(set_seed, 4)]
+    runs = [
+        observe(
+            probes.probe_loader_run, set_seed, {"seed": seed}, f"a DataLoader with set_seed({seed})"
+        )
+        for seed in (3, 3, 4)
+    ]
+    for run in runs:
+        _check_type(run, torch.Tensor, "the batches of a DataLoader run")
     if not torch.equal(runs[0], runs[1]):
         raise CheckError(
             "two DataLoader runs with num_workers=2 and generator=set_seed(3) gave different "

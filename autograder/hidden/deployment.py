@@ -1,87 +1,73 @@
-"""Hidden checks for 07_deployment."""
+"""Hidden checks for 07_deployment.
+
+Every contact with the learner's answer goes through ``observe`` and a probe in
+``autograder/probes/deployment.py``, which builds the inputs (files included) from the case
+and returns what it saw as data. The references and expected values are here.
+"""
 
 from __future__ import annotations
 
 import copy
 import io
-import os
-import tempfile
-import time
+import statistics
 import warnings
 from collections import OrderedDict
 
 import torch
 from torch import nn
 
-from tutorial_lib.checks import CheckError, assert_close, check_type
+from autograder.boundary import AnswerRaised, observe
+from autograder.probes import deployment as probes
+from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.device import get_device
 
-# ---------------------------------------------------------------------------------------
-# Helpers: checkpoints that look as if they came from a GPU, and a file that runs code.
-# ---------------------------------------------------------------------------------------
 
-_TAG = {"location": None}  # while set, torch.save labels every storage with this location
-
-
-def _fake_tagger(obj):
-    return _TAG["location"]
+def _first_line(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0][:300] if text else ""
 
 
-def _fake_deserializer(obj, location):
-    return None  # never claims a storage: loading falls through to torch's own rules
-
-
-# Priority 2: before torch's CPU tagger (10); distinct from the lesson's own trick (1).
-torch.serialization.register_package(2, _fake_tagger, _fake_deserializer)
-
-
-def _save_as_gpu(obj, path: str) -> None:
-    """torch.save(obj, path), labelling every tensor as saved from a CUDA device."""
-    # A device index this machine lacks, so that loading without map_location fails even on
-    # a machine with GPUs (on a CPU-only machine any CUDA label fails).
-    _TAG["location"] = f"cuda:{torch.cuda.device_count() + 1}"
+def _observe(probe, student, case: dict, what: str, hints: dict[str, str] | None = None):
+    """What ``probe`` saw; an error the answer raised becomes a CheckError with a hint."""
     try:
-        torch.save(obj, path)
-    finally:
-        _TAG["location"] = None
-
-
-_PAYLOAD_RUNS: list[str] = []
-
-
-def _payload(note: str) -> None:
-    """What a malicious checkpoint would run while unpickling (here: only a note)."""
-    _PAYLOAD_RUNS.append(note)
-
-
-class _Payload:
-    def __reduce__(self):
-        return (_payload, ("code from the checkpoint ran",))
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:300] if text else type(err).__name__
-
-
-def _call(what: str, fn, *args, hints: dict[str, str] | None = None):
-    """Call student code; turn an unexpected exception into a CheckError with a hint."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(*args)
-    except NotImplementedError:
-        raise
-    except CheckError:
-        raise
-    except Exception as err:  # any error from student code becomes a message
-        message = str(err)
+        return observe(probe, student, case, what)
+    except AnswerRaised as err:
         hint = ""
         for needle, text in (hints or {}).items():
-            if needle.lower() in message.lower():
+            if needle.lower() in err.message.lower():
                 hint = " " + text
                 break
-        raise CheckError(f"{what} raised {type(err).__name__}: {_first_line(err)}.{hint}") from None
+        first = _first_line(err.message) or err.type_name
+        raise CheckError(f"{what} raised {err.type_name}: {first}.{hint}") from None
+
+
+def _qualname(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _check_kind(kind: dict, expected: type | tuple[type, ...], what: str) -> None:
+    """check_type for a value described by ``probes.describe`` (same messages and hints)."""
+    types = expected if isinstance(expected, tuple) else (expected,)
+    if any(_qualname(t) in kind["mro"] for t in types):
+        return
+    wanted = " or ".join(t.__name__ for t in types)
+    got = kind["name"]
+    hint = ""
+    if kind["name"] == "NoneType":
+        hint = " Did you forget a `return` (or, for a .grad, to call backward())?"
+    elif expected is torch.Tensor and kind["module"] == "numpy":
+        hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
+    elif expected is torch.Tensor and got in ("int", "float", "list", "tuple"):
+        hint = " Build a tensor with torch.tensor(...)."
+    elif expected in (float, int) and _qualname(torch.Tensor) in kind["mro"]:
+        hint = " Use .item() to turn a one-element tensor into a Python number."
+    article = "an" if wanted[:1].lower() in "aeiou" else "a"
+    raise CheckError(f"{what} should be {article} {wanted}, got {got}.{hint}")
+
+
+def _plain_state(module: nn.Module) -> dict:
+    """A state_dict as a plain dict (what may cross to a probe), order kept."""
+    return dict(module.state_dict())
 
 
 # ---------------------------------------------------------------------------------------
@@ -106,42 +92,49 @@ class _Block(nn.Module):
 def check_strip_module_prefix(strip_module_prefix) -> None:
     """DataParallel-style keys, keys with 'module' inside, mixed and empty state dicts."""
     g = torch.Generator().manual_seed(7)
-    cases = []
+    cases = []  # (what, [key, tensor, handed over transposed])
     for width in (1, 3):
         inner = nn.Sequential(_Block(g, width), nn.Linear(width, 2))
-        cases.append(("a DataParallel checkpoint", nn.DataParallel(inner).state_dict()))
-    mixed = OrderedDict()
-    mixed["module.encoder.weight"] = torch.randn(2, 3, generator=g)
-    mixed["head.module.bias"] = torch.randn(3, generator=g)  # 'module.' inside: keep it
-    mixed["modules.count"] = torch.tensor(4)  # starts with 'module' but not 'module.'
-    mixed["module.submodule.weight"] = torch.randn(3, 3, generator=g).t()  # non-contiguous
+        sd = nn.DataParallel(inner).state_dict()
+        cases.append(("a DataParallel checkpoint", [[k, v, False] for k, v in sd.items()]))
+    mixed = [
+        ["module.encoder.weight", torch.randn(2, 3, generator=g), False],
+        ["head.module.bias", torch.randn(3, generator=g), False],  # 'module.' inside: keep it
+        ["modules.count", torch.tensor(4), False],  # starts with 'module' but not 'module.'
+        ["module.submodule.weight", torch.randn(3, 3, generator=g), True],  # non-contiguous
+    ]
     cases.append(("a state_dict with some prefixed keys", mixed))
-    cases.append(("an empty state_dict", OrderedDict()))
-    for what, sd in cases:
-        keys_before = list(sd)
-        out = _call(f"strip_module_prefix({what})", strip_module_prefix, sd)
-        check_type(out, dict, f"strip_module_prefix({what})")
-        expected = _reference_strip(sd)
-        if list(sd) != keys_before:
+    cases.append(("an empty state_dict", []))
+    for what, entries in cases:
+        keys_before = [key for key, _, _ in entries]
+        call = f"strip_module_prefix({what})"
+        seen = _observe(
+            probes.probe_strip_module_prefix, strip_module_prefix, {"entries": entries}, call
+        )
+        _check_kind(seen["kind"], dict, call)
+        expected = _reference_strip(OrderedDict((key, i) for i, key in enumerate(keys_before)))
+        if seen["caller_keys_after"] != keys_before:
             raise CheckError(
                 f"strip_module_prefix changed the caller's dict ({what}). Build and return a "
                 "new dict instead of renaming keys in place."
             )
-        if list(out) != list(expected):
+        out_keys = seen["keys"]
+        if out_keys != list(expected):
             wrong = [
-                (a, b) for a, b in zip(sd, out, strict=False) if b != a.removeprefix("module.")
+                (a, b)
+                for a, b in zip(keys_before, out_keys, strict=False)
+                if b != a.removeprefix("module.")
             ]
             example = f" For example {wrong[0][0]!r} became {wrong[0][1]!r}." if wrong else ""
             raise CheckError(
-                f"strip_module_prefix({what}) returned keys {list(out)[:6]}, expected "
+                f"strip_module_prefix({what}) returned keys {out_keys[:6]}, expected "
                 f"{list(expected)[:6]} (same order).{example} Remove 'module.' only at the "
                 "start of a key (str.removeprefix); str.replace also edits names like "
                 "'submodule.' and str.lstrip removes characters, not a prefix."
             )
-        for key, value in expected.items():
-            got = out[key]
-            check_type(got, torch.Tensor, f"the value for {key!r}")
-            if got.data_ptr() != value.data_ptr() or got.shape != value.shape:
+        for (key, source), value in zip(expected.items(), seen["values"], strict=True):
+            _check_kind(value["kind"], torch.Tensor, f"the value for {key!r}")
+            if source not in value["same_tensor_as"]:
                 raise CheckError(
                     f"the value for {key!r} is not the original tensor: rename the keys, keep "
                     "the values as they are (no copies, no changes)."
@@ -151,17 +144,6 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
 # ---------------------------------------------------------------------------------------
 # Exercise 2: load_checkpoint_cpu
 # ---------------------------------------------------------------------------------------
-
-
-class _Classifier(nn.Module):
-    def __init__(self, g: torch.Generator, d_in: int, head_name: str = "head"):
-        super().__init__()
-        self.body = nn.Sequential(nn.Linear(d_in, 6), nn.BatchNorm1d(6), nn.ReLU())
-        setattr(self, head_name, nn.Linear(6, 3))
-        with torch.no_grad():
-            for p in self.parameters():
-                p.copy_(torch.randn(p.shape, generator=g))
-            self.body[1].running_mean.copy_(torch.randn(6, generator=g))
 
 
 _LOAD_HINTS = {
@@ -175,7 +157,6 @@ _LOAD_HINTS = {
 def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
     """GPU-labelled checkpoints with renamed, missing and extra keys; weights really loaded."""
     g = torch.Generator().manual_seed(11)
-    folder = tempfile.mkdtemp(prefix="deploy-check-")
     cases = [
         ("a checkpoint whose head is called 'classifier'", 4, "classifier", None, None),
         ("a checkpoint that matches exactly", 1, "head", None, None),
@@ -188,27 +169,31 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
         ),
     ]
     for i, (what, d_in, head_name, extra, drop) in enumerate(cases):
-        source = _Classifier(g, d_in, head_name)
-        sd = source.state_dict()
+        sd = _plain_state(probes.Classifier(g, d_in, head_name))
         if extra:
             sd[extra] = torch.tensor([1.5])
         if drop:
             del sd[drop]
-        path = os.path.join(folder, f"ckpt{i}.pt")
-        _save_as_gpu(sd, path)
-        model = _Classifier(torch.Generator().manual_seed(99 + i), d_in, "head")
-        before = {k: v.clone() for k, v in model.state_dict().items()}
+        case = {"state": sd, "d_in": d_in, "model_seed": 99 + i}
+        before = _plain_state(probes.build_classifier(case))
         model_keys = set(before)
         expected_missing = sorted(model_keys - set(sd))
         expected_unexpected = sorted(set(sd) - model_keys)
         call = f"load_checkpoint_cpu(path, model) for {what}"
-        result = _call(call, load_checkpoint_cpu, path, model, hints=_LOAD_HINTS)
-        check_type(result, (tuple, list), call)
-        if len(result) != 2:
+        seen = _observe(
+            probes.probe_load_checkpoint_cpu, load_checkpoint_cpu, case, call, hints=_LOAD_HINTS
+        )
+        _check_kind(seen["kind"], (tuple, list), call)
+        if seen["length"] != 2:
             raise CheckError(
-                f"{call} should return (missing, unexpected), got {len(result)} items."
+                f"{call} should return (missing, unexpected), got {seen['length']} items."
             )
-        missing, unexpected = (sorted(str(k) for k in part) for part in result)
+        for part in seen["parts"]:
+            if part is None:
+                raise CheckError(
+                    f"{call} should return two lists of key names (missing, unexpected)."
+                )
+        missing, unexpected = (sorted(part) for part in seen["parts"])
         if (missing, unexpected) == (
             expected_unexpected,
             expected_missing,
@@ -227,7 +212,12 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
                 f"{call} reported unexpected keys {unexpected}, expected {expected_unexpected}: "
                 "checkpoint keys the model has no place for."
             )
-        after = model.state_dict()
+        after = seen["after"]
+        if set(after) != model_keys:
+            raise CheckError(
+                f"after {call}, the model's state_dict has the keys {sorted(after)}, expected "
+                f"{sorted(model_keys)}: load into the model, do not change its layers."
+            )
         for key in model_keys & set(sd):
             if not torch.equal(after[key].cpu(), sd[key].cpu()):
                 raise CheckError(
@@ -235,9 +225,9 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
                     "values: call model.load_state_dict(state_dict, strict=False)."
                 )
         for key in expected_missing:
-            if not torch.equal(after[key], before[key]):
+            if not torch.equal(after[key].cpu(), before[key]):
                 raise CheckError(f"{call} changed {key!r}, which the checkpoint does not have.")
-        if any(t.device.type != "cpu" for t in after.values()):
+        if any(not device.startswith("cpu") for device in seen["devices"].values()):
             raise CheckError(f"{call} moved the model off the CPU; load onto the CPU.")
 
 
@@ -249,7 +239,6 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
 def check_safe_load(safe_load) -> None:
     """Plain and metadata checkpoints load onto the CPU; pickled modules and code are refused."""
     g = torch.Generator().manual_seed(3)
-    folder = tempfile.mkdtemp(prefix="deploy-check-")
     hints = {
         "Weights only load failed": (
             "Catch pickle.UnpicklingError (what torch.load(weights_only=True) raises for a "
@@ -257,51 +246,59 @@ def check_safe_load(safe_load) -> None:
         ),
         "CUDA": "The file was saved on a GPU: pass map_location='cpu'.",
     }
-    plain = OrderedDict(w=torch.randn(3, 2, generator=g), b=torch.randn(1, generator=g))
+    plain = {"w": torch.randn(3, 2, generator=g), "b": torch.randn(1, generator=g)}
     meta = {"model": plain, "epoch": 7, "classes": ["cat", "dog"], "lr": 0.1}
     good = [("a plain state_dict", plain), ("a dict with epoch, class names and lr", meta)]
-    for i, (what, obj) in enumerate(good):
-        path = os.path.join(folder, f"good{i}.pt")
-        _save_as_gpu(obj, path)
+    for what, obj in good:
         call = f"safe_load on {what} saved from a GPU"
-        out = _call(call, safe_load, path, hints=hints)
-        if out is None:
+        seen = _observe(probes.probe_safe_load, safe_load, {"file": "gpu", "obj": obj}, call, hints)
+        out = seen["out"]
+        if seen["kind"]["name"] == "NoneType":
             raise CheckError(
                 f"{call} returned None, but the file holds only tensors and plain Python "
                 "values. Did an error (a missing map_location='cpu'?) get swallowed by a broad "
                 "except?"
             )
-        check_type(out, dict, call)
-        state = out["model"] if "model" in obj else out
+        _check_kind(seen["kind"], dict, call)
+        prefix = ""
+        state = out
+        if "model" in obj:
+            state, prefix = out.get("model"), "model."
+            if not isinstance(state, dict):
+                raise CheckError(f"{call} lost the entry 'model' (the state_dict inside the file).")
         for key, value in plain.items():
+            if key not in state:
+                raise CheckError(f"{call}: entry {key!r} is missing from what it returned.")
             got = state[key]
-            check_type(got, torch.Tensor, f"{call}: entry {key!r}")
-            if got.device.type != "cpu":
-                raise CheckError(f"{call} put {key!r} on {got.device}: pass map_location='cpu'.")
+            if not isinstance(got, torch.Tensor):
+                raise CheckError(
+                    f"{call}: entry {key!r} should be a Tensor, got {type(got).__name__}."
+                )
+            device = seen["devices"].get(prefix + key, "cpu")
+            if not device.startswith("cpu"):
+                raise CheckError(f"{call} put {key!r} on {device}: pass map_location='cpu'.")
             assert_close(got, value, what=f"{call}: entry {key!r}")
         if "epoch" in obj and out.get("epoch") != 7:
             raise CheckError(
                 f"{call} lost the metadata: expected epoch 7, got {out.get('epoch')!r}."
             )
 
-    whole = os.path.join(folder, "whole_model.pt")
-    torch.save(nn.Sequential(nn.Linear(2, 2)), whole)
-    evil = os.path.join(folder, "evil.pt")
-    torch.save({"weight": torch.zeros(2), "extra": _Payload()}, evil)
-    bad = [("a pickled nn.Module (torch.save(model))", whole), ("a file that runs code", evil)]
-    for what, path in bad:
-        _PAYLOAD_RUNS.clear()
+    bad = [
+        ("a pickled nn.Module (torch.save(model))", "whole_model"),
+        ("a file that runs code", "runs_code"),
+    ]
+    for what, file in bad:
         call = f"safe_load on {what}"
-        out = _call(call, safe_load, path, hints=hints)
-        if _PAYLOAD_RUNS:
+        seen = _observe(probes.probe_safe_load, safe_load, {"file": file}, call, hints)
+        if seen["payload_ran"]:
             raise CheckError(
                 f"{call}: the code hidden in the file ran while loading. Only "
                 "torch.load(..., weights_only=True) refuses to run it; never load an untrusted "
                 "file with weights_only=False."
             )
-        if out is not None:
+        if seen["kind"]["name"] != "NoneType":
             raise CheckError(
-                f"{call} returned a {type(out).__name__}, expected None: weights_only=True "
+                f"{call} returned a {seen['kind']['name']}, expected None: weights_only=True "
                 "refuses anything but tensors and plain containers, and safe_load should "
                 "report that refusal as None."
             )
@@ -312,23 +309,6 @@ def check_safe_load(safe_load) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-class GatedNet(nn.Module):
-    """The lesson's GatedNet: the whole batch goes through one branch, chosen by the data."""
-
-    def __init__(self, dim: int = 8, p: float = 0.5):
-        super().__init__()
-        self.pos = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(p), nn.Tanh())
-        self.neg = nn.Sequential(nn.Linear(dim, dim), nn.Dropout(p), nn.ReLU())
-
-    def gate(self, x: torch.Tensor) -> torch.Tensor:
-        return x.mean() > 0
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.gate(x):
-            return self.pos(x)
-        return self.neg(x)
-
-
 _EXPORT_HINTS = {
     "data-dependent": (
         "torch.export cannot follow a Python `if` on a tensor's value: write the branch with "
@@ -337,41 +317,41 @@ _EXPORT_HINTS = {
 }
 
 
-def _as_callable(result):
-    if isinstance(result, torch.export.ExportedProgram):
-        return result.module()
-    return result
-
-
 def check_export_gated(export_gated) -> None:
     """Export from an example on one branch, then run inputs that take each branch."""
     device = get_device()
     g = torch.Generator().manual_seed(5)
     for dim, batch in ((8, 4), (3, 1)):
-        torch.manual_seed(dim)
-        model = GatedNet(dim).to(device)  # left in training mode on purpose
-        reference = copy.deepcopy(model).eval()
         example = (torch.rand(batch, dim, generator=g) + 0.1).to(device)  # gate True
-        call = f"export_gated(GatedNet({dim}), example of shape {(batch, dim)})"
-        result = _call(call, export_gated, model, example, hints=_EXPORT_HINTS)
-        run = _as_callable(result)
-        if not callable(run):
-            raise CheckError(
-                f"{call} returned a {type(result).__name__}; return torch.export's program."
-            )
         same = [example, (torch.rand(batch, dim, generator=g) + 0.5).to(device)]
         other = [-(torch.rand(batch, dim, generator=g) + 0.1).to(device)]
+        case = {"dim": dim, "device": device, "example": example, "inputs": same + other}
+        reference = probes.build_gated(case).eval()
+        call = f"export_gated(GatedNet({dim}), example of shape {(batch, dim)})"
+        seen = _observe(probes.probe_export_gated, export_gated, case, call, hints=_EXPORT_HINTS)
+        if seen["module_error"] is not None:
+            raise CheckError(
+                f"{call} returned an ExportedProgram whose .module() raised {seen['module_error']}."
+            )
+        if not seen["callable"]:
+            raise CheckError(
+                f"{call} returned a {seen['kind']['name']}; return torch.export's program."
+            )
+        outputs = iter(seen["outputs"])
         for branch, inputs in (("the example's branch", same), ("the other branch", other)):
             for x in inputs:
-                with torch.no_grad(), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    got = run(x)
-                    want = reference(x)
-                check_type(got, torch.Tensor, f"the exported model's output ({branch})")
-                try:
-                    assert_close(
-                        got.detach(), want, what=f"output on {branch}", rtol=1e-4, atol=1e-5
+                out = next(outputs)
+                if out["error"] is not None:
+                    raise CheckError(
+                        f"the program from {call} raised {out['error']} on an input that takes "
+                        f"{branch}."
                     )
+                got = out["value"]
+                with torch.no_grad():
+                    want = reference(x)
+                _check_kind(out["kind"], torch.Tensor, f"the exported model's output ({branch})")
+                try:
+                    assert_close(got, want, what=f"output on {branch}", rtol=1e-4, atol=1e-5)
                 except CheckError as err:
                     if branch == "the example's branch":
                         hint = (
@@ -385,9 +365,9 @@ def check_export_gated(export_gated) -> None:
                             "and torch.cond so both branches are in the graph."
                         )
                     raise CheckError(f"{call}: {err} {hint}") from None
-        if not isinstance(result, torch.export.ExportedProgram):
+        if not seen["is_exported_program"]:
             raise CheckError(
-                f"{call} returned a {type(result).__name__}. TorchScript (torch.jit.script / "
+                f"{call} returned a {seen['kind']['name']}. TorchScript (torch.jit.script / "
                 "trace) is the legacy path; return the ExportedProgram from "
                 "torch.export.export."
             )
@@ -398,67 +378,49 @@ def check_export_gated(export_gated) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _onnx_model(g: torch.Generator, d_in: int) -> nn.Module:
-    model = nn.Sequential(
-        nn.Linear(d_in, 32),
-        nn.BatchNorm1d(32),
-        nn.ReLU(),
-        nn.Dropout(0.3),
-        nn.Linear(32, 32),
-        nn.GELU(),
-        nn.Linear(32, 5),
-    )
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-        model[1].running_mean.copy_(torch.randn(32, generator=g))
-        model[1].running_var.copy_(torch.rand(32, generator=g) + 0.5)
-    return model  # in training mode, as a model straight out of a training loop
-
-
 def check_onnx_round_trip(onnx_round_trip) -> None:
     """ONNX Runtime's output against the model in eval mode; the tolerance arguments honoured."""
     device = get_device()
     g = torch.Generator().manual_seed(21)
-    folder = tempfile.mkdtemp(prefix="deploy-check-")
     hints = {"onnxscript": "torch.onnx.export(..., dynamo=True) needs the onnxscript package."}
     for i, (batch, d_in, tol) in enumerate(((12, 6, None), (1, 3, 0.0))):
-        model = _onnx_model(g, d_in).to(device)
-        reference = copy.deepcopy(model).eval()
         x = torch.randn(batch, d_in, generator=g).to(device)
+        case = {"seed": 21 + i, "d_in": d_in, "device": device, "x": x, "tol": tol}
+        reference = probes.build_onnx_model(case).eval()
         with torch.no_grad():
             want = reference(x).cpu()
-        path = os.path.join(folder, f"model{i}.onnx")
         if tol is None:
             call = f"onnx_round_trip(model, x of shape {(batch, d_in)}, path)"
-            result = _call(call, onnx_round_trip, model, x, path, hints=hints)
         else:
             call = f"onnx_round_trip(model, x of shape {(batch, d_in)}, path, rtol=0, atol=0)"
-            result = _call(call, onnx_round_trip, model, x, path, tol, tol, hints=hints)
-        check_type(result, tuple, call)
-        if len(result) != 2:
-            raise CheckError(f"{call} should return (onnx_out, matches), got {len(result)} items.")
-        onnx_out, matches = result
-        check_type(onnx_out, torch.Tensor, f"onnx_out from {call}")
-        if not os.path.exists(path):
+        seen = _observe(probes.probe_onnx_round_trip, onnx_round_trip, case, call, hints=hints)
+        _check_kind(seen["kind"], tuple, call)
+        if seen["length"] != 2:
+            raise CheckError(
+                f"{call} should return (onnx_out, matches), got {seen['length']} items."
+            )
+        _check_kind(seen["out_kind"], torch.Tensor, f"onnx_out from {call}")
+        if not seen["file_written"]:
             raise CheckError(f"{call} did not write the ONNX file to path.")
+        onnx_out = seen["out"]
         assert_close(
-            onnx_out.detach().cpu(),
+            onnx_out,
             want,
             rtol=1e-4,
             atol=1e-4,
             what=f"onnx_out from {call} against the model in eval mode",
         )
-        if not isinstance(matches, bool) and type(matches).__name__ != "bool_":
+        matches = seen["matches"]
+        if matches is None:
             raise CheckError(
-                f"matches from {call} should be a bool, got {type(matches).__name__}. "
+                f"matches from {call} should be a bool, got {seen['matches_kind']['name']}. "
                 "torch.allclose returns one; .item() turns a one-element tensor into a bool."
             )
-        exact = torch.equal(onnx_out.detach().cpu(), want)
+        exact = torch.equal(onnx_out, want)
         if tol is None and not matches:
             raise CheckError(
                 f"{call} said matches=False, but ONNX Runtime agrees with PyTorch to "
-                f"{(onnx_out.detach().cpu() - want).abs().max().item():.2g}. Two runtimes "
+                f"{(onnx_out - want).abs().max().item():.2g}. Two runtimes "
                 "never agree bit for bit: compare within rtol and atol (torch.allclose), on "
                 "the model in eval mode."
             )
@@ -503,38 +465,33 @@ def check_quantize_report(quantize_report) -> None:
     """Sizes from the serialised state_dict, accuracies in eval mode, the caller's model intact."""
     g = torch.Generator().manual_seed(13)
     for d_in, hidden, n in ((64, 256, 300), (48, 512, 1)):
-        torch.manual_seed(d_in)
-        model = nn.Sequential(
-            nn.Linear(d_in, hidden), nn.ReLU(), nn.Dropout(0.5), nn.Linear(hidden, 10)
-        )  # on the CPU, in training mode
+        case = {"d_in": d_in, "hidden": hidden}
+        pristine = probes.build_quant_model(case)  # on the CPU, in training mode
         x = torch.randn(n, d_in, generator=g)
         with torch.no_grad():
-            y = model.eval()(x).argmax(dim=1)
+            y = pristine.eval()(x).argmax(dim=1)
         flip = torch.rand(n, generator=g) < 0.2  # some labels the model gets wrong
         y = torch.where(flip, torch.randint(0, 10, (n,), generator=g), y)
-        model.train()
-        pristine = copy.deepcopy(model)
+        case.update(x=x, y=y)
         call = f"quantize_report(model with Linear({d_in}, {hidden}), x of shape {(n, d_in)}, y)"
-        report = _call(call, quantize_report, model, x, y)
-        check_type(report, dict, call)
-        missing = [k for k in _QUANT_KEYS if k not in report]
+        seen = _observe(probes.probe_quantize_report, quantize_report, case, call)
+        _check_kind(seen["kind"], dict, call)
+        missing = [k for k in _QUANT_KEYS if k not in seen["keys"]]
         if missing:
             raise CheckError(f"{call} lacks the keys {missing}; expected {list(_QUANT_KEYS)}.")
         for key in _QUANT_KEYS[:2]:
-            check_type(report[key], int, f"report[{key!r}]")
+            _check_kind(seen["kinds"][key], int, f"report[{key!r}]")
         for key in _QUANT_KEYS[2:]:
-            check_type(report[key], float, f"report[{key!r}]")
-        state = model.state_dict()
+            _check_kind(seen["kinds"][key], float, f"report[{key!r}]")
+        report = seen["values"]
+        state = seen["state_after"]
         for key, value in pristine.state_dict().items():
-            if (
-                key not in state
-                or type(state[key]) is not torch.Tensor
-                or not torch.equal(state[key], value)
-            ):
+            entry = state.get(key)
+            if entry is None or entry["tensor"] is None or not torch.equal(entry["tensor"], value):
+                now = entry["type"] if entry is not None else "NoneType"
                 raise CheckError(
-                    f"{call} changed the caller's model ({key!r} is now "
-                    f"{type(state.get(key)).__name__}). Quantise a copy: "
-                    "quantize_int8(copy.deepcopy(model))."
+                    f"{call} changed the caller's model ({key!r} is now {now}). Quantise a "
+                    "copy: quantize_int8(copy.deepcopy(model))."
                 )
         ref_fp32 = _serialized_nbytes(pristine)
         if abs(report["size_fp32"] - ref_fp32) > 0.02 * ref_fp32:
@@ -582,50 +539,38 @@ def check_quantize_report(quantize_report) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-class _FakeModel:
-    """Sleeps a scripted number of milliseconds per call; remembers how it was called."""
-
-    def __init__(self, durations_ms: list[float]):
-        self.durations_ms = durations_ms
-        self.calls = 0
-        self.grad_enabled: list[bool] = []
-        self.inputs: list[object] = []
-
-    def __call__(self, x):
-        ms = self.durations_ms[min(self.calls, len(self.durations_ms) - 1)]
-        self.calls += 1
-        self.grad_enabled.append(torch.is_grad_enabled())
-        self.inputs.append(x)
-        time.sleep(ms / 1000)
-        return x
-
-
 def check_measure_latency_ms(measure_latency_ms) -> None:
-    """Warm-up calls untimed, the median of the timed calls, no autograd, every call counted."""
-    x = torch.zeros(2, 3, device=get_device())
+    """Warm-up calls untimed, the median of the timed calls, no autograd, every call counted.
+
+    The fake model sleeps a scripted time per call and reports how long each call really
+    took; the expected answer is the median of those real durations over the timed calls.
+    """
+    device = get_device()
     cases = [
-        # (warmup, runs, durations, expected median, what a wrong answer would see)
-        (4, 3, [40] * 4 + [4] * 3, 4.0, "slow first calls"),
-        (2, 9, [4, 4, 4, 4, 4, 4, 90, 4, 4, 4, 4], 4.0, "one 90 ms hiccup"),
-        (1, 5, [4, 12, 2, 12, 12, 12], 12.0, "one unusually fast call"),
+        # (warmup, runs, scripted durations in ms, what a wrong answer would see)
+        (4, 3, [40] * 4 + [4] * 3, "slow first calls"),
+        (2, 9, [4, 4, 4, 4, 4, 4, 90, 4, 4, 4, 4], "one 90 ms hiccup"),
+        (1, 5, [4, 12, 2, 12, 12, 12], "one unusually fast call"),
     ]
-    for warmup, runs, durations, expected, situation in cases:
-        fake = _FakeModel(durations)
+    for warmup, runs, durations, situation in cases:
         call = f"measure_latency_ms(fn, x, warmup={warmup}, runs={runs})"
-        got = _call(call, measure_latency_ms, fake, x, warmup, runs)
-        check_type(got, float, call)
-        if fake.calls != warmup + runs:
+        case = {"device": device, "durations_ms": durations, "warmup": warmup, "runs": runs}
+        seen = _observe(probes.probe_measure_latency_ms, measure_latency_ms, case, call)
+        _check_kind(seen["kind"], float, call)
+        if seen["calls"] != warmup + runs:
             raise CheckError(
-                f"{call} called fn {fake.calls} times, expected warmup + runs = "
+                f"{call} called fn {seen['calls']} times, expected warmup + runs = "
                 f"{warmup + runs}: first {warmup} untimed warm-up calls, then {runs} timed ones."
             )
-        if any(inp is not x for inp in fake.inputs):
+        if not seen["same_input"]:
             raise CheckError(f"{call} did not pass x itself to fn.")
-        if any(fake.grad_enabled):
+        if any(seen["grad_enabled"]):
             raise CheckError(
                 f"{call} ran fn with autograd on. Inference records no graph: run the calls "
                 "under torch.no_grad() (or torch.inference_mode())."
             )
+        expected = statistics.median(seen["slept_ms"][warmup : warmup + runs])
+        got = seen["value"]
         if not expected * 0.8 <= got <= expected + 8.0:
             if got * 1000 >= expected * 0.8 and got * 1000 <= expected + 8.0:
                 hint = "That looks like seconds: perf_counter counts seconds, multiply by 1000."
@@ -639,5 +584,5 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
                 )
             raise CheckError(
                 f"{call} returned {got:.2f} ms with {situation}; the median of the timed calls "
-                f"is about {expected:g} ms (in milliseconds). {hint}"
+                f"is about {expected:.1f} ms (in milliseconds). {hint}"
             )

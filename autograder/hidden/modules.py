@@ -1,19 +1,26 @@
-"""Hidden checks for 03_modules."""
+"""Hidden checks for 03_modules.
+
+Every check reaches the learner's class or function through a probe in
+``autograder/probes/modules.py``; the probe returns what it saw step by step (see its
+docstring), and the judging below works on that data only.
+"""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections import OrderedDict
+from typing import Any
 
 import torch
 from torch import nn
 
+from autograder import wire
+from autograder.boundary import AnswerRaised, AnswerUnreachable, observe
+from autograder.probes import modules as probes
 from tutorial_lib.checks import (
     CheckError,
     assert_close,
     check_dtype,
-    check_no_hooks_left,
     check_shape,
     check_type,
 )
@@ -26,15 +33,57 @@ _LEFT_BEHIND = (
 )
 
 
-def _call(module, x: torch.Tensor, what: str) -> torch.Tensor:
-    """module(x), turning a device or dtype clash into a message that names the usual causes."""
-    try:
-        return module(x)
-    except RuntimeError as err:
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+def _take(seen: dict, key: str, what: str, calling: bool = False) -> Any:
+    """``seen[key]``; if the probe stopped before that step, the error the learner's code raised.
+
+    ``calling`` marks a call of the module: a device or dtype clash there gets a message that
+    names the usual causes.
+    """
+    if key in seen:
+        return seen[key]
+    raised = seen.get("raised")
+    if type(raised) is not dict:
+        raise AnswerUnreachable(f"{what}: the probe's result has no {key!r}")
+    type_name, message = str(raised.get("type")), str(raised.get("message", ""))
+    if calling and "RuntimeError" in raised.get("bases", []):
+        first = (message.strip().splitlines() or [type_name])[0]
         if any(word in first for word in ("device", "dtype", "same type", "Half", "Double")):
-            raise CheckError(f"{what} failed with: {first}. {_LEFT_BEHIND}") from None
-        raise
+            raise CheckError(f"{what} failed with: {first}. {_LEFT_BEHIND}")
+    raise AnswerRaised(what, type_name, message)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, wire.Unsendable):
+        return value.type_name.rsplit(".", 1)[-1]
+    return type(value).__name__
+
+
+def _check_type(value: Any, expected: type, what: str) -> None:
+    """check_type, naming the type of an object that could not cross as data."""
+    if isinstance(value, wire.Unsendable):
+        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
+        raise CheckError(
+            f"{what} should be {article} {expected.__name__}, got {_type_name(value)}."
+        )
+    check_type(value, expected, what)
+
+
+def _check_module(seen: dict, what: str) -> None:
+    """The probe's note of what the constructor returned: it must be an nn.Module."""
+    raised = seen.get("raised")
+    if (
+        type(raised) is dict
+        and raised.get("step") == "construct"
+        and "before Module.__init__() call" in str(raised.get("message"))
+    ):
+        raise CheckError(
+            f"{what} raised {raised.get('type')}: {raised.get('message')}. Call "
+            "super().__init__() first in __init__, before assigning any submodule, "
+            "parameter or buffer."
+        )
+    type_name = _take(seen, "type", what)
+    if seen.get("is_module") is not True:
+        raise CheckError(f"{what} should be a Module, got {type_name}.")
 
 
 def _no_parameters(what: str) -> CheckError:
@@ -65,36 +114,40 @@ def check_MLP(MLP) -> None:
     device = get_device()
     g = torch.Generator().manual_seed(3)
     configs = [
-        ([4, 16, 3], nn.ReLU),
-        ([5, 2], nn.ReLU),
-        ([3, 8, 8, 8, 1], nn.Tanh),
-        ([1, 1, 1], nn.ReLU),
-        ([6, 32, 16, 4], nn.GELU),
+        ([4, 16, 3], "ReLU"),
+        ([5, 2], "ReLU"),
+        ([3, 8, 8, 8, 1], "Tanh"),
+        ([1, 1, 1], "ReLU"),
+        ([6, 32, 16, 4], "GELU"),
     ]
-    for sizes, activation in configs:
-        what = f"MLP({sizes}, activation=nn.{activation.__name__})"
-        model = MLP(sizes, activation=activation)
-        check_type(model, nn.Module, what)
-        named = list(model.named_parameters())
+    for sizes, name in configs:
+        activation = probes.ACTIVATIONS[name]
+        what = f"MLP({sizes}, activation=nn.{name})"
+        batches = (0, 1, 7)
+        inputs = [torch.randn(n, sizes[0], generator=g) for n in batches]
+        case = {"sizes": sizes, "activation": name, "device": device, "inputs": inputs, "seed": 3}
+        seen = observe(probes.probe_MLP, MLP, case, what)
+        _check_module(seen, what)
+        named = _take(seen, "parameters", what)
         if not named:
             raise _no_parameters(what)
         expected = []
         for n_in, n_out in itertools.pairwise(sizes):
             expected += [(n_out, n_in), (n_out,)]
-        shapes = [tuple(p.shape) for _, p in named]
+        shapes = [tuple(shape) for _, shape in named]
         if shapes != expected:
             raise CheckError(
                 f"{what} has parameters of shapes {shapes}, expected {expected}: one "
                 "nn.Linear(sizes[i], sizes[i + 1]) (with a bias) for each consecutive pair of "
                 "sizes, registered in order, and no other parameters."
             )
-        model = model.to(device)
-        for n in (0, 1, 7):
-            x = torch.randn(n, sizes[0], generator=g).to(device)
+        params = _take(seen, "weights", f"{what}.to({device})")
+        for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
+            x = x_cpu.to(device)
             label = f"{what} on x of shape ({n}, {sizes[0]})"
-            out = _call(model, x, label)
+            out = _take(seen, f"out {i}", label, calling=True)
             with torch.no_grad():
-                ref = _mlp_reference(x, [p for _, p in model.named_parameters()], activation)
+                ref = _mlp_reference(x, params, activation)
             check_shape(out, (n, sizes[-1]), names="N out", what=label)
             try:
                 assert_close(out, ref, what=label, rtol=1e-4, atol=1e-5)
@@ -106,14 +159,24 @@ def check_MLP(MLP) -> None:
                     ) from None
                 if activation is not nn.ReLU and n:
                     raise CheckError(
-                        f"{err} Did you use the activation passed in (nn.{activation.__name__}), "
+                        f"{err} Did you use the activation passed in (nn.{name}), "
                         "creating a fresh instance with activation()?"
                     ) from None
                 raise
-    model = MLP([3, 5, 2]).double()  # .to(dtype) on the CPU stands in for .to(device)
+    # .double() on the CPU stands in for .to(device)
     x = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    out = _call(model, x, "MLP([3, 5, 2]).double() on float64 input")
-    check_dtype(out, torch.float64, "MLP([3, 5, 2]).double() on float64 input")
+    case = {
+        "sizes": [3, 5, 2],
+        "activation": None,
+        "double": True,
+        "device": torch.device("cpu"),
+        "inputs": [x],
+        "seed": 3,
+    }
+    label = "MLP([3, 5, 2]).double() on float64 input"
+    seen = observe(probes.probe_MLP, MLP, case, "MLP([3, 5, 2]).double()")
+    out = _take(seen, "out 0", label, calling=True)
+    check_dtype(out, torch.float64, label)
 
 
 # ---------------------------------------------------------------- Exercise: ResidualBlock
@@ -127,9 +190,31 @@ def check_ResidualBlock(ResidualBlock) -> None:
     g = torch.Generator().manual_seed(4)
     for dim, hidden in [(4, 8), (1, 1), (16, 3), (5, 5)]:
         what = f"ResidualBlock({dim}, {hidden})"
-        block = ResidualBlock(dim, hidden)
-        check_type(block, nn.Module, what)
-        keys = set(block.state_dict())
+        inputs = [
+            {"x": torch.randn(5, dim, generator=g), "t": False},
+            {"x": torch.randn(1, dim, generator=g), "t": False},
+            {"x": torch.randn(0, dim, generator=g), "t": False},
+            {
+                "x": torch.randn(2, 3, dim, generator=g),
+                "t": False,
+            },  # (N, L, D): Linear works on the last dim
+            {
+                "x": torch.randn(dim, 6, generator=g),
+                "t": True,
+            },  # the probe passes x.t(): non-contiguous (6, D)
+        ]
+        backward_x = torch.randn(3, dim, generator=g)
+        case = {
+            "dim": dim,
+            "hidden": hidden,
+            "device": device,
+            "inputs": inputs,
+            "backward_x": backward_x,
+            "seed": 4,
+        }
+        seen = observe(probes.probe_ResidualBlock, ResidualBlock, case, what)
+        _check_module(seen, what)
+        keys = set(_take(seen, "keys", what))
         if not keys:
             raise _no_parameters(what)
         if keys != _RESIDUAL_KEYS:
@@ -137,26 +222,20 @@ def check_ResidualBlock(ResidualBlock) -> None:
                 f"{what}.state_dict() has keys {sorted(keys)}, expected {sorted(_RESIDUAL_KEYS)}:"
                 " two layers named fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim)."
             )
-        block = block.to(device)
-        sd = block.state_dict()
+        sd = _take(seen, "state", f"{what}.to({device})")
         check_shape(sd["fc1.weight"], (hidden, dim), names="hidden dim", what=f"{what}.fc1.weight")
         check_shape(sd["fc2.weight"], (dim, hidden), names="dim hidden", what=f"{what}.fc2.weight")
-        inputs = [
-            torch.randn(5, dim, generator=g),
-            torch.randn(1, dim, generator=g),
-            torch.randn(0, dim, generator=g),
-            torch.randn(2, 3, dim, generator=g),  # (N, L, D): Linear works on the last dim
-            torch.randn(dim, 6, generator=g).t(),  # non-contiguous (6, D)
-        ]
-        for x_cpu in inputs:
-            x = x_cpu.to(device)
+        for i, item in enumerate(inputs):
+            x = item["x"].to(device)
+            x = x.t() if item["t"] else x
             label = f"{what} on x of shape {tuple(x.shape)}"
-            out = _call(block, x, label)
+            out = _take(seen, f"out {i}", label, calling=True)
             with torch.no_grad():
                 h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
                 ref = x + h @ sd["fc2.weight"].T + sd["fc2.bias"]
             check_shape(out, tuple(x.shape), what=label)
-            again = block(x)
+            again = _take(seen, f"again {i}", f"{label} (a second call)", calling=True)
+            check_shape(again, tuple(x.shape), what=f"{label} (a second call)")
             if x.numel() and not torch.allclose(out, again, rtol=1e-5, atol=1e-6):
                 raise CheckError(
                     f"{label}: calling the block twice on the same x gave different outputs. "
@@ -176,10 +255,8 @@ def check_ResidualBlock(ResidualBlock) -> None:
                         "x + fc2(relu(fc1(x)))."
                     ) from None
                 raise
-        x = torch.randn(3, dim, generator=g).to(device)
-        block.zero_grad()
-        block(x).pow(2).sum().backward()
-        missing = [name for name, p in block.named_parameters() if p.grad is None]
+        grads = _take(seen, "grads", f"{what}: block(x).pow(2).sum().backward()")
+        missing = [name for name, grad in grads if grad is None]
         if missing:
             raise CheckError(
                 f"{what}: after backward these parameters have no gradient: {missing}. "
@@ -190,48 +267,29 @@ def check_ResidualBlock(ResidualBlock) -> None:
 # ---------------------------------------------------------------- Exercise: count_trainable
 
 
-class _Tied(nn.Module):
-    """An embedding and an output layer that share one weight (weight tying)."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(10, 4)
-        self.out = nn.Linear(4, 10, bias=False)
-        self.out.weight = self.emb.weight  # one Parameter, two names
-
-    def forward(self, idx):
-        return self.out(self.emb(idx))
-
-
 def check_count_trainable_parameters(count_trainable_parameters) -> None:
     """Elements, not tensors; buffers excluded; frozen excluded; shared weights counted once."""
-    torch.manual_seed(0)
-    frozen = nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5), nn.Linear(5, 2))
-    frozen[0].requires_grad_(False)
-    partly = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
-    partly[0].bias.requires_grad_(False)
-    cases = [
-        ("nn.Linear(7, 3)", nn.Linear(7, 3), 24),
-        ("nn.Linear(1, 1, bias=False)", nn.Linear(1, 1, bias=False), 1),
-        ("nn.ReLU() (no parameters)", nn.ReLU(), 0),
+    cases = [  # (the model the probe builds, its description, the expected count)
+        ("linear", "nn.Linear(7, 3)", 24),
+        ("linear-no-bias", "nn.Linear(1, 1, bias=False)", 1),
+        ("relu", "nn.ReLU() (no parameters)", 0),
         (
+            "batchnorm",
             "Linear(4, 5) + BatchNorm1d(5) + Linear(5, 2) (the buffers are not parameters)",
-            nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5), nn.Linear(5, 2)),
             47,
         ),
-        ("the same model with its first Linear frozen", frozen, 22),
-        ("Linear(3, 3) + Linear(3, 1) with the first bias frozen", partly, 13),
-        ("an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)", _Tied(), 40),
-        (
-            "nn.LSTM(3, 4)",
-            nn.LSTM(3, 4),
-            4 * 4 * 3 + 4 * 4 * 4 + 2 * 4 * 4,
-        ),
+        ("batchnorm-frozen", "the same model with its first Linear frozen", 22),
+        ("bias-frozen", "Linear(3, 3) + Linear(3, 1) with the first bias frozen", 13),
+        ("tied", "an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)", 40),
+        ("lstm", "nn.LSTM(3, 4)", 4 * 4 * 3 + 4 * 4 * 4 + 2 * 4 * 4),
     ]
-    for what, model, expected in cases:
-        got = count_trainable_parameters(model.to(get_device()))
+    for model, what, expected in cases:
         label = f"count_trainable_parameters({what})"
-        check_type(got, int, label)
+        case = {"model": model, "device": get_device()}
+        got = observe(
+            probes.probe_count_trainable_parameters, count_trainable_parameters, case, label
+        )["result"]
+        _check_type(got, int, label)
         if got != expected:
             hint = " Count elements with p.numel(), only where p.requires_grad is True."
             if expected == 40 and got == 80:
@@ -247,16 +305,18 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
 # ---------------------------------------------------------------- Exercise: RunningMean
 
 
-def _buffer(module, what: str) -> torch.Tensor:
-    sd = module.state_dict(keep_vars=True)
-    if "running_mean" not in sd:
+def _buffer(state: dict, what: str) -> torch.Tensor:
+    """The running_mean entry of a state_dict the probe saw (keys and that tensor)."""
+    if state.get("running_mean") is None:
         raise CheckError(
-            f"{what}.state_dict() has keys {sorted(sd)}, but no 'running_mean'. A tensor kept "
-            "as a plain attribute (self.running_mean = torch.zeros(...)) is neither saved by "
-            "state_dict() nor moved by .to(device): register it with "
+            f"{what}.state_dict() has keys {state.get('keys')}, but no 'running_mean'. A tensor "
+            "kept as a plain attribute (self.running_mean = torch.zeros(...)) is neither saved "
+            "by state_dict() nor moved by .to(device): register it with "
             "self.register_buffer('running_mean', torch.zeros(num_features))."
         )
-    return sd["running_mean"]
+    buf = state["running_mean"]
+    _check_type(buf, torch.Tensor, f"{what}'s running_mean")
+    return buf
 
 
 def check_RunningMean(RunningMean) -> None:
@@ -265,25 +325,34 @@ def check_RunningMean(RunningMean) -> None:
     g = torch.Generator().manual_seed(5)
     for num_features, momentum in [(3, 0.1), (1, 0.5), (7, 0.9)]:
         what = f"RunningMean({num_features}, momentum={momentum})"
-        module = RunningMean(num_features, momentum=momentum)
-        check_type(module, nn.Module, what)
-        buf = _buffer(module, what)
-        params = [name for name, _ in module.named_parameters()]
+        batches = (4, 1, 9)
+        train = [torch.randn(n, num_features, generator=g) for n in batches]
+        eval_x = torch.randn(6, num_features, generator=g)
+        case = {
+            "num_features": num_features,
+            "momentum": momentum,
+            "device": device,
+            "train": train,
+            "eval_x": eval_x,
+            "seed": 5,
+        }
+        seen = observe(probes.probe_RunningMean, RunningMean, case, what)
+        _check_module(seen, what)
+        buf = _buffer(_take(seen, "initial", what), what)
+        params = _take(seen, "parameters", what)
         if params:
             raise CheckError(
                 f"{what} has parameters {params}. The running mean is not learned: an "
                 "nn.Parameter would be handed to the optimizer and trained. Use register_buffer."
             )
         assert_close(buf, torch.zeros(num_features), what=f"{what}'s initial running_mean")
-        module = module.to(device)
         ref = torch.zeros(num_features, device=device)
-        module.train()
-        for n in (4, 1, 9):
-            x = torch.randn(n, num_features, generator=g).to(device).requires_grad_(True)
+        for i, (n, x_cpu) in enumerate(zip(batches, train, strict=True)):
+            x = x_cpu.to(device)
             label = f"{what} in training mode on a batch of shape ({n}, {num_features})"
-            out = _call(module, x, label)
-            ref = (1 - momentum) * ref + momentum * x.detach().mean(0)
-            buf = _buffer(module, what)
+            out = _take(seen, f"out {i}", label, calling=True)
+            ref = (1 - momentum) * ref + momentum * x.mean(0)
+            buf = _buffer(_take(seen, f"buffer {i}", label), what)
             if buf.requires_grad:
                 raise CheckError(
                     f"{label}: after the call running_mean requires grad, so it drags the "
@@ -291,66 +360,51 @@ def check_RunningMean(RunningMean) -> None:
                     "torch.no_grad() (or from x.detach())."
                 )
             assert_close(buf, ref, what=f"running_mean after {label}", rtol=1e-5, atol=1e-6)
-            assert_close(out, x.detach() - ref, what=label, rtol=1e-5, atol=1e-6)
-            out.sum().backward()
-            assert_close(
-                x.grad,
-                torch.ones_like(x),
-                what=f"x.grad after out.sum().backward() ({label})",
-                rtol=1e-5,
-                atol=1e-6,
-            )
-        empty = torch.zeros(0, num_features, device=device)
-        out = _call(module, empty, f"{what} on an empty batch")
+            assert_close(out, x - ref, what=label, rtol=1e-5, atol=1e-6)
+            grad_what = f"x.grad after out.sum().backward() ({label})"
+            grad = _take(seen, f"x.grad {i}", grad_what)
+            assert_close(grad, torch.ones_like(x), what=grad_what, rtol=1e-5, atol=1e-6)
+        out = _take(seen, "empty", f"{what} on an empty batch", calling=True)
         check_shape(out, (0, num_features), names="N F", what=f"{what} on an empty batch")
+        buf = _buffer(_take(seen, "buffer empty", f"{what} on an empty batch"), what)
         try:
-            assert_close(_buffer(module, what), ref, what="running_mean", rtol=1e-5, atol=1e-6)
+            assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
         except CheckError:
             raise CheckError(
                 f"{what}: an empty batch changed running_mean to "
-                f"{_buffer(module, what).detach().cpu().tolist()}; the mean of zero rows is "
+                f"{buf.detach().cpu().tolist()}; the mean of zero rows is "
                 "NaN. Skip the update when the batch is empty."
             ) from None
-        module.eval()
-        x = torch.randn(6, num_features, generator=g).to(device)
-        out = _call(module, x, f"{what} in eval mode")
+        x = eval_x.to(device)
+        out = _take(seen, "eval", f"{what} in eval mode", calling=True)
+        buf = _buffer(_take(seen, "buffer eval", f"{what} in eval mode"), what)
         try:
-            assert_close(_buffer(module, what), ref, what="running_mean", rtol=1e-5, atol=1e-6)
+            assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
         except CheckError:
             raise CheckError(
                 f"{what}: running_mean changed in eval mode. Update it only when "
                 "self.training is True."
             ) from None
         assert_close(out, x - ref, what=f"{what} in eval mode", rtol=1e-5, atol=1e-6)
-        fresh = RunningMean(num_features, momentum=momentum).to(device)
-        fresh.load_state_dict(module.state_dict())
-        fresh.eval()
-        assert_close(
-            fresh(x), x - ref, what=f"a fresh {what} after load_state_dict", rtol=1e-5, atol=1e-6
-        )
-    module = RunningMean(2, momentum=0.5).double()  # the CPU's stand-in for .to(device)
-    check_dtype(_buffer(module, "RunningMean(2)"), torch.float64, "running_mean after .double()")
-    out = _call(module, torch.ones(3, 2, dtype=torch.float64), "RunningMean(2).double()")
+        fresh_what = f"a fresh {what} after load_state_dict"
+        fresh = _take(seen, "fresh", fresh_what, calling=True)
+        assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
+    # .double() on the CPU stands in for .to(device)
+    case = {
+        "num_features": 2,
+        "momentum": 0.5,
+        "x": torch.ones(3, 2, dtype=torch.float64),
+        "seed": 5,
+    }
+    seen = observe(probes.probe_RunningMean_double, RunningMean, case, "RunningMean(2).double()")
+    _check_module(seen, "RunningMean(2, momentum=0.5)")
+    buf = _buffer(_take(seen, "buffer", "RunningMean(2).double()"), "RunningMean(2)")
+    check_dtype(buf, torch.float64, "running_mean after .double()")
+    out = _take(seen, "out", "RunningMean(2).double()", calling=True)
     check_dtype(out, torch.float64, "RunningMean(2).double() on float64 input")
 
 
 # ---------------------------------------------------------------- Exercise: capture_activations
-
-
-class _Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(6, 6)
-        self.act = nn.ReLU(inplace=True)  # overwrites fc's output: captured tensors need a copy
-
-    def forward(self, x):
-        return self.act(self.fc(x))
-
-
-def _hook_model():
-    return nn.Sequential(
-        OrderedDict(inp=nn.Linear(4, 6), block=_Block(), out=nn.Linear(6, 3), tanh=nn.Tanh())
-    )
 
 
 def _expected_activations(model, x):
@@ -367,8 +421,7 @@ def check_capture_activations(capture_activations) -> None:
     """Outputs of the named modules (the root included), detached copies, no hooks left."""
     device = get_device()
     g = torch.Generator().manual_seed(6)
-    torch.manual_seed(6)
-    model = _hook_model().to(device)
+    model = probes.build_hook_model(6).to(device)  # the probe builds the same one
     cases = [
         ["inp", "block.fc", "out"],
         ["block"],
@@ -377,99 +430,106 @@ def check_capture_activations(capture_activations) -> None:
         ["tanh", "block.act", "block.fc", "inp"],
         [],
     ]
-    for n in (5, 1, 0):
-        for names in cases:
-            x = torch.randn(n, 4, generator=g).to(device)
-            what = f"capture_activations(model, x of shape ({n}, 4), {names})"
-            got = capture_activations(model, x, names)
-            check_type(got, dict, what)
-            if set(got) != set(names):
-                missing = sorted(set(names) - set(got))
-                extra = sorted(set(got) - set(names))
+    calls = [
+        {"x": torch.randn(n, 4, generator=g), "names": names} for n in (5, 1, 0) for names in cases
+    ]
+    case = {"seed": 6, "device": device, "calls": calls}
+    seen = observe(
+        probes.probe_capture_activations, capture_activations, case, "capture_activations(...)"
+    )
+    for i, call in enumerate(calls):
+        x, names = call["x"].to(device), call["names"]
+        what = f"capture_activations(model, x of shape {tuple(x.shape)}, {names})"
+        type_name = _take(seen, f"type {i}", what)
+        got = seen.get(f"result {i}")
+        if got is None:
+            hint = " Did you forget a `return`?" if type_name == "NoneType" else ""
+            raise CheckError(f"{what} should be a dict, got {type_name}.{hint}")
+        if set(got) != set(names):
+            missing = sorted(set(names) - set(got))
+            extra = sorted(set(got) - set(names))
+            hint = ""
+            if "" in missing:
+                hint = (
+                    " '' is the model itself; its hooks only run when you call model(x), "
+                    "not model.forward(x)."
+                )
+            if extra:
+                hint += " Start from an empty dict on every call."
+            elif missing and len(got) == 1 and len(names) > 1:
+                hint += (
+                    " Every hook wrote under one key: a function defined in a loop reads "
+                    "the loop variable when it runs, not when it was defined. Bind it as a "
+                    "default argument: def hook(module, inputs, output, name=name)."
+                )
+            raise CheckError(
+                f"{what} returned the keys {sorted(got)}; missing {missing}, unexpected "
+                f"{extra}.{hint}"
+            )
+        expected = _expected_activations(model, x)
+        for name in names:
+            label = f"the activation of {name!r} from {what}"
+            _check_type(got[name], torch.Tensor, label)
+            if got[name].requires_grad:
+                raise CheckError(
+                    f"{label} requires grad: it keeps the whole graph alive. Store "
+                    "output.detach().clone()."
+                )
+            try:
+                assert_close(got[name], expected[name], what=label, rtol=1e-5, atol=1e-6)
+            except CheckError as err:
                 hint = ""
-                if "" in missing:
+                if (
+                    name == "block.fc"
+                    and got[name].shape == expected["block"].shape
+                    and torch.allclose(got[name], expected["block"])
+                ):
                     hint = (
-                        " '' is the model itself; its hooks only run when you call model(x), "
-                        "not model.forward(x)."
-                    )
-                if extra:
-                    hint += " Start from an empty dict on every call."
-                elif missing and len(got) == 1 and len(names) > 1:
-                    hint += (
-                        " Every hook wrote under one key: a function defined in a loop reads "
-                        "the loop variable when it runs, not when it was defined. Bind it as a "
-                        "default argument: def hook(module, inputs, output, name=name)."
+                        " The in-place ReLU that runs after it changed the tensor your "
+                        "hook stored: store a copy, output.detach().clone()."
                     )
                 raise CheckError(
-                    f"{what} returned the keys {sorted(got)}; missing {missing}, unexpected "
-                    f"{extra}.{hint}"
-                )
-            expected = _expected_activations(model, x)
-            for name in names:
-                label = f"the activation of {name!r} from {what}"
-                check_type(got[name], torch.Tensor, label)
-                if got[name].requires_grad:
-                    raise CheckError(
-                        f"{label} requires grad: it keeps the whole graph alive. Store "
-                        "output.detach().clone()."
-                    )
-                try:
-                    assert_close(got[name], expected[name], what=label, rtol=1e-5, atol=1e-6)
-                except CheckError as err:
-                    hint = ""
-                    if name == "block.fc" and torch.allclose(got[name], expected["block"]):
-                        hint = (
-                            " The in-place ReLU that runs after it changed the tensor your "
-                            "hook stored: store a copy, output.detach().clone()."
-                        )
-                    raise CheckError(
-                        f"{err}{hint} The hook's arguments are (module, inputs, output); "
-                        "store the output."
-                    ) from None
-            check_no_hooks_left(model, what)
+                    f"{err}{hint} The hook's arguments are (module, inputs, output); "
+                    "store the output."
+                ) from None
+        left = seen.get(f"hooks left {i}")
+        if left:
+            raise CheckError(
+                f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
+                "returns and call handle.remove() on each (in a finally: block), or every later "
+                "forward pass runs your hooks again."
+            )
 
 
 # ---------------------------------------------------------------- Exercise: init_weights
 
+_APPLY_ERRORS = {"ValueError", "RuntimeError", "TypeError", "AttributeError"}
+
 
 def check_init_weights(init_weights) -> None:
     """Linear: Kaiming-normal weights (fan_in, ReLU gain), zero bias; LayerNorm: ones, zeros."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(7)
-        model = nn.Sequential(
-            nn.Linear(400, 300),
-            nn.ReLU(),
-            nn.Linear(300, 100),
-            nn.LayerNorm(100),
-            nn.Dropout(0.1),
-            nn.Linear(100, 2),
-        ).to(get_device())
-        with torch.no_grad():
-            model[3].weight.uniform_(0.5, 1.5)  # not LayerNorm's default, so a reset shows
-            model[3].bias.uniform_(-1, 1)
-        try:
-            model.apply(init_weights)
-        except (ValueError, RuntimeError, TypeError, AttributeError) as err:
+    case = {"seed": 7, "device": get_device()}
+    seen = observe(probes.probe_init_weights, init_weights, case, "model.apply(init_weights)")
+    raised = seen.get("raised")
+    if type(raised) is dict and raised.get("step") == "apply":
+        if _APPLY_ERRORS & set(raised.get("bases", [])):
             raise CheckError(
-                f"model.apply(init_weights) failed with {type(err).__name__}: {err}. apply "
-                "calls init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout and "
-                "the Sequential itself): test isinstance(module, nn.Linear) and "
+                f"model.apply(init_weights) failed with {raised['type']}: {raised['message']}. "
+                "apply calls init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout "
+                "and the Sequential itself): test isinstance(module, nn.Linear) and "
                 "isinstance(module, nn.LayerNorm), and leave other modules alone."
-            ) from None
-        single = nn.Linear(500, 250)
-        init_weights(single)  # called on one layer directly, as apply would
-    for name, layer in [
-        ("model[0]", model[0]),
-        ("model[2]", model[2]),
-        ("model[5]", model[5]),
-        ("a single nn.Linear(500, 250)", single),
-    ]:
-        if not bool((layer.bias == 0).all()):
+            )
+        _take(seen, "layers", "model.apply(init_weights)")
+    layers = _take(seen, "layers", "init_weights(nn.Linear(500, 250))")
+    for name in ("model[0]", "model[2]", "model[5]", "a single nn.Linear(500, 250)"):
+        bias, weight = layers[name]["bias"], layers[name]["weight"]
+        if not isinstance(bias, torch.Tensor) or not bool((bias == 0).all()):
             raise CheckError(
                 f"{name}.bias is not all zeros after init: nn.init.zeros_(module.bias)."
             )
-        weight = layer.weight.detach().to("cpu", torch.float64)  # MPS has no float64
-        if weight.numel() < 10_000:
+        _check_type(weight, torch.Tensor, f"{name}.weight")
+        weight = weight.detach().to("cpu", torch.float64)  # MPS has no float64
+        if weight.numel() < 10_000 or weight.dim() != 2:
             continue
         fan_in = weight.shape[1]
         want = math.sqrt(2.0 / fan_in)
@@ -488,8 +548,10 @@ def check_init_weights(init_weights) -> None:
                 f"{name}.weight looks uniformly distributed (no value beyond 2.5 standard "
                 "deviations); use the normal version, nn.init.kaiming_normal_."
             )
-    ln = model[3]
-    if not (bool((ln.weight == 1).all()) and bool((ln.bias == 0).all())):
+    ln = layers["model[3]"]
+    if not all(isinstance(ln[k], torch.Tensor) for k in ("weight", "bias")) or not (
+        bool((ln["weight"] == 1).all()) and bool((ln["bias"] == 0).all())
+    ):
         raise CheckError(
             "after model.apply(init_weights) a LayerNorm should have weight all ones and bias "
             "all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
@@ -503,15 +565,17 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
     """Registered parts named encoder/head, encoder called through __call__, swappable head."""
     device = get_device()
     g = torch.Generator().manual_seed(8)
-    torch.manual_seed(8)
-    encoder = nn.Sequential(nn.Linear(5, 8), nn.ReLU())
-    head = nn.Linear(8, 3)
-    calls = []
-    encoder.register_forward_hook(lambda module, inputs, output: calls.append(1))
-    model = EncoderClassifier(encoder, head)
+    encoder, head, new_head = (
+        m.to(device) for m in probes.build_encoder_parts(8)
+    )  # as the probe's
+    batches, batches_after = (4, 1, 0), (3, 0)
+    inputs = [torch.randn(n, 5, generator=g) for n in batches]
+    inputs_after = [torch.randn(n, 5, generator=g) for n in batches_after]
+    case = {"seed": 8, "device": device, "inputs": inputs, "inputs_after_swap": inputs_after}
     what = "EncoderClassifier(encoder, head)"
-    check_type(model, nn.Module, what)
-    keys = set(model.state_dict())
+    seen = observe(probes.probe_EncoderClassifier, EncoderClassifier, case, what)
+    _check_module(seen, what)
+    keys = set(_take(seen, "keys", what))
     expected_keys = {"encoder.0.weight", "encoder.0.bias", "head.weight", "head.bias"}
     if not keys:
         raise _no_parameters(what)
@@ -520,13 +584,11 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
             f"{what}.state_dict() has keys {sorted(keys)}, expected {sorted(expected_keys)}: "
             "store the parts as self.encoder and self.head."
         )
-    model = model.to(device)
-    for n in (4, 1, 0):
-        x = torch.randn(n, 5, generator=g).to(device)
+    for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
+        x = x_cpu.to(device)
         label = f"{what} on x of shape ({n}, 5)"
-        before = len(calls)
-        out = _call(model, x, label)
-        if len(calls) == before:
+        out = _take(seen, f"out {i}", label, calling=True)
+        if not seen.get(f"hook ran {i}"):
             raise CheckError(
                 f"{label}: the encoder's forward hooks did not run. Call the part as "
                 "self.encoder(x), never self.encoder.forward(x): hooks only run through "
@@ -536,17 +598,14 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
             ref = head(encoder(x))
         check_shape(out, (n, 3), names="N classes", what=label)
         assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
-    model.eval()
-    if encoder.training or head.training:
+    if any(_take(seen, "parts training after eval", f"{what}.eval()")):
         raise CheckError(f"{what}.eval() did not reach the encoder and head: register them.")
-    model.train()
-    new_head = nn.Sequential(nn.Linear(8, 4), nn.Tanh()).to(device)
-    old = model.swap_head(new_head)
-    if old is not head:
+    returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
+    if not returned_old:
         raise CheckError(
             f"{what}.swap_head(new_head) should return the head it replaced (the old one)."
         )
-    keys = set(model.state_dict())
+    keys = set(_take(seen, "keys after swap", f"{what}.swap_head(new_head)"))
     expected_keys = {"encoder.0.weight", "encoder.0.bias", "head.0.weight", "head.0.bias"}
     if keys != expected_keys:
         raise CheckError(
@@ -554,18 +613,17 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
             f"keys {sorted(keys)}, expected {sorted(expected_keys)}: the new head must replace "
             "self.head (assign it: self.head = new_head)."
         )
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = _take(seen, "parameters after swap", f"{what}.swap_head(new_head)")
     if n_params != 5 * 8 + 8 + 8 * 4 + 4:
         raise CheckError(
             f"after swap_head the model has {n_params} parameters, expected 84 (the encoder's "
             "48 and the new head's 36)."
         )
-    for n in (3, 0):
-        x = torch.randn(n, 5, generator=g).to(device)
+    for i, (n, x_cpu) in enumerate(zip(batches_after, inputs_after, strict=True)):
+        x = x_cpu.to(device)
         label = f"{what} after swap_head, on x of shape ({n}, 5)"
-        before = len(calls)
-        out = _call(model, x, label)
-        if len(calls) == before:
+        out = _take(seen, f"swapped out {i}", label, calling=True)
+        if not seen.get(f"swapped hook ran {i}"):
             raise CheckError(f"{label}: the encoder's hooks did not run; call self.encoder(x).")
         with torch.no_grad():
             ref = new_head(encoder(x))
@@ -576,11 +634,11 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
 # ---------------------------------------------------------------- Exercise: freeze_except
 
 
-def _freeze_case(freeze_except, model, prefixes, expected, device, g):
+def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) -> None:
     what = f"freeze_except(model, {prefixes})"
-    got = freeze_except(model, prefixes)
-    check_type(got, list, what)
-    flags = {name: p.requires_grad for name, p in model.named_parameters()}
+    got = _take(seen, f"result {i}", what)
+    _check_type(got, list, what)
+    flags = dict(seen[f"requires_grad {i}"])
     wrong_on = [name for name, on in flags.items() if on and name not in expected]
     wrong_off = [name for name, on in flags.items() if not on and name in expected]
     if wrong_on:
@@ -613,15 +671,10 @@ def _freeze_case(freeze_except, model, prefixes, expected, device, g):
         )
     if not expected:
         return
-    before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    for p in model.parameters():
-        p.grad = None
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    x = torch.randn(8, 3, generator=g).to(device)
-    model(x).pow(2).sum().backward()
-    optimizer.step()
-    for name, p in model.named_parameters():
-        changed = not torch.equal(p.detach(), before[name])
+    before = seen[f"before {i}"]
+    after = _take(seen, f"after {i}", f"one SGD step after {what}")
+    for name in flags:
+        changed = not torch.equal(after[name], before[name])
         if name in expected and not changed:
             raise CheckError(f"after {what} and one SGD step, {name} did not change.")
         if name not in expected and changed:
@@ -630,23 +683,22 @@ def _freeze_case(freeze_except, model, prefixes, expected, device, g):
 
 def check_freeze_except(freeze_except) -> None:
     """Flags, return value and an actual SGD step, on prefixes that look alike ('1' vs '10')."""
-    device = get_device()
     g = torch.Generator().manual_seed(9)
-    torch.manual_seed(9)
-    deep = nn.Sequential(*[nn.Linear(3, 3) for _ in range(11)]).to(device)  # names '0'..'10'
-    all_names = [name for name, _ in deep.named_parameters()]
-    _freeze_case(freeze_except, deep, ["1"], ["1.weight", "1.bias"], device, g)
-    expected = ["0.weight", "0.bias", "10.weight", "10.bias"]
-    _freeze_case(freeze_except, deep, ["10", "0"], expected, device, g)
-    _freeze_case(freeze_except, deep, [], [], device, g)
-    full = [str(i) for i in range(11)]
-    _freeze_case(freeze_except, deep, full, all_names, device, g)
-    nested = nn.Sequential(
-        OrderedDict(
-            encoder=nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4)),
-            head=nn.Linear(4, 2),
-        )
-    ).to(device)
-    _freeze_case(freeze_except, nested, ["head"], ["head.weight", "head.bias"], device, g)
-    expected = ["encoder.2.weight", "encoder.2.bias", "head.weight", "head.bias"]
-    _freeze_case(freeze_except, nested, ["head", "encoder.2"], expected, device, g)
+    deep_names = [name for name, _ in probes.build_freeze_model("deep").named_parameters()]
+    nested = ["encoder.2.weight", "encoder.2.bias", "head.weight", "head.bias"]
+    plan = [  # (model, trainable, the names expected to train), in order on the same models
+        ("deep", ["1"], ["1.weight", "1.bias"]),  # the deep model's names are '0'..'10'
+        ("deep", ["10", "0"], ["0.weight", "0.bias", "10.weight", "10.bias"]),
+        ("deep", [], []),
+        ("deep", [str(i) for i in range(11)], deep_names),
+        ("nested", ["head"], ["head.weight", "head.bias"]),
+        ("nested", ["head", "encoder.2"], nested),
+    ]
+    calls = [
+        {"model": model, "trainable": trainable, "x": torch.randn(8, 3, generator=g)}
+        for model, trainable, _ in plan
+    ]
+    case = {"seed": 9, "device": get_device(), "calls": calls}
+    seen = observe(probes.probe_freeze_except, freeze_except, case, "freeze_except(...)")
+    for i, (_, trainable, expected) in enumerate(plan):
+        _judge_freeze(seen, i, trainable, expected)

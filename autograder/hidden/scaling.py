@@ -1,59 +1,42 @@
-"""Hidden checks for 09_scaling."""
+"""Hidden checks for 09_scaling.
+
+Every check reaches the learner's function through a probe (autograder/probes/scaling.py)
+and judges the data that comes back. The profiler checks compute the expected answer from
+the profile's rows, which the probe returns next to the answer (timings cannot be rebuilt).
+"""
 
 from __future__ import annotations
 
-import os
-import tempfile
-import time
-from pathlib import Path
-
-os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler's C++ messages would go to stderr
-
 import torch
-import torch.distributed as dist
-from torch import nn
-from torch.profiler import ProfilerActivity, profile, record_function
 from torch.utils.data import DistributedSampler
 
+from autograder import wire
+from autograder.boundary import observe
+from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
 
 
-def _busy(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+def _check_type(obj: object, expected: type, what: str) -> None:
+    """check_type, naming the type of an object that could not come back as data."""
+    if isinstance(obj, wire.Unsendable):
+        got = obj.type_name.rsplit(".", 1)[-1]
+        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
+        raise CheckError(f"{what} should be {article} {expected.__name__}, got {got}.")
+    check_type(obj, expected, what)
 
 
-def _profile_workload(seed: int):
-    """A profile with operators, a label with a large self time, and labels called repeatedly."""
-    device = get_device()
-    g = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8)).to(device)
-    x = torch.randn(64, 32, generator=g).to(device)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(3):
-            with record_function("load"):
-                _busy(0.003)  # Python time: the label's own (self) time, no operator
-                xb = x + 0.01 * torch.randn_like(x)
-            with record_function("step"):
-                model(xb).pow(2).mean().backward()
-        with record_function("outer"), record_function("inner"):
-            torch.mm(x, x.T)
-    return prof
-
-
-def _entry_ms(prof) -> dict[str, dict[str, float]]:
+def _entry_ms(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """The profile's rows (key_averages) by key: times in ms, and the raw microseconds."""
     return {
-        e.key: {
-            "self": e.self_cpu_time_total / 1000,
-            "total": e.cpu_time_total / 1000,
-            "avg": e.cpu_time / 1000,
-            "self_us": e.self_cpu_time_total,
-            "total_us": e.cpu_time_total,
+        row["key"]: {
+            "self": row["self_cpu_time_total"] / 1000,
+            "total": row["cpu_time_total"] / 1000,
+            "avg": row["cpu_time"] / 1000,
+            "self_us": row["self_cpu_time_total"],
+            "total_us": row["cpu_time_total"],
         }
-        for e in prof.key_averages()
+        for row in rows
     }
 
 
@@ -75,18 +58,20 @@ _FIELD_HINTS = {
 
 def check_top_ops(top_ops) -> None:
     """Against key_averages() of fresh profiles: aten:: only, self time, ms, largest first."""
+    device = get_device()
     for seed in (0, 1):
-        prof = _profile_workload(seed)
-        entries = _entry_ms(prof)
-        ops = sorted(
-            ((k, v["self"]) for k, v in entries.items() if k.startswith("aten::")),
-            key=lambda kv: kv[1],
-            reverse=True,
-        )
         for k in (1, 3, 6, 10_000):
             what = f"top_ops(prof, k={k})"
-            result = top_ops(prof, k)
-            check_type(result, list, what)
+            case = {"seed": seed, "k": k, "device": device}
+            seen = observe(probes.probe_top_ops, top_ops, case, what)
+            entries = _entry_ms(seen["rows"])
+            ops = sorted(
+                ((key, v["self"]) for key, v in entries.items() if key.startswith("aten::")),
+                key=lambda kv: kv[1],
+                reverse=True,
+            )
+            result = seen["result"]
+            _check_type(result, list, what)
             expected = ops[:k]
             if len(result) != len(expected):
                 raise CheckError(
@@ -94,11 +79,11 @@ def check_top_ops(top_ops) -> None:
                     f"has {len(ops)} aten:: operators)."
                 )
             for item in result:
-                check_type(item, tuple, f"an entry of {what}")
+                _check_type(item, tuple, f"an entry of {what}")
                 if len(item) != 2 or not isinstance(item[0], str):
                     raise CheckError(f"each entry of {what} should be (name, ms), got {item!r}.")
                 name, ms = item
-                check_type(ms, float, f"the time of {name} in {what}")
+                _check_type(ms, float, f"the time of {name} in {what}")
                 if not name.startswith("aten::"):
                     raise CheckError(
                         f"{what} contains {name!r}, which is not a PyTorch operator: keep only "
@@ -128,20 +113,22 @@ def check_top_ops(top_ops) -> None:
 
 def check_time_per_label(time_per_label) -> None:
     """Totals (children included, all calls) in ms per label; 0.0 for absent labels."""
+    device = get_device()
     for seed in (2, 3):
-        prof = _profile_workload(seed)
-        entries = _entry_ms(prof)
         labels = ["load", "step", "outer", "inner", "never ran"]
         what = f"time_per_label(prof, {labels})"
-        result = time_per_label(prof, labels)
-        check_type(result, dict, what)
-        if sorted(result) != sorted(labels):
+        case = {"seed": seed, "labels": labels, "device": device}
+        seen = observe(probes.probe_time_per_label, time_per_label, case, what)
+        entries = _entry_ms(seen["rows"])
+        result = seen["result"]
+        _check_type(result, dict, what)
+        if sorted(result, key=repr) != sorted(labels, key=repr):
             raise CheckError(
-                f"{what} has keys {sorted(result)}; expected exactly {sorted(labels)}."
+                f"{what} has keys {sorted(result, key=repr)}; expected exactly {sorted(labels)}."
             )
         for label in labels:
             value = result[label]
-            check_type(value, float, f"{what}[{label!r}]")
+            _check_type(value, float, f"{what}[{label!r}]")
             if label not in entries:
                 if value != 0.0:
                     raise CheckError(
@@ -187,15 +174,18 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
     ]
     for n, world_size, epoch, seed in cases:
         what = f"shards_for_epoch({n}, {world_size}, epoch={epoch}, seed={seed})"
-        result = shards_for_epoch(n, world_size, epoch, seed)
-        check_type(result, list, what)
+        case = {"n": n, "world_size": world_size, "epoch": epoch, "seed": seed}
+        seen = observe(probes.probe_shards_for_epoch, shards_for_epoch, case, what)
+        if not seen["is_list"]:
+            hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
+            raise CheckError(f"{what} should be a list, got {seen['type']}.{hint}")
+        result = seen["shards"]
         if len(result) != world_size:
             raise CheckError(
                 f"{what} returned {len(result)} shards; expected one per rank ({world_size})."
             )
         shards = []
         for r, shard in enumerate(result):
-            shard = list(shard)
             if not all(
                 isinstance(i, int) or (isinstance(i, torch.Tensor) and i.numel() == 1)
                 for i in shard
@@ -234,27 +224,6 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
         )
 
 
-def _fake_all_reduce(world_size: int, calls: list):
-    """An all_reduce for world_size simulated ranks, where rank r's tensor is (r + 1) times ours."""
-    total = world_size * (world_size + 1) / 2
-
-    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
-        if not isinstance(tensor, torch.Tensor):
-            raise CheckError(
-                f"all_reduce was called with {type(tensor).__name__}; call it on p.grad only for "
-                "parameters whose .grad is not None."
-            )
-        calls.append(tuple(tensor.shape))
-        if op == dist.ReduceOp.SUM:
-            tensor.mul_(total)
-        elif op == dist.ReduceOp.AVG:
-            tensor.mul_(total / world_size)
-        else:
-            raise CheckError(f"all_reduce was called with op={op}; use the default, ReduceOp.SUM.")
-
-    return all_reduce
-
-
 def check_average_gradients(average_gradients) -> None:
     """Simulated ranks of several world sizes; frozen and unused parameters keep grad None."""
     device = get_device()
@@ -265,48 +234,66 @@ def check_average_gradients(average_gradients) -> None:
         (2, torch.float64),
         (5, torch.float32),
     ]:
-        torch.manual_seed(world_size)
-        used = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3))
-        model = nn.ModuleList([used, nn.Linear(2, 2)]).to(device=device, dtype=dtype)  # [1] unused
-        used[0].bias.requires_grad_(False)  # frozen
-        x = torch.randn(6, 4, generator=g).to(device=device, dtype=dtype)
-        used(x).pow(2).sum().backward()
-        local = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
-        calls: list = []
+        case = {
+            "seed": world_size,
+            "world_size": world_size,
+            "dtype": dtype,
+            "device": device,
+            "x": torch.randn(6, 4, generator=g).to(device=device, dtype=dtype),
+        }
+        reference = probes.build_grad_model(case)
+        local = {
+            name: p.grad.detach().clone()
+            for name, p in reference.named_parameters()
+            if p.grad is not None
+        }
         what = f"average_gradients(model, world_size={world_size}) ({dtype})"
-        result = average_gradients(
-            model, world_size, all_reduce=_fake_all_reduce(world_size, calls)
-        )
-        if result is not None:
+        seen = observe(probes.probe_average_gradients, average_gradients, case, what)
+        misuse = seen["misuse"]
+        if misuse is not None:
+            if misuse.get("kind") == "op":
+                raise CheckError(
+                    f"{what}: all_reduce was called with op={misuse.get('op')}; use the default, "
+                    "ReduceOp.SUM."
+                )
             raise CheckError(
-                f"{what} returned {type(result).__name__}; it works in place and returns None."
+                f"{what}: all_reduce was called with {misuse.get('type')}; call it on p.grad only "
+                "for parameters whose .grad is not None."
             )
-        if not calls:
+        if not seen["returned_none"]:
+            raise CheckError(
+                f"{what} returned {seen['returned_type']}; it works in place and returns None."
+            )
+        if not seen["calls"]:
             raise CheckError(
                 f"{what} never called all_reduce: sum the gradients over the ranks first."
             )
         factor = (world_size + 1) / 2  # mean of 1, 2, ..., world_size
-        for name, p in model.named_parameters():
+        grads = seen["grads"]
+        for name, _ in reference.named_parameters():
+            got = grads.get(name)
             if name not in local:
-                if p.grad is not None:
+                if got is not None:
                     raise CheckError(
                         f"{what} gave {name} a gradient; parameters without .grad stay None."
                     )
                 continue
-            if p.grad is None:
+            if got is None:
                 raise CheckError(
                     f"after {what} {name}.grad is None. all_reduce works in place and returns None: "
                     "do not assign its result to p.grad."
                 )
-            got = p.grad.detach()
+            _check_type(got, torch.Tensor, f"{name}.grad after {what}")
             summed = local[name] * world_size * factor
-            if world_size > 1 and torch.allclose(got, summed):
+            comparable = got.shape == summed.shape and got.dtype == summed.dtype
+            got = got.to(summed.device)
+            if comparable and world_size > 1 and torch.allclose(got, summed):
                 raise CheckError(
                     f"after {what} {name}.grad is the sum over the ranks, not the average: divide by "
                     "world_size after all_reduce."
                 )
             for wrong in (2, 1) if world_size not in (1, 2) else ():
-                if torch.allclose(got, summed / wrong):
+                if comparable and torch.allclose(got, summed / wrong):
                     raise CheckError(
                         f"after {what} {name}.grad was divided by {wrong}, not by world_size="
                         f"{world_size}: averaging by the wrong world size changes the step size."
@@ -314,60 +301,55 @@ def check_average_gradients(average_gradients) -> None:
             assert_close(got, local[name] * factor, what=f"{name}.grad after {what}")
 
 
-class _Wrapper(nn.Module):
-    """Stands in for DistributedDataParallel: the real model lives in .module."""
-
-    def __init__(self, module: nn.Module):
-        super().__init__()
-        self.module = module
-
-
 def check_save_checkpoint(save_checkpoint) -> None:
     """Only rank 0 writes; the file is a plain state_dict that loads with weights_only=True."""
     device = get_device()
     for wrapped in (True, False):
-        torch.manual_seed(5)
-        plain = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)).to(device)
-        model = _Wrapper(plain) if wrapped else plain
         kind = "a DDP-style wrapped model" if wrapped else "a plain model"
-        folder = Path(tempfile.mkdtemp(prefix="hidden-ckpt-"))
+        base = {"seed": 5, "device": device, "wrapped": wrapped}
         for rank in (3, 1, 2):
-            path = folder / f"rank{rank}.pt"
             what = f"save_checkpoint({kind}, path, rank={rank})"
-            result = save_checkpoint(model, str(path) if rank == 2 else path, rank)
+            case = {**base, "rank": rank, "file": f"rank{rank}.pt", "as_str": rank == 2}
+            seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
+            result = seen["result"]
             if result is not False:
                 raise CheckError(f"{what} returned {result!r}; every rank but 0 returns False.")
-            if any(folder.iterdir()):
+            if seen["files"]:
                 raise CheckError(
-                    f"{what} wrote {[p.name for p in folder.iterdir()]}: only rank 0 saves, or N "
-                    "processes write the same file at once."
+                    f"{what} wrote {seen['files']}: only rank 0 saves, or N processes write the "
+                    "same file at once."
                 )
+        expected = probes.build_checkpoint_model(base).state_dict()
         for as_str in (False, True):
-            path = folder / f"rank0-{as_str}.pt"
             what = f"save_checkpoint({kind}, path, rank=0)"
-            result = save_checkpoint(model, str(path) if as_str else path, 0)
+            case = {**base, "rank": 0, "file": f"rank0-{as_str}.pt", "as_str": as_str}
+            seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
+            result = seen["result"]
             if result is not True:
                 raise CheckError(f"{what} returned {result!r}; rank 0 saves and returns True.")
-            if not path.exists():
+            if not seen["exists"]:
                 raise CheckError(f"{what} returned True but wrote no file at the given path.")
-            try:
-                state = torch.load(path, map_location="cpu", weights_only=True)
-            except Exception as err:  # an unpickling error for a pickled module
+            if seen["load_error"] is not None:
                 raise CheckError(
-                    f"the file from {what} does not load with weights_only=True ({type(err).__name__}). "
-                    "Save model.state_dict(), not the model object."
-                ) from None
-            check_type(state, dict, f"the object saved by {what}")
-            expected = plain.state_dict()
-            if sorted(state) != sorted(expected):
+                    f"the file from {what} does not load with weights_only=True "
+                    f"({seen['load_error']}). Save model.state_dict(), not the model object."
+                )
+            state = seen["state"]
+            if state is None:
+                raise CheckError(
+                    f"the object saved by {what} should be a dict, got {seen['loaded_type']}."
+                )
+            if sorted(state, key=repr) != sorted(expected):
                 hint = (
                     " Save the inner model: model.module.state_dict()."
-                    if any(k.startswith("module.") for k in state)
+                    if any(isinstance(k, str) and k.startswith("module.") for k in state)
                     else ""
                 )
                 raise CheckError(
-                    f"the state_dict saved by {what} has keys {sorted(state)[:4]}...; a plain model "
-                    f"expects {sorted(expected)[:4]}....{hint}"
+                    f"the state_dict saved by {what} has keys {sorted(state, key=repr)[:4]}...; a "
+                    f"plain model expects {sorted(expected)[:4]}....{hint}"
                 )
             for key, value in expected.items():
-                assert_close(state[key], value.detach().cpu(), what=f"saved {key}")
+                got = state[key]
+                _check_type(got, torch.Tensor, f"saved {key}")
+                assert_close(got.cpu(), value.detach().cpu(), what=f"saved {key}")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
+from autograder import wire
+from autograder.boundary import AnswerRaised, call, observe
+from autograder.probes import tensors as probes
+from autograder.probes.tensors import build, layout
 from tutorial_lib.checks import (
     CheckError,
     assert_close,
@@ -20,23 +23,36 @@ from tutorial_lib.checks import (
 from tutorial_lib.device import get_device
 
 
-def _call(fn, what: str, *args, hint: str = "", when: str = ""):
-    """Call the learner's function; turn any error but NotImplementedError into a CheckError.
+def _run(fn, what: str, *inputs, hint: str = "", when: str = ""):
+    """What the learner's function returned for ``inputs`` (tensors or layout descriptions).
 
-    ``hint`` is added to the message when the error's text contains ``when``.
+    An error it raises becomes a CheckError (NotImplementedError passes through); ``hint`` is
+    added to the message when the error's text contains ``when``.
     """
     try:
-        return fn(*args)
-    except NotImplementedError:
+        return observe(probes.probe_tensors, fn, {"inputs": list(inputs)}, what)
+    except AnswerRaised as err:
+        if hint and when in err.message:
+            raise CheckError(f"{err}{hint}") from None
         raise
-    except Exception as err:  # the learner's code may raise anything
-        extra = hint if when in str(err) else ""
-        raise CheckError(f"{what} raised {type(err).__name__}: {err}{extra}") from None
+
+
+def _check_type(obj: object, expected: type, what: str) -> None:
+    """check_type, naming the type of an object that could not cross as data."""
+    if isinstance(obj, wire.Unsendable):
+        hint = ""
+        if expected is torch.Tensor and obj.type_name.startswith("numpy."):
+            hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
+        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
+        raise CheckError(
+            f"{what} should be {article} {expected.__name__}, got {obj.type_name}.{hint}"
+        )
+    check_type(obj, expected, what)
 
 
 def _describe(x: torch.Tensor) -> str:
-    layout = "" if x.is_contiguous() else ", non-contiguous"
-    return f"x of shape {shape_str(x.shape)}, {x.dtype}{layout}"
+    contiguity = "" if x.is_contiguous() else ", non-contiguous"
+    return f"x of shape {shape_str(x.shape)}, {x.dtype}{contiguity}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,15 +72,16 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
     ]
     for labels in cases:
         what = f"labels_to_tensor({labels if len(labels) <= 5 else 'a list of 50 labels'})"
-        out = _call(labels_to_tensor, what, list(labels), device)
-        check_type(out, torch.Tensor, what)
+        out = observe(call, labels_to_tensor, {"args": [list(labels), device]}, what)["result"]
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (len(labels),), names="N", what=what)
         check_dtype(out, torch.int64, what)
         check_device(out, device, what)
         expected = torch.tensor(labels, dtype=torch.int64, device=device)
         assert_close(out, expected, what=what)
     what = "labels_to_tensor([]) (an empty batch)"
-    out = _call(labels_to_tensor, what, [], device)
+    out = observe(call, labels_to_tensor, {"args": [[], device]}, what)["result"]
+    _check_type(out, torch.Tensor, what)
     check_shape(out, (0,), names="N", what=what)
     if out.dtype != torch.int64:
         raise CheckError(
@@ -78,78 +95,59 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
 # Exercise 2: shared_and_copied
 
 
-def _numpy_cases() -> list[tuple[str, np.ndarray]]:
-    rng = np.random.default_rng(1)
-    transposed = rng.standard_normal((3, 4)).T  # a non-contiguous view (strides reversed)
-    return [
-        ("a float64 array of shape (2, 3)", np.arange(6, dtype=np.float64).reshape(2, 3)),
-        ("a float32 array of shape (5,)", rng.standard_normal(5).astype(np.float32)),
-        ("an int64 array of shape (3, 2, 2)", np.arange(12, dtype=np.int64).reshape(3, 2, 2)),
-        ("an int32 array of shape (1,)", np.array([4], dtype=np.int32)),
-        ("a uint8 array of shape (2, 2)", np.array([[1, 2], [3, 4]], dtype=np.uint8)),
-        ("a transposed (non-contiguous) float64 array of shape (4, 3)", transposed),
-    ]
-
-
 def _index_str(index: tuple[int, ...]) -> str:
     return ", ".join(str(i) for i in index)
 
 
 def check_shared_and_copied(shared_and_copied) -> None:
     """Mutate the array and the tensors; the first tensor must follow the array, the second not."""
-    for name, a in _numpy_cases():
+    for index, (name, original) in enumerate(probes.numpy_cases()):
         what = f"shared_and_copied({name})"
-        original = a.copy()
-        result = _call(shared_and_copied, what, a)
-        check_type(result, tuple, what)
+        seen = observe(probes.probe_shared_and_copied, shared_and_copied, {"index": index}, what)
+        result = seen["result"]
+        _check_type(result, tuple, what)
         if len(result) != 2:
             raise CheckError(f"{what} should return (shared, copied), got {len(result)} items.")
         shared, copied = result
         for label, t in (("shared", shared), ("copied", copied)):
-            check_type(t, torch.Tensor, f"{label} from {what}")
-            check_shape(t, a.shape, what=f"{label} from {what}")
+            _check_type(t, torch.Tensor, f"{label} from {what}")
+            check_shape(t, original.shape, what=f"{label} from {what}")
             check_device(t, "cpu", f"{label} from {what}")
-        if shared.data_ptr() == copied.data_ptr() and a.size > 0:
+        if seen["same_memory"] and original.size > 0:
             raise CheckError(
                 f"shared and copied from {what} are the same memory: copied must be independent."
                 " Make it with torch.tensor(a) or torch.from_numpy(a).clone()."
             )
-        first = (0,) * a.ndim
-        last = tuple(s - 1 for s in a.shape)
+        first = (0,) * original.ndim
+        last = tuple(s - 1 for s in original.shape)
         at_first, at_last = _index_str(first), _index_str(last)
-        old = a[first].item()
-        new = 99 if old != 99 else 98
-        a[first] = new
-        if shared[first].item() != new:
+        old = original[first].item()
+        new = probes.written_value(old)
+        if seen["shared_first_after_array_write"] != new:
             raise CheckError(
                 f"{what}: after a[{at_first}] = {new} the shared tensor still holds {old}: it does "
                 "not share memory with the array. torch.tensor(a) always copies, and so does any "
                 "cast to another dtype (torch.as_tensor(a, dtype=...), .float()). "
                 "torch.from_numpy(a) shares."
             )
-        if copied[first].item() != old:
+        if seen["copied_first_after_array_write"] != old:
             raise CheckError(
                 f"{what}: after a[{at_first}] = {new} the copied tensor changed too: it shares "
                 "memory with the array. torch.from_numpy and torch.as_tensor share; "
                 "torch.tensor(a) or .clone() makes an independent copy."
             )
-        a[first] = old
-        shared[last] = 77
-        if a[last] != 77:
+        if seen["array_last_after_shared_write"] != 77:
             raise CheckError(
                 f"{what}: after shared[{at_last}] = 77 the array did not change: shared is not a "
                 "view of the array's memory. Use torch.from_numpy(a)."
             )
-        copied[last] = 55
-        if a[last] == 55:
+        if seen["array_last_after_copied_write"] == 55:
             raise CheckError(
                 f"{what}: after copied[{at_last}] = 55 the array changed: copied shares memory."
             )
-        a[last] = original[last]
         expected_dtype = torch.from_numpy(original).dtype
         check_dtype(shared, expected_dtype, f"shared from {what}")
         check_dtype(copied, expected_dtype, f"copied from {what}")
-        copied[last] = torch.from_numpy(original)[last]
         assert_close(shared, torch.from_numpy(original), what=f"shared from {what}")
         assert_close(copied, torch.from_numpy(original), what=f"copied from {what}")
 
@@ -164,7 +162,7 @@ _PERMUTE_HINT = (
 )
 
 
-def _nhwc_cases(g: torch.Generator) -> list[torch.Tensor]:
+def _nhwc_cases(g: torch.Generator) -> list:
     cases = [
         torch.randn(n, h, w, c, generator=g)
         for n, h, w, c in [
@@ -178,19 +176,29 @@ def _nhwc_cases(g: torch.Generator) -> list[torch.Tensor]:
     ]
     cases.append(torch.randint(0, 256, (2, 3, 5, 4), generator=g, dtype=torch.uint8))
     nchw = torch.randn(2, 3, 6, 5, generator=g)
-    cases.append(nchw.permute(0, 2, 3, 1))  # channels-last view of an NCHW tensor: non-contiguous
+    # channels-last view of an NCHW tensor: non-contiguous
+    cases.append(layout(nchw, ["permute", 0, 2, 3, 1]))
     return cases
+
+
+def _on(device: torch.device, spec):
+    """``spec`` (a tensor or a layout description) with its tensor moved to ``device``."""
+    if isinstance(spec, torch.Tensor):
+        return spec.to(device)
+    return {**spec, "base": spec["base"].to(device)}
 
 
 def check_to_nchw(to_nchw) -> None:
     """Several NHWC batches (square, not square, size-1, empty, uint8, non-contiguous)."""
     device = get_device()
     g = torch.Generator().manual_seed(2)
-    for x_cpu in _nhwc_cases(g):
-        x = x_cpu.to(device)
+    for spec_cpu in _nhwc_cases(g):
+        spec = _on(device, spec_cpu)
+        x = build(spec)
         what = f"to_nchw({_describe(x)})"
-        out = _call(to_nchw, what, x)
+        out = _run(to_nchw, what, spec)
         n, h, w, c = x.shape
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (n, c, h, w), names="N C H W", what=what)
         try:
             assert_close(out, x.permute(0, 3, 1, 2), what=what)
@@ -202,11 +210,11 @@ def check_to_nchw(to_nchw) -> None:
 # Exercise 4: flatten_features
 
 
-def _flatten_cases(g: torch.Generator) -> list[torch.Tensor]:
+def _flatten_cases(g: torch.Generator) -> list:
     return [
         torch.randn(4, 3, 5, 5, generator=g),
-        torch.randn(2, 3, 4, 5, generator=g).permute(0, 2, 3, 1),  # non-contiguous
-        torch.randn(3, 6, 4, generator=g).transpose(1, 2),  # non-contiguous
+        layout(torch.randn(2, 3, 4, 5, generator=g), ["permute", 0, 2, 3, 1]),  # non-contiguous
+        layout(torch.randn(3, 6, 4, generator=g), ["transpose", 1, 2]),  # non-contiguous
         torch.randn(1, 7, generator=g),
         torch.randn(5, 1, 1, 1, generator=g),
         torch.randint(0, 9, (2, 2, 3), generator=g),
@@ -218,8 +226,9 @@ def check_flatten_features(flatten_features) -> None:
     """Contiguous and non-contiguous inputs, 2-d to 4-d, int64, and an empty batch."""
     device = get_device()
     g = torch.Generator().manual_seed(3)
-    for x_cpu in _flatten_cases(g):
-        x = x_cpu.to(device)
+    for spec_cpu in _flatten_cases(g):
+        spec = _on(device, spec_cpu)
+        x = build(spec)
         what = f"flatten_features({_describe(x)})"
         hint = ""
         if not x.is_contiguous():
@@ -232,9 +241,10 @@ def check_flatten_features(flatten_features) -> None:
                 " The batch is empty, so a -1 cannot be inferred (0 = 0 * anything): give the "
                 "feature size explicitly (math.prod(x.shape[1:])) or use x.flatten(1)."
             )
-        out = _call(flatten_features, what, x, hint=hint)
+        out = _run(flatten_features, what, spec, hint=hint)
         n = x.shape[0]
         features = math.prod(x.shape[1:])
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (n, features), names="N F", what=what)
         assert_close(out, x.reshape(n, features), what=what)
 
@@ -249,9 +259,9 @@ _KEEPDIM_HINT = (
 )
 
 
-def _channel_batches(g: torch.Generator) -> list[torch.Tensor]:
+def _channel_batches(g: torch.Generator) -> list:
     shapes = [(4, 3, 5, 3), (2, 3, 4, 4), (8, 2, 3, 5), (1, 4, 2, 2), (3, 1, 1, 1), (2, 3, 1, 3)]
-    batches = []
+    batches: list = []
     for shape in shapes:
         c = shape[1]
         scale = torch.rand(1, c, 1, 1, generator=g) * 4 + 0.5  # very different channels
@@ -261,8 +271,8 @@ def _channel_batches(g: torch.Generator) -> list[torch.Tensor]:
     dead[:, 1] = 3.0  # a constant channel: variance 0, which is what eps is for
     batches.append(dead)
     batches.append(batches[0].to(torch.float64))
-    batches.append(batches[1].contiguous(memory_format=torch.channels_last))
-    batches.append(torch.randn(5, 6, 3, 2, generator=g).permute(0, 3, 1, 2))  # (5, 2, 6, 3)
+    batches.append(layout(batches[1], ["channels_last"]))
+    batches.append(layout(torch.randn(5, 6, 3, 2, generator=g), ["permute", 0, 3, 1, 2]))
     return batches
 
 
@@ -308,10 +318,14 @@ def check_normalize_per_channel(normalize_per_channel) -> None:
     """Against batch normalisation's statistics, including W == C where broadcasting lies."""
     device = get_device()
     g = torch.Generator().manual_seed(4)
-    for x_cpu in _channel_batches(g):
-        x = x_cpu.to(device)
+    for spec_cpu in _channel_batches(g):
+        spec = _on(device, spec_cpu)
+        x = build(spec)
         what = f"normalize_per_channel({_describe(x)})"
-        out = _call(normalize_per_channel, what, x, hint=_KEEPDIM_HINT, when="must match the size")
+        out = _run(
+            normalize_per_channel, what, spec, hint=_KEEPDIM_HINT, when="must match the size"
+        )
+        _check_type(out, torch.Tensor, what)
         check_shape(out, tuple(x.shape), names="N C H W", what=what)
         expected = F.batch_norm(x, None, None, training=True, eps=1e-5)
         if bool(torch.isnan(out).any()):
@@ -361,12 +375,18 @@ def check_pairwise_distances(pairwise_distances) -> None:
         (torch.randn(4, 6, generator=g), torch.randn(3, 6, generator=g)),
         (torch.randn(0, 3, generator=g), torch.randn(2, 3, generator=g)),
         (torch.randn(6, 5, generator=g).double(), torch.randn(2, 5, generator=g).double()),
-        (torch.randn(3, 4, generator=g).T, torch.randn(2, 3, generator=g)),  # a non-contiguous
+        # a non-contiguous
+        (
+            layout(torch.randn(3, 4, generator=g), ["transpose", 0, 1]),
+            torch.randn(2, 3, generator=g),
+        ),
     ]
     for a_cpu, b_cpu in cases:
-        a, b = a_cpu.to(device), b_cpu.to(device)
+        a_spec, b = _on(device, a_cpu), b_cpu.to(device)
+        a = build(a_spec)
         what = f"pairwise_distances(a {shape_str(a.shape)}, b {shape_str(b.shape)}, {a.dtype})"
-        out = _call(pairwise_distances, what, a, b)
+        out = _run(pairwise_distances, what, a_spec, b)
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (a.shape[0], b.shape[0]), names="N M", what=what)
         expected = _reference_distances(a, b)
         try:
@@ -381,7 +401,8 @@ def check_pairwise_distances(pairwise_distances) -> None:
     # Distances of a set to itself: the diagonal is exactly 0, and must not be NaN.
     a = (torch.randn(64, 16, generator=g) * 3).to(device)
     what = "pairwise_distances(a, a) for a of shape (64, 16)"
-    out = _call(pairwise_distances, what, a, a)
+    out = _run(pairwise_distances, what, a, a)
+    _check_type(out, torch.Tensor, what)
     check_shape(out, (64, 64), names="N M", what=what)
     if bool(torch.isnan(out).any()):
         raise CheckError(
@@ -427,11 +448,14 @@ def check_masked_mean(masked_mean) -> None:
     x64, len64 = _padded_batch(3, 8, 4, [8, 5, 1], g)
     cases.append((x64.double(), len64))
     xt, lent = _padded_batch(2, 5, 4, [2, 5], g)
-    cases.append((xt.transpose(1, 2).contiguous().transpose(1, 2), lent))  # non-contiguous
+    # the same values, non-contiguous
+    cases.append((layout(xt, ["transpose", 1, 2], ["contiguous"], ["transpose", 1, 2]), lent))
     for x_cpu, lengths_cpu in cases:
-        x, lengths = x_cpu.to(device), lengths_cpu.to(device)
+        x_spec, lengths = _on(device, x_cpu), lengths_cpu.to(device)
+        x = build(x_spec)
         what = f"masked_mean({_describe(x)}, lengths={lengths_cpu.tolist()})"
-        out = _call(masked_mean, what, x, lengths)
+        out = _run(masked_mean, what, x_spec, lengths)
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (x.shape[0], x.shape[2]), names="B F", what=what)
         expected = _reference_masked_mean(x, lengths)
         if bool(torch.isnan(out).any()):
@@ -468,15 +492,17 @@ def check_attention_scores(attention_scores) -> None:
         ),
         # heads split from (B, T, H, D) and moved forward: a non-contiguous view, as in a model
         (
-            torch.randn(2, 5, 4, 3, generator=g).transpose(1, 2),
-            torch.randn(2, 6, 4, 3, generator=g).transpose(1, 2),
+            layout(torch.randn(2, 5, 4, 3, generator=g), ["transpose", 1, 2]),
+            layout(torch.randn(2, 6, 4, 3, generator=g), ["transpose", 1, 2]),
         ),
     ]
     for q_cpu, k_cpu in cases:
-        q, k = q_cpu.to(device), k_cpu.to(device)
+        q_spec, k_spec = _on(device, q_cpu), _on(device, k_cpu)
+        q, k = build(q_spec), build(k_spec)
         what = f"attention_scores(q {shape_str(q.shape)}, k {shape_str(k.shape)}, {q.dtype})"
-        out = _call(attention_scores, what, q, k)
+        out = _run(attention_scores, what, q_spec, k_spec)
         b, h, t, d = q.shape
+        _check_type(out, torch.Tensor, what)
         check_shape(out, (b, h, t, k.shape[2]), names="B H T S", what=what)
         expected = (q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)).to(q.dtype)
         try:

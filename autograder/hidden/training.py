@@ -1,25 +1,25 @@
 """Hidden checks for 05_training.
 
-Every check runs the learner's function next to a small reference implementation on
-identical copies of a seeded model and loader, and compares plain results: returned
-numbers, learning rates, parameters and losses.
+Every check has a probe (autograder/probes/training.py) run the learner's function on a
+seeded model and loader, runs a small reference implementation here on identical copies
+built by the same builders, and compares plain results: returned numbers, learning rates,
+parameters, optimizer and scheduler states, and losses.
 """
 
 from __future__ import annotations
 
-import copy
 import math
-import os
-import tempfile
 import time
 
 import torch
 from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
 
+from autograder.boundary import AnswerRaised, observe
+from autograder.probes import training as probes
+from autograder.wire import Unsendable
 from tutorial_lib.checks import CheckError, check_shape, check_type
-from tutorial_lib.data import load_digits, train_val_split
 from tutorial_lib.device import get_device
 
 # ---------------------------------------------------------------------------------------
@@ -70,6 +70,14 @@ def _ref_scheduler(optimizer, warmup_steps: int, total_steps: int) -> LambdaLR:
     return LambdaLR(optimizer, lambda step: warmup_cosine_factor(step, warmup_steps, total_steps))
 
 
+def _warmup_cosine_table(warmup_steps: int, total_steps: int) -> list[float]:
+    """The factors after 0..total_steps steps; the last one (0) holds for every later step.
+
+    Probes get the schedule as this table (see ``probes.factor_scheduler``), not the formula.
+    """
+    return [warmup_cosine_factor(s, warmup_steps, total_steps) for s in range(total_steps + 1)]
+
+
 class _RefEarlyStopping:
     def __init__(self, patience: int, min_delta: float = 0.0):
         self.patience, self.min_delta = patience, min_delta
@@ -83,20 +91,20 @@ class _RefEarlyStopping:
         return self.bad_epochs >= self.patience
 
 
-def _ref_save(path, model, optimizer, scheduler, epoch) -> None:
-    torch.save(
+def _ref_checkpoint(model, optimizer, scheduler, epoch) -> dict:
+    """What a checkpoint holds, as data (what save_checkpoint should write)."""
+    return probes.as_data(
         {
             "model": model.state_dict(),
             "optimizer": optimizer.state_dict(),
             "scheduler": scheduler.state_dict(),
             "epoch": epoch,
-        },
-        path,
+        }
     )
 
 
-def _ref_load(path, model, optimizer, scheduler, device) -> int:
-    checkpoint = torch.load(path, map_location=device, weights_only=True)
+def _ref_restore(checkpoint: dict, model, optimizer, scheduler) -> int:
+    """What load_checkpoint should do with what the file holds."""
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     scheduler.load_state_dict(checkpoint["scheduler"])
@@ -108,23 +116,32 @@ def _ref_load(path, model, optimizer, scheduler, device) -> int:
 # ---------------------------------------------------------------------------------------
 
 
-def _classification_data(n: int, features: int, classes: int, seed: int) -> TensorDataset:
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, features, generator=g)
-    y = torch.randint(0, classes, (n,), generator=g)
-    return TensorDataset(x, y)
+def _type_name(value) -> str:
+    """The type of a value that came back, as a learner would name it."""
+    if isinstance(value, Unsendable):
+        return value.type_name.rsplit(".", 1)[-1]
+    return type(value).__name__
 
 
-def _mlp(features: int, classes: int, dropout: float, seed: int, device) -> nn.Module:
-    torch.manual_seed(seed)
-    return nn.Sequential(
-        nn.Linear(features, 16), nn.ReLU(), nn.Dropout(dropout), nn.Linear(16, classes)
-    ).to(device)
+def _check_type(value, expected, what: str) -> None:
+    """``check_type``, also for objects that came back only as their type's name."""
+    if isinstance(value, Unsendable):
+        names = expected if isinstance(expected, tuple) else (expected,)
+        wanted = " or ".join(t.__name__ for t in names)
+        article = "an" if wanted[:1].lower() in "aeiou" else "a"
+        raise CheckError(f"{what} should be {article} {wanted}, got {_type_name(value)}.")
+    check_type(value, expected, what)
 
 
 def _as_float(value, what: str) -> float:
-    check_type(value, float, what)
+    _check_type(value, float, what)
     return float(value)
+
+
+def _stub_or(raised: list[str]) -> None:
+    """A NotImplementedError the probe saw means the answer is still (partly) the stub."""
+    if raised[0] == "NotImplementedError":
+        raise NotImplementedError(raised[1])
 
 
 def _close(a: float, b: float, tol: float = 1e-4) -> bool:
@@ -133,10 +150,10 @@ def _close(a: float, b: float, tol: float = 1e-4) -> bool:
 
 def _states_match(state_a: dict, state_b: dict, what: str, hint: str) -> None:
     for (name, a), b in zip(state_a.items(), state_b.values(), strict=True):
-        if not torch.allclose(a.float(), b.float(), rtol=1e-4, atol=1e-5):
+        if not torch.allclose(a.float(), b.float().to(a.device), rtol=1e-4, atol=1e-5):
             raise CheckError(
                 f"{what}: parameter {name!r} differs from what it should be "
-                f"(max abs difference {float((a.float() - b.float()).abs().max()):.3g}). {hint}"
+                f"(max abs difference {float((a.float() - b.float().to(a.device)).abs().max()):.3g}). {hint}"
             )
 
 
@@ -179,38 +196,60 @@ def check_make_loss_fn(make_loss_fn) -> None:
         "regression": nn.MSELoss(),
     }
     for task, ref in reference.items():
-        loss_fn = make_loss_fn(task)
-        check_type(loss_fn, nn.Module, f"make_loss_fn({task!r})")
-        for logits, target in _loss_cases(task, g, device):
+        pairs = list(_loss_cases(task, g, device))
+        seen = observe(
+            probes.probe_make_loss_fn,
+            make_loss_fn,
+            {"task": task, "pairs": pairs},
+            f"make_loss_fn({task!r})",
+        )
+        if not seen["is_module"]:
+            raise CheckError(
+                f"make_loss_fn({task!r}) should be a Module, got {seen['type']}."
+                + (
+                    " Return an instance, e.g. nn.MSELoss(), not the class nn.MSELoss."
+                    if seen["type"] == "type"
+                    else ""
+                )
+            )
+        for (logits, target), loss in zip(pairs, seen["losses"], strict=False):
             what = f"make_loss_fn({task!r}) on logits of shape {tuple(logits.shape)}"
-            try:
-                got = loss_fn(logits, target)
-            except Exception as err:  # a wrong loss for the targets' type or range
+            if "raised" in loss:  # a wrong loss for the targets' type or range
+                _stub_or(loss["raised"])
+                name, message = loss["raised"]
                 raise CheckError(
-                    f"{what} raised {type(err).__name__}: {str(err).splitlines()[0]} "
-                    f"The task needs {_LOSS_HINTS[task]}"
-                ) from None
-            check_type(got, torch.Tensor, what)
+                    f"{what} raised {name}: {message} The task needs {_LOSS_HINTS[task]}"
+                )
+            got = loss["value"]
+            _check_type(got, torch.Tensor, what)
             expected = ref(logits, target)
             if got.shape != expected.shape:
                 raise CheckError(
                     f"{what} returned shape {tuple(got.shape)}, expected a scalar: keep the "
                     "default reduction='mean'."
                 )
-            if not torch.allclose(got.float(), expected.float(), rtol=1e-4, atol=1e-4):
+            if not torch.allclose(
+                got.float(), expected.float().to(got.device), rtol=1e-4, atol=1e-4
+            ):
                 raise CheckError(
                     f"{what} gave {float(got):.5g}, expected {float(expected):.5g}. "
                     f"The task needs {_LOSS_HINTS[task]}"
                 )
-    try:
-        make_loss_fn("ranking")
-    except ValueError:
+        if len(seen["losses"]) != len(pairs):
+            raise CheckError(f"make_loss_fn({task!r}): the losses did not all come back.")
+    seen = observe(
+        probes.probe_make_loss_fn_unknown,
+        make_loss_fn,
+        {"task": "ranking"},
+        "make_loss_fn('ranking')",
+    )
+    if seen["is_value_error"]:
         return
-    except Exception as err:
+    if seen["raised"] is not None:
         raise CheckError(
-            f"make_loss_fn('ranking') raised {type(err).__name__}; an unknown task should "
+            f"make_loss_fn('ranking') raised {seen['raised']}; an unknown task should "
             "raise ValueError."
-        ) from None
+        )
     raise CheckError(
         "make_loss_fn('ranking') returned something; an unknown task should raise ValueError."
     )
@@ -222,47 +261,42 @@ def check_make_loss_fn(make_loss_fn) -> None:
 
 
 def _train_case(train_one_epoch, device, seed, n, batch, use_scheduler, start_in_eval, task):
-    if task == "regression":
-        g = torch.Generator().manual_seed(seed)
-        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, 1, generator=g))
-        loss_fn, classes = nn.MSELoss(), 1
-    else:
-        data = _classification_data(n, 4, 3, seed)
-        loss_fn, classes = nn.CrossEntropyLoss(), 3
-    loader = DataLoader(data, batch_size=batch, shuffle=False)
-    runs = {}
-    for who in ("student", "reference"):
-        model = _mlp(4, classes, 0.3, seed, device)
-        if start_in_eval:
-            model.eval()
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        scheduler = _ref_scheduler(optimizer, 3, 2 * len(loader)) if use_scheduler else None
-        torch.manual_seed(seed + 1000)  # identical dropout masks for both runs
-        fn = train_one_epoch if who == "student" else _ref_train_one_epoch
-        result = fn(model, loader, loss_fn, optimizer, device, scheduler)
-        runs[who] = (model, optimizer, result)
-    model, optimizer, got = runs["student"]
-    ref_model, ref_optimizer, expected = runs["reference"]
-    sizes = [len(xb) for xb, _ in loader]
+    batches = math.ceil(n / batch)
+    case = {
+        "device": device,
+        "seed": seed,
+        "n": n,
+        "batch": batch,
+        "start_in_eval": start_in_eval,
+        "task": task,
+        "lr_factors": _warmup_cosine_table(3, 2 * batches) if use_scheduler else None,
+    }
     what = (
-        f"train_one_epoch ({n} samples in batches of {batch}, {len(loader)} batches"
+        f"train_one_epoch ({n} samples in batches of {batch}, {batches} batches"
         f"{', with a scheduler' if use_scheduler else ''})"
     )
-    got = _as_float(got, f"the value returned by {what}")
-    if not model.training:
+    seen = observe(probes.probe_train_one_epoch, train_one_epoch, case, what)
+    ref_model, loader, loss_fn, ref_optimizer, ref_scheduler = probes.build_train_run(case)
+    torch.manual_seed(seed + 1000)  # identical dropout masks for both runs
+    expected = _ref_train_one_epoch(
+        ref_model, loader, loss_fn, ref_optimizer, device, ref_scheduler
+    )
+    sizes = [len(xb) for xb, _ in loader]
+    got = _as_float(seen["result"], f"the value returned by {what}")
+    if not seen["training"]:
         raise CheckError(
             f"after {what} the model is in eval mode. Call model.train() at the start: "
             "a model that was just evaluated would otherwise train with dropout switched off."
         )
-    lr, ref_lr = optimizer.param_groups[0]["lr"], ref_optimizer.param_groups[0]["lr"]
-    if use_scheduler and not _close(lr, ref_lr, 1e-6):
+    lr, ref_lr = seen["lr"], ref_optimizer.param_groups[0]["lr"]
+    if use_scheduler and not (isinstance(lr, (int, float)) and _close(lr, ref_lr, 1e-6)):
         raise CheckError(
             f"after {what} the learning rate is {lr:.4g}, expected "
             f"{ref_lr:.4g}. This schedule counts optimizer steps: call scheduler.step() once "
             "per batch, right after optimizer.step(), not once per epoch."
         )
     _states_match(
-        model.state_dict(),
+        seen["state"],
         ref_model.state_dict(),
         what,
         "Each batch must do, in order: forward, loss, optimizer.zero_grad(), loss.backward(), "
@@ -301,66 +335,60 @@ def check_train_one_epoch(train_one_epoch) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-class _Probe(nn.Module):
-    """A model that remembers, for every forward call, whether autograd and training were on."""
-
-    def __init__(self, net: nn.Module):
-        super().__init__()
-        self.net = net
-        self.calls: list[tuple[bool, bool]] = []
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.calls.append((torch.is_grad_enabled(), self.training))
-        return self.net(x)
-
-
 def check_evaluate(evaluate) -> None:
     """Eval mode and no gradients inside, the caller's mode afterwards, weighted mean loss."""
     device = get_device()
     loss_fn = nn.CrossEntropyLoss()
     for seed, n, batch in [(0, 40, 8), (1, 37, 8), (2, 1, 4), (3, 64, 64)]:
-        loader = DataLoader(_classification_data(n, 4, 3, seed), batch_size=batch)
-        sizes = [len(xb) for xb, _ in loader]
         what = f"evaluate ({n} samples in batches of {batch})"
         for start_training in (True, False):
-            probe = _Probe(_mlp(4, 3, 0.5, seed, device))
-            probe.train(start_training)
-            before = copy.deepcopy(probe.state_dict())
-            result = evaluate(probe, loader, loss_fn, device)
-            check_type(result, tuple, what)
+            case = {
+                "device": device,
+                "seed": seed,
+                "n": n,
+                "batch": batch,
+                "start_training": start_training,
+            }
+            seen = observe(probes.probe_evaluate, evaluate, case, what)
+            ref_model, loader = probes.build_eval_run(case)
+            sizes = [len(xb) for xb, _ in loader]
+            result = seen["result"]
+            _check_type(result, tuple, what)
             if len(result) != 2:
                 raise CheckError(
                     f"{what} should return (mean_loss, accuracy), got {len(result)} items."
                 )
             loss = _as_float(result[0], f"the loss returned by {what}")
             acc = _as_float(result[1], f"the accuracy returned by {what}")
-            if not probe.calls:
+            calls = seen["calls"]
+            if not calls:
                 raise CheckError(f"{what} never called the model.")
-            if any(training for _, training in probe.calls):
+            if any(training for _, training in calls):
                 raise CheckError(
                     f"{what} ran the model in train mode: dropout was active and batch norm "
                     "would update its running statistics. Call model.eval() before the loop."
                 )
-            if any(grad for grad, _ in probe.calls):
+            if any(grad for grad, _ in calls):
                 raise CheckError(
                     f"{what} ran the model with gradients enabled, which records a graph for "
                     "every batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
                 )
-            if probe.training != start_training:
+            if seen["training"] != start_training:
                 mode = "train" if start_training else "eval"
                 raise CheckError(
                     f"{what}: the model arrived in {mode} mode and left in "
-                    f"{'train' if probe.training else 'eval'} mode. Remember "
+                    f"{'train' if seen['training'] else 'eval'} mode. Remember "
                     "was_training = model.training first, and call model.train(was_training) at "
                     "the end."
                 )
-            if any(p.grad is not None for p in probe.parameters()):
+            if seen["grads_left"]:
                 raise CheckError(
                     f"{what} left gradients in the parameters' .grad: no backward here."
                 )
-            _states_match(probe.state_dict(), before, what, "evaluate must not change the model.")
-            probe.train(start_training)
-            ref_loss, ref_acc = _ref_evaluate(probe, loader, loss_fn, device)
+            _states_match(
+                seen["state"], ref_model.state_dict(), what, "evaluate must not change the model."
+            )
+            ref_loss, ref_acc = _ref_evaluate(ref_model, loader, loss_fn, device)
             if not _close(loss, ref_loss):
                 raise CheckError(
                     f"the loss returned by {what} is {loss:.6g}, expected {ref_loss:.6g}. Give "
@@ -394,41 +422,56 @@ def check_make_warmup_cosine(make_warmup_cosine) -> None:
         (3, 3, (1.0,)),
         (4, 50, (0.01, 0.3)),
     ]:
-        params = [torch.zeros(2, device=device, requires_grad=True) for _ in lrs]
-        optimizer = torch.optim.SGD(
-            [{"params": [p], "lr": lr} for p, lr in zip(params, lrs, strict=True)]
-        )
         what = f"make_warmup_cosine(optimizer, warmup_steps={warmup}, total_steps={total})"
+        case = {
+            "device": device,
+            "warmup": warmup,
+            "total": total,
+            "lrs": list(lrs),
+            "steps": total + 4,
+        }
         try:
-            scheduler = make_warmup_cosine(optimizer, warmup, total)
-        except ZeroDivisionError:
+            seen = observe(probes.probe_make_warmup_cosine, make_warmup_cosine, case, what)
+        except AnswerRaised as err:
+            if err.type_name != "ZeroDivisionError":
+                raise
             raise CheckError(
                 f"{what} raised ZeroDivisionError: warmup_steps may be 0 (no warm-up). Divide by "
                 "warmup_steps only inside `if step < warmup_steps:`, which is never true then."
             ) from None
-        if not hasattr(scheduler, "step"):
+        if not seen["has_step"]:
             raise CheckError(
-                f"{what} returned a {type(scheduler).__name__}; return a scheduler, "
+                f"{what} returned a {seen['type']}; return a scheduler, "
                 "for example torch.optim.lr_scheduler.LambdaLR(optimizer, factor)."
             )
-        for step in range(total + 4):
-            for group, base in zip(optimizer.param_groups, lrs, strict=True):
+        for step, group_lrs in enumerate(seen["lrs"]):
+            for got, base in zip(group_lrs, lrs, strict=True):
                 expected = base * warmup_cosine_factor(step, warmup, total)
-                got = group["lr"]
+                if not isinstance(got, (int, float)):
+                    raise CheckError(
+                        f"{what}: after {step} scheduler steps the learning rate is a "
+                        f"{_type_name(got)}, expected the number {expected:.6g}."
+                    )
                 if abs(got - expected) > 1e-7 + 1e-6 * base:
                     raise CheckError(
                         f"{what}: after {step} scheduler steps the learning rate is {got:.6g}, "
                         f"expected {expected:.6g} (base lr {base}). {_schedule_hint(step, warmup, total, got, base)}"
                     )
-            optimizer.step()
-            try:
-                scheduler.step()
-            except ZeroDivisionError:
+        raised = seen["step_raised"]
+        if raised is not None:
+            step = len(seen["lrs"]) - 1
+            _stub_or(raised)
+            if raised[0] == "ZeroDivisionError":
                 raise CheckError(
                     f"{what}: scheduler.step() raised ZeroDivisionError after {step} steps. Use "
                     "max(1, ...) for the cosine's length (total_steps - warmup_steps may be 0) and "
                     "divide by warmup_steps only while step < warmup_steps."
-                ) from None
+                )
+            raise CheckError(
+                f"{what}: scheduler.step() raised {raised[0]} after {step} steps: {raised[1]}"
+            )
+        if len(seen["lrs"]) != total + 4:
+            raise CheckError(f"{what}: the learning rates after each step did not all come back.")
 
 
 def _schedule_hint(step: int, warmup: int, total: int, got: float, base: float) -> str:
@@ -466,42 +509,61 @@ _STOP_CASES = [
 
 
 def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed):
-    torch.manual_seed(seed)
-    model = nn.Linear(3, 2).to(device)
-    start = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    stopper = EarlyStopping(patience=patience, min_delta=min_delta)
-    ref = _RefEarlyStopping(patience, min_delta)
     what = f"EarlyStopping(patience={patience}, min_delta={min_delta})"
-    seen, best_epoch = [], None
+    # The reference decides how many epochs the run lasts: until it says stop.
+    ref = _RefEarlyStopping(patience, min_delta)
+    expected_steps, best_epoch = [], None
     for epoch, loss in enumerate(losses):
-        with torch.no_grad():  # an "optimizer step" that changes the weights in place
-            for p in model.parameters():
-                p.add_(1.0)
-        seen.append(loss)
         expected = ref.step(loss)
         if ref.bad_epochs == 0:
             best_epoch = epoch
-        got = stopper.step(loss, model)
-        if not isinstance(got, bool):
-            raise CheckError(f"{what}.step(...) should return True or False, got {got!r}.")
-        if got != expected:
-            raise CheckError(
-                f"{what}: after the validation losses {seen}, step returned {got}, expected "
-                f"{expected}. {_stop_hint(expected, min_delta, loss)}"
-            )
-        best = stopper.best_loss
-        check_type(best, (float, int), f"{what}.best_loss")
-        if not (best == ref.best_loss or _close(best, ref.best_loss, 1e-9)):
-            raise CheckError(
-                f"{what}: after the validation losses {seen}, best_loss is {best}, expected "
-                f"{ref.best_loss}. {_stop_hint(expected, min_delta, loss)}"
-            )
+        expected_steps.append((expected, ref.best_loss))
         if expected:
             break
-    stopper.restore_best(model)
-    for key, value in model.state_dict().items():
+    fed = losses[: len(expected_steps)]
+    case = {
+        "device": device,
+        "seed": seed,
+        "patience": patience,
+        "min_delta": min_delta,
+        "losses": fed,
+    }
+    seen = observe(probes.probe_EarlyStopping, EarlyStopping, case, what)
+    for epoch, (expected, ref_best) in enumerate(expected_steps):
+        loss, shown = fed[epoch], fed[: epoch + 1]
+        if epoch >= len(seen["steps"]):
+            name, message = seen["step_raised"]
+            _stub_or(seen["step_raised"])
+            raise CheckError(
+                f"{what}: after the validation losses {shown}, step raised {name}: {message}"
+            )
+        step = seen["steps"][epoch]
+        got = step["returned"]
+        if type(got) is not bool:
+            raise CheckError(f"{what}.step(...) should return True or False, got {got['repr']}.")
+        if got != expected:
+            raise CheckError(
+                f"{what}: after the validation losses {shown}, step returned {got}, expected "
+                f"{expected}. {_stop_hint(expected, min_delta, loss)}"
+            )
+        best = step["best_loss"]
+        _check_type(best, (float, int), f"{what}.best_loss")
+        if not (best == ref_best or _close(best, ref_best, 1e-9)):
+            raise CheckError(
+                f"{what}: after the validation losses {shown}, best_loss is {best}, expected "
+                f"{ref_best}. {_stop_hint(expected, min_delta, loss)}"
+            )
+    if seen["restore_raised"] is not None:
+        _stub_or(seen["restore_raised"])
+        name, message = seen["restore_raised"]
+        raise CheckError(
+            f"{what}: restore_best raised {name}: {message} Keep a copy of the best epoch's "
+            "weights in step (when the loss improves) and load it with model.load_state_dict."
+        )
+    start = probes.model_state(probes.build_stop_model(seed, device))
+    for key, value in seen["restored"].items():
         wanted = start[key] + (best_epoch + 1)
-        if not torch.allclose(value, wanted):
+        if not torch.allclose(value, wanted.to(value.device)):
             raise CheckError(
                 f"{what}: after restore_best the weights are not the ones from the best epoch "
                 f"(epoch {best_epoch}, loss {losses[best_epoch]}). model.state_dict() returns "
@@ -553,15 +615,16 @@ class _ResumeSetup:
         self.device, self.seed, self.total_epochs = device, seed, total_epochs
         self.loss_fn = nn.CrossEntropyLoss()
         self.generator = torch.Generator()
-        data = _classification_data(44, 5, 3, seed)
+        data = probes.classification_data(44, 5, 3, seed)
         self.loader = DataLoader(data, batch_size=8, shuffle=True, generator=self.generator)
+        self.lr_factors = _warmup_cosine_table(3, total_epochs * len(self.loader))
 
     def fresh(self, init_seed: int):
-        torch.manual_seed(init_seed)
-        model = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3)).to(self.device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=0.03, weight_decay=0.01)
-        total_steps = self.total_epochs * len(self.loader)
-        return model, optimizer, _ref_scheduler(optimizer, 3, total_steps)
+        return probes.build_resume_objects(self.device, init_seed, self.lr_factors)
+
+    def case(self, init_seed: int) -> dict:
+        """What a probe needs to build the same (model, optimizer, scheduler) as fresh()."""
+        return {"device": self.device, "init_seed": init_seed, "lr_factors": self.lr_factors}
 
     def run(self, model, optimizer, scheduler, start: int, stop: int) -> list[float]:
         losses = []
@@ -575,16 +638,15 @@ class _ResumeSetup:
         return losses
 
 
-def _resume_and_compare(save, load, setup: _ResumeSetup, split: int, what: str, hint: str) -> None:
+def _resume_and_compare(
+    setup: _ResumeSetup, split: int, first: list[float], restore, what: str, hint: str
+) -> None:
+    """Resume after ``split`` epochs in objects ``restore(model, optimizer, scheduler)`` set up
+    (returning the start epoch); the epoch losses must repeat an uninterrupted run's."""
     model, optimizer, scheduler = setup.fresh(setup.seed)
     expected = setup.run(model, optimizer, scheduler, 0, setup.total_epochs)
-    model, optimizer, scheduler = setup.fresh(setup.seed)
-    first = setup.run(model, optimizer, scheduler, 0, split)
-    folder = tempfile.mkdtemp(prefix="ckpt-check-")
-    path = os.path.join(folder, "checkpoint.pt")
-    save(path, model, optimizer, scheduler, split)
     model, optimizer, scheduler = setup.fresh(setup.seed + 1)  # a new process: other weights
-    start = load(path, model, optimizer, scheduler, setup.device)
+    start = restore(model, optimizer, scheduler)
     if start != split:
         raise CheckError(
             f"{what}: load_checkpoint returned {start!r}, expected {split}: the number of "
@@ -602,36 +664,43 @@ def _resume_and_compare(save, load, setup: _ResumeSetup, split: int, what: str, 
         )
 
 
-def check_save_checkpoint(save_checkpoint) -> None:
-    """The file holds all four entries, loads with weights_only, and resumes exactly."""
-    device = get_device()
-    setup = _ResumeSetup(device, seed=3)
-    model, optimizer, scheduler = setup.fresh(3)
-    setup.run(model, optimizer, scheduler, 0, 1)
-    path = os.path.join(tempfile.mkdtemp(prefix="ckpt-check-"), "nested-name.ckpt")
+def _saved(save_checkpoint, setup: _ResumeSetup, split: int, filename: str):
+    """Train ``split`` epochs here; the learner's save_checkpoint writes the state. Returns
+    (the losses so far, the state that was saved, what the probe saw)."""
+    model, optimizer, scheduler = setup.fresh(setup.seed)
+    first = setup.run(model, optimizer, scheduler, 0, split)
+    states = _ref_checkpoint(model, optimizer, scheduler, split)
+    case = {**setup.case(setup.seed + 7), "states": states, "epoch": split, "filename": filename}
     try:
-        result = save_checkpoint(path, model, optimizer, scheduler, 1)
-    except (AttributeError, TypeError, RuntimeError) as err:  # e.g. pickling a LambdaLR's lambda
+        seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, "save_checkpoint")
+    except AnswerRaised as err:  # e.g. pickling a LambdaLR's lambda
+        if err.type_name not in ("AttributeError", "TypeError", "RuntimeError", "PicklingError"):
+            raise
         raise CheckError(
-            f"save_checkpoint raised {type(err).__name__}: {str(err).splitlines()[0]} Save "
+            f"save_checkpoint raised {err.type_name}: {err.message.splitlines()[0] if err.message else ''} Save "
             "state_dicts (plain dicts of tensors and numbers), not the model, optimizer or "
             "scheduler objects: objects drag their code along and often cannot be pickled."
         ) from None
-    if result is not None:
+    return first, states, seen
+
+
+def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> dict:
+    """The checkpoint file: written, readable with weights_only, the four entries."""
+    if seen["returned"] is not None:
         raise CheckError("save_checkpoint should write the file and return None.")
-    if not os.path.exists(path):
+    if not seen["exists"]:
         raise CheckError(
-            f"save_checkpoint did not create a file at the path it was given ({path})."
+            f"save_checkpoint did not create a file at the path it was given (a path ending in "
+            f"{filename!r})."
         )
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # pickled objects are refused by weights_only
+    if seen["load_error"] is not None:  # pickled objects are refused by weights_only
         raise CheckError(
             "torch.load(path, weights_only=True) could not read the checkpoint "
-            f"({type(err).__name__}). Save state_dicts and plain numbers, never the model or "
+            f"({seen['load_error']}). Save state_dicts and plain numbers, never the model or "
             "optimizer objects themselves."
-        ) from None
-    check_type(checkpoint, dict, "the saved checkpoint")
+        )
+    checkpoint = seen["checkpoint"]
+    _check_type(checkpoint, dict, "the saved checkpoint")
     wanted = {"model", "optimizer", "scheduler", "epoch"}
     if set(checkpoint) != wanted:
         missing = sorted(wanted - set(checkpoint))
@@ -642,28 +711,46 @@ def check_save_checkpoint(save_checkpoint) -> None:
             else ""
         )
         raise CheckError(
-            f"the checkpoint has the keys {sorted(checkpoint)}, expected {sorted(wanted)}.{hint}"
+            f"the checkpoint has the keys {sorted(checkpoint, key=str)}, expected "
+            f"{sorted(wanted)}.{hint}"
         )
-    if checkpoint["epoch"] != 1 or not isinstance(checkpoint["epoch"], int):
+    if checkpoint["epoch"] != epoch or type(checkpoint["epoch"]) is not int:
         raise CheckError(
-            f"checkpoint['epoch'] is {checkpoint['epoch']!r}, expected the int 1 that was passed in."
+            f"checkpoint['epoch'] is {checkpoint['epoch']!r}, expected the int {epoch} that was "
+            "passed in."
         )
-    for key, value in model.state_dict().items():
+    for key, value in states["model"].items():
         saved = checkpoint["model"].get(key) if isinstance(checkpoint["model"], dict) else None
-        if not isinstance(saved, torch.Tensor) or not torch.equal(saved, value.cpu()):
+        if not isinstance(saved, torch.Tensor) or not torch.equal(saved.cpu(), value.cpu()):
             raise CheckError(
                 f"checkpoint['model'] should be model.state_dict(); {key!r} is missing or differs."
             )
-    if not checkpoint["optimizer"].get("state"):
+    optimizer_state = checkpoint["optimizer"]
+    if not isinstance(optimizer_state, dict) or not optimizer_state.get("state"):
         raise CheckError("checkpoint['optimizer'] holds no state: save optimizer.state_dict().")
-    if checkpoint["scheduler"].get("last_epoch") != scheduler.last_epoch:
+    scheduler_state = checkpoint["scheduler"]
+    if (
+        not isinstance(scheduler_state, dict)
+        or scheduler_state.get("last_epoch") != states["scheduler"]["last_epoch"]
+    ):
         raise CheckError("checkpoint['scheduler'] should be scheduler.state_dict().")
+    return checkpoint
+
+
+def check_save_checkpoint(save_checkpoint) -> None:
+    """The file holds all four entries, loads with weights_only, and resumes exactly."""
+    device = get_device()
+    _, states, seen = _saved(save_checkpoint, _ResumeSetup(device, seed=3), 1, "nested-name.ckpt")
+    _check_saved_file(seen, states, 1, "nested-name.ckpt")
     for seed, split in [(4, 2), (5, 1)]:
+        setup = _ResumeSetup(device, seed)
+        first, states, seen = _saved(save_checkpoint, setup, split, "checkpoint.pt")
+        checkpoint = _check_saved_file(seen, states, split, "checkpoint.pt")
         _resume_and_compare(
-            save_checkpoint,
-            _ref_load,
-            _ResumeSetup(device, seed),
+            setup,
             split,
+            first,
+            lambda m, o, s, checkpoint=checkpoint: _ref_restore(checkpoint, m, o, s),
             "save_checkpoint",
             "Save model, optimizer and scheduler state_dicts and the epoch.",
         )
@@ -673,11 +760,27 @@ def check_load_checkpoint(load_checkpoint) -> None:
     """A resumed run repeats an uninterrupted one, epoch loss for epoch loss."""
     device = get_device()
     for seed, split in [(6, 2), (7, 3), (8, 1)]:
+        setup = _ResumeSetup(device, seed)
+        model, optimizer, scheduler = setup.fresh(setup.seed)
+        first = setup.run(model, optimizer, scheduler, 0, split)
+        case = {
+            **setup.case(setup.seed + 1),  # a new process: other weights
+            "checkpoint": _ref_checkpoint(model, optimizer, scheduler, split),
+        }
+        seen = observe(probes.probe_load_checkpoint, load_checkpoint, case, "load_checkpoint")
+
+        def restore(model, optimizer, scheduler, seen=seen):
+            """Put the learner's loaded states into the grader's own objects."""
+            model.load_state_dict(seen["model"])
+            optimizer.load_state_dict(seen["optimizer"])
+            scheduler.load_state_dict(seen["scheduler"])
+            return seen["returned"]
+
         _resume_and_compare(
-            _ref_save,
-            load_checkpoint,
-            _ResumeSetup(device, seed),
+            setup,
             split,
+            first,
+            restore,
             "load_checkpoint",
             "Restore all three: model.load_state_dict(checkpoint['model']), the same for the "
             "optimizer (its moments and step counts) and the scheduler (where the schedule "
@@ -702,78 +805,68 @@ MAX_SECONDS = 30.0
 MIN_ACCURACY = 0.95
 
 
-def train_digits(model: nn.Module, device, progress=None) -> tuple[list[float], list[float], float]:
-    """The grader's recipe: returns per-epoch train and validation losses and the final accuracy."""
-    r = DIGITS_RECIPE
-    x, y = load_digits()
-    train_idx, val_idx = train_val_split(len(x), r["val_fraction"], seed=r["seed"])
-    generator = torch.Generator().manual_seed(r["seed"])
-    train_loader = DataLoader(
-        TensorDataset(x[train_idx], y[train_idx]),
-        batch_size=r["batch_size"],
-        shuffle=True,
-        generator=generator,
-    )
-    val_loader = DataLoader(TensorDataset(x[val_idx], y[val_idx]), batch_size=256)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=r["lr"], weight_decay=r["weight_decay"])
-    steps = r["num_epochs"] * len(train_loader)
-    scheduler = _ref_scheduler(optimizer, len(train_loader), steps)
-    loss_fn = nn.CrossEntropyLoss()
-    train_losses, val_losses, acc = [], [], 0.0
-    for _ in range(r["num_epochs"]):
-        train_losses.append(
-            _ref_train_one_epoch(model, train_loader, loss_fn, optimizer, device, scheduler)
-        )
-        val_loss, acc = _ref_evaluate(model, val_loader, loss_fn, device)
-        val_losses.append(val_loss)
-        if progress is not None:
-            progress(val_loss, acc)
-    return train_losses, val_losses, acc
-
-
 def check_DigitsCNN(DigitsCNN) -> None:
     """Shapes, logits (not probabilities), a convolution, size, then the real training run."""
     device = get_device()
-    torch.manual_seed(DIGITS_RECIPE["seed"])
-    model = DigitsCNN().to(device)
-    check_type(model, nn.Module, "DigitsCNN()")
-    n_params = sum(p.numel() for p in model.parameters())
+    g = torch.Generator().manual_seed(1)
+    sizes = (1, 5, 64)
+    inputs = [torch.rand(n, 1, 8, 8, generator=g).to(device) for n in sizes]
+    case = {"seed": DIGITS_RECIPE["seed"], "device": device, "inputs": inputs}
+    seen = observe(probes.probe_DigitsCNN, DigitsCNN, case, "DigitsCNN()")
+    if not seen["is_module"]:
+        raise CheckError(f"DigitsCNN() should be a Module, got {seen['type']}.")
+    n_params = seen["n_params"]
     if n_params > MAX_PARAMETERS:
         raise CheckError(
             f"DigitsCNN has {n_params:,} parameters; keep it under {MAX_PARAMETERS:,} so it trains "
             "in seconds on a CPU (8x8 images need few channels)."
         )
-    if not any(v.ndim == 4 for v in model.state_dict().values()):
+    if not seen["has_conv"]:
         raise CheckError(
             "DigitsCNN has no convolution (no 4-d weight): use at least one nn.Conv2d."
         )
-    g = torch.Generator().manual_seed(1)
-    model.eval()
-    for n in (1, 5, 64):
-        x = torch.rand(n, 1, 8, 8, generator=g).to(device)
-        try:
-            with torch.no_grad():
-                out = model(x)
-        except Exception as err:  # usually a Linear layer with the wrong in_features
+    out = None
+    for n, output in zip(sizes, seen["outputs"], strict=False):
+        if "raised" in output:  # usually a Linear layer with the wrong in_features
+            _stub_or(output["raised"])
+            name, message = output["raised"]
             raise CheckError(
-                f"DigitsCNN on a batch of shape ({n}, 1, 8, 8) raised {type(err).__name__}: "
-                f"{str(err).splitlines()[0]} Print x.shape after each layer; each MaxPool2d(2) "
+                f"DigitsCNN on a batch of shape ({n}, 1, 8, 8) raised {name}: "
+                f"{message} Print x.shape after each layer; each MaxPool2d(2) "
                 "halves H and W, and nn.Flatten() keeps the batch dimension."
-            ) from None
+            )
+        out = output["out"]
+        _check_type(out, torch.Tensor, f"DigitsCNN on a batch of {n}")
         check_shape(out, (n, 10), names="N classes", what=f"DigitsCNN on a batch of {n}")
+    if len(seen["outputs"]) != len(sizes):
+        raise CheckError("DigitsCNN: the outputs for every test batch did not come back.")
     probs = out.detach().float()
     if bool((probs >= 0).all()) and torch.allclose(
-        probs.sum(1), torch.ones(len(probs), device=device), atol=1e-4
+        probs.sum(1), torch.ones(len(probs), device=probs.device), atol=1e-4
     ):
         raise CheckError(
             "DigitsCNN returns probabilities (each row sums to 1): it ends in a softmax. Return "
             "raw logits; CrossEntropyLoss applies log-softmax itself."
         )
-    torch.manual_seed(DIGITS_RECIPE["seed"])
-    model = DigitsCNN().to(device)
-    start = time.perf_counter()
-    _, _, acc = train_digits(model, device)
+    train_loader, val_loader = probes.digits_loaders(DIGITS_RECIPE)
+    train_batches = len(train_loader)
+    labels = torch.cat([y for _, y in val_loader])
+    case = {
+        "recipe": DIGITS_RECIPE,
+        "device": device,
+        "lr_factors": _warmup_cosine_table(
+            train_batches, DIGITS_RECIPE["num_epochs"] * train_batches
+        ),
+    }
+    start = time.perf_counter()  # timed here, around the whole probe: data, training, predictions
+    seen = observe(probes.probe_DigitsCNN_training, DigitsCNN, case, "training DigitsCNN")
     seconds = time.perf_counter() - start
+    predictions = seen["predictions"]
+    if not isinstance(predictions, torch.Tensor) or predictions.shape != labels.shape:
+        raise CheckError(
+            "training DigitsCNN: its predictions on the validation set did not come back."
+        )
+    acc = float((predictions.cpu() == labels).float().mean())
     if acc < MIN_ACCURACY:
         raise CheckError(
             f"DigitsCNN reached {acc:.1%} validation accuracy with the course's recipe, expected at "

@@ -1,0 +1,136 @@
+"""How a hidden check reaches the student's answer: through a probe, and only data comes back.
+
+A hidden check (``autograder/hidden/<topic>.py``) never calls the student's function or
+class itself. It hands a *probe* (a function in ``autograder/probes/<topic>.py``) and a
+*case* (plain data) to :func:`observe`. The probe builds the inputs from the case, calls the
+answer, and returns what it saw as data (numbers, strings, tensors, lists, dicts). The
+check then compares that data with what the same probe gives for its reference answer.
+
+The same check code runs in two places:
+
+- in the student's kernel, as plain nbgrader runs it: ``student`` is the real function and
+  the probe runs right here (its result still goes through :mod:`autograder.wire`, so both
+  places see exactly the same kind of values);
+- in the grader's own process (``python -m autograder grade``): ``student`` is a
+  :class:`Remote`, the probe runs in the sandboxed kernel, and only the encoded result comes
+  back. Nothing the student's code does in its kernel can reach the comparison.
+
+Probes live in their own modules because they are handed to the student's kernel: they
+hold no reference answers and no expected values.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from autograder import wire
+from tutorial_lib.checks import CheckError
+
+PROBE_PACKAGE = "autograder.probes"
+
+
+class AnswerUnreachable(CheckError):
+    """The answer could not be run or its result did not come back: the exercise scores zero."""
+
+
+class AnswerRaised(CheckError):
+    """The student's code raised while the probe ran it."""
+
+    def __init__(self, what: str, type_name: str, message: str):
+        self.type_name, self.message = type_name, message
+        super().__init__(f"{what} raised {type_name}: {message}".rstrip(": "))
+
+
+class Channel(Protocol):
+    """Runs ``probe(<the student's object called name>, case)`` somewhere; returns the envelope."""
+
+    def run(self, probe_module: str, probe_name: str, name: str, case_json: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Remote:
+    """The grader's handle on a name defined in the student's kernel. It cannot be called."""
+
+    name: str
+    channel: Channel
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"a hidden check called {self.name} directly; it must go through observe(probe, ...)"
+        )
+
+
+def call(fn: Callable, case: dict) -> Any:
+    """The generic probe: ``fn(*case["args"], **case["kwargs"])`` and the arguments afterwards.
+
+    Returns ``{"result": ..., "args": [...]}``; the arguments come back too so that a check
+    can see whether the answer changed the caller's tensors in place.
+    """
+    args, kwargs = list(case.get("args", [])), dict(case.get("kwargs", {}))
+    result = fn(*args, **kwargs)
+    return {"result": result, "args": args}
+
+
+def run_probe(probe: Callable, student: Any, case: Any) -> str:
+    """Run ``probe(student, case)`` and encode what happened: a value or the exception raised."""
+    try:
+        value = probe(student, case)
+    except Exception as err:  # the student's code may raise anything; report it as data
+        return wire.encode({"raised": [type(err).__name__, str(err)[:2000]]})
+    return wire.encode({"value": value})
+
+
+def serve(probe_module: str, probe_name: str, name: str, case_json: str, out_path: str) -> None:
+    """Kernel side of a :class:`Remote` call: look the answer up in the user's namespace, probe
+    it, and write the envelope to ``out_path``."""
+    from IPython import get_ipython
+
+    namespace = get_ipython().user_ns
+    if name not in namespace:
+        envelope = wire.encode({"missing": name})
+    else:
+        probe = getattr(importlib.import_module(probe_module), probe_name)
+        envelope = run_probe(probe, namespace[name], wire.decode(case_json))
+    with open(out_path, "w") as f:
+        f.write(envelope)
+
+
+def observe(probe: Callable, student: Any, case: Any = None, what: str = "") -> Any:
+    """What ``probe`` saw when it ran ``student`` on ``case``, as data.
+
+    Raises ``NotImplementedError`` when the answer is still the stub, :class:`AnswerRaised`
+    when it raised anything else, :class:`AnswerUnreachable` when no usable result came back.
+    """
+    what = what or f"{getattr(student, 'name', getattr(student, '__name__', 'the answer'))}(...)"
+    if isinstance(student, Remote):
+        if not probe.__module__.startswith(PROBE_PACKAGE) and probe is not call:
+            raise TypeError(f"{probe.__qualname__} is not a probe: probes live in {PROBE_PACKAGE}")
+        envelope = student.channel.run(
+            probe.__module__, probe.__name__, student.name, wire.encode(case)
+        )
+    else:
+        envelope = run_probe(probe, student, wire.roundtrip(case))
+    try:
+        outcome = wire.decode(envelope)
+    except wire.WireError as err:
+        raise AnswerUnreachable(f"{what}: the result could not be read ({err})") from None
+    if type(outcome) is not dict or len(outcome) != 1:
+        raise AnswerUnreachable(f"{what}: the result could not be read")
+    ((kind, body),) = outcome.items()
+    if kind == "value":
+        return body
+    if (
+        kind == "raised"
+        and type(body) is list
+        and len(body) == 2
+        and all(type(b) is str for b in body)
+    ):
+        if body[0] == "NotImplementedError":
+            raise NotImplementedError(body[1])
+        raise AnswerRaised(what, body[0], body[1])
+    if kind == "missing":
+        raise AnswerUnreachable(f"{what}: nothing called {body!r} is defined in the notebook")
+    raise AnswerUnreachable(f"{what}: the result could not be read")

@@ -1,0 +1,221 @@
+"""Probes for 09_scaling (see autograder/probes/__init__.py).
+
+The profiler exercises get a real profile of a small workload (one per seed, kept for the
+kernel's lifetime so that every call about it sees the same one) and return, next to the
+answer, the profile's ``key_averages()`` as rows of numbers: timings cannot be rebuilt, so
+the check judges the answer against the rows. The distributed exercises get simulated ranks:
+an ``all_reduce`` standing in for other processes (it records how it was called), and
+checkpoints written to and read back from a fresh temporary folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler's C++ messages would go to stderr
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.profiler import ProfilerActivity, profile, record_function
+
+
+def plain(value, depth: int = 0):
+    """``value`` with subclasses of the built-in types made plain (a namedtuple a tuple, an
+    OrderedDict a dict, a NumPy float64 a float), so that it crosses as the type it claims to be.
+    Anything else (a NumPy float32, an object) is left as it is."""
+    if depth > 16 or value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, (torch.Tensor, torch.Size, torch.device, torch.dtype)):
+        return value
+    if isinstance(value, int):  # bool cannot be subclassed: it was returned above
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, tuple):
+        return tuple(plain(v, depth + 1) for v in value)
+    if isinstance(value, list):
+        return [plain(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@functools.lru_cache(maxsize=4)
+def profile_workload(seed: int, device_name: str):
+    """A profile with operators, a label with a large self time, and labels called repeatedly."""
+    device = torch.device(device_name)
+    g = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8)).to(device)
+        x = torch.randn(64, 32, generator=g).to(device)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(3):
+                with record_function("load"):
+                    _busy(0.003)  # Python time: the label's own (self) time, no operator
+                    xb = x + 0.01 * torch.randn_like(x)
+                with record_function("step"):
+                    model(xb).pow(2).mean().backward()
+            with record_function("outer"), record_function("inner"):
+                torch.mm(x, x.T)
+    return prof
+
+
+def profile_rows(prof) -> list[dict]:
+    """``prof.key_averages()`` as data: key, count, and the CPU times in microseconds."""
+    return [
+        {
+            "key": e.key,
+            "count": int(e.count),
+            "self_cpu_time_total": float(e.self_cpu_time_total),
+            "cpu_time_total": float(e.cpu_time_total),
+            "cpu_time": float(e.cpu_time),
+        }
+        for e in prof.key_averages()
+    ]
+
+
+def probe_top_ops(top_ops, case: dict) -> dict:
+    """top_ops(prof, k) on the seed's profile, and that profile's rows."""
+    prof = profile_workload(case["seed"], str(case["device"]))
+    result = top_ops(prof, case["k"])
+    return {"result": plain(result), "rows": profile_rows(prof)}
+
+
+def probe_time_per_label(time_per_label, case: dict) -> dict:
+    """time_per_label(prof, labels) on the seed's profile, and that profile's rows."""
+    prof = profile_workload(case["seed"], str(case["device"]))
+    result = time_per_label(prof, list(case["labels"]))
+    return {"result": plain(result), "rows": profile_rows(prof)}
+
+
+def probe_shards_for_epoch(shards_for_epoch, case: dict) -> dict:
+    """The result's type and, when it is a list, each shard as a list of what it holds."""
+    result = shards_for_epoch(case["n"], case["world_size"], case["epoch"], case["seed"])
+    seen = {"type": type(result).__name__, "is_list": isinstance(result, list), "shards": None}
+    if seen["is_list"]:
+        seen["shards"] = [plain(list(shard)) for shard in result]
+    return seen
+
+
+def build_grad_model(case: dict) -> nn.ModuleList:
+    """A model with local gradients: [used network, unused Linear], the first bias frozen."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["seed"])
+        used = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3))
+        model = nn.ModuleList([used, nn.Linear(2, 2)])  # [1] is never used: its grads stay None
+    model = model.to(device=case["device"], dtype=case["dtype"])
+    used[0].bias.requires_grad_(False)  # frozen
+    used(case["x"]).pow(2).sum().backward()
+    return model
+
+
+class AllReduceMisuse(Exception):
+    """Raised by the simulated all_reduce when it is called in a way the real one rejects."""
+
+
+def fake_all_reduce(world_size: int, log: dict):
+    """An all_reduce for world_size simulated ranks, where rank r's tensor is (r + 1) times ours.
+
+    ``log["calls"]`` gets the shape of every tensor it reduces; ``log["misuse"]`` what was wrong
+    with a call it refused (a non-tensor, an op other than SUM or AVG).
+    """
+    total = world_size * (world_size + 1) / 2
+
+    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        if not isinstance(tensor, torch.Tensor):
+            log["misuse"] = {"kind": "not a tensor", "type": type(tensor).__name__}
+            raise AllReduceMisuse(f"all_reduce was called with {type(tensor).__name__}")
+        log["calls"].append(list(tensor.shape))
+        if op == dist.ReduceOp.SUM:
+            tensor.mul_(total)
+        elif op == dist.ReduceOp.AVG:
+            tensor.mul_(total / world_size)
+        else:
+            log["misuse"] = {"kind": "op", "op": str(op)}
+            raise AllReduceMisuse(f"all_reduce was called with op={op}")
+
+    return all_reduce
+
+
+def probe_average_gradients(average_gradients, case: dict) -> dict:
+    """What came back, the all_reduce calls, and every parameter's .grad afterwards (or None)."""
+    model = build_grad_model(case)
+    log: dict = {"calls": [], "misuse": None}
+    try:
+        result = average_gradients(
+            model, case["world_size"], all_reduce=fake_all_reduce(case["world_size"], log)
+        )
+    except AllReduceMisuse:
+        result = None
+    return {
+        "returned_none": result is None,
+        "returned_type": type(result).__name__,
+        "calls": log["calls"],
+        "misuse": log["misuse"],
+        "grads": {
+            name: None if p.grad is None else p.grad.detach().clone()
+            for name, p in model.named_parameters()
+        },
+    }
+
+
+class Wrapper(nn.Module):
+    """Stands in for DistributedDataParallel: the real model lives in .module."""
+
+    def __init__(self, module: nn.Module):
+        super().__init__()
+        self.module = module
+
+
+def build_checkpoint_model(case: dict) -> nn.Module:
+    """The plain model save_checkpoint is given (wrapped or not, see ``probe_save_checkpoint``)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["seed"])
+        plain_model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    return plain_model.to(case["device"])
+
+
+def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
+    """save_checkpoint(model, path, rank) in a fresh folder: what it returned, the files it left
+    there, and what the file at path holds, loaded with weights_only=True."""
+    inner = build_checkpoint_model(case)
+    model = Wrapper(inner) if case["wrapped"] else inner
+    folder = Path(tempfile.mkdtemp(prefix="probe-ckpt-"))
+    try:
+        path = folder / case["file"]
+        result = save_checkpoint(model, str(path) if case["as_str"] else path, case["rank"])
+        seen = {
+            "result": plain(result),
+            "files": sorted(p.name for p in folder.iterdir()),
+            "exists": path.exists(),
+            "load_error": None,
+            "loaded_type": None,
+            "state": None,
+        }
+        if path.is_file():
+            try:
+                state = torch.load(path, map_location="cpu", weights_only=True)
+            except Exception as err:  # an unpickling error for a pickled module
+                seen["load_error"] = type(err).__name__
+            else:
+                seen["loaded_type"] = type(state).__name__
+                if isinstance(state, dict):
+                    seen["state"] = plain(state)
+        return seen
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,92 @@
+"""Probes for 01_tensors (see autograder/probes/__init__.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+# A tensor crosses the data boundary as plain contiguous values, so a non-contiguous input
+# (a permuted view, channels-last memory) is described as a base tensor plus the layout
+# operations that make it: {"base": tensor, "ops": [["permute", 0, 2, 3, 1], ...]}.
+_LAYOUT_OPS = {
+    "permute": lambda t, *dims: t.permute(*dims),
+    "transpose": lambda t, a, b: t.transpose(a, b),
+    "contiguous": lambda t: t.contiguous(),
+    "channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+}
+
+
+def layout(base: torch.Tensor, *ops: list) -> dict:
+    """The description of ``base`` with ``ops`` applied, e.g. ``layout(x, ["transpose", 0, 1])``."""
+    return {"base": base, "ops": [list(op) for op in ops]}
+
+
+def build(spec: dict | torch.Tensor) -> torch.Tensor:
+    """The tensor a :func:`layout` description stands for (a plain tensor stands for itself)."""
+    if isinstance(spec, torch.Tensor):
+        return spec
+    t = spec["base"]
+    for name, *args in spec.get("ops", []):
+        t = _LAYOUT_OPS[name](t, *args)
+    return t
+
+
+def probe_tensors(fn, case: dict):
+    """``fn(*inputs)`` for the tensors described in ``case["inputs"]``: what it returned."""
+    return fn(*[build(spec) for spec in case["inputs"]])
+
+
+# ---------------------------------------------------------------------------------------------
+# shared_and_copied: NumPy arrays cannot cross, so the probe builds them by index.
+
+
+def numpy_cases() -> list[tuple[str, np.ndarray]]:
+    """The arrays shared_and_copied is tried on, with a description of each."""
+    rng = np.random.default_rng(1)
+    transposed = rng.standard_normal((3, 4)).T  # a non-contiguous view (strides reversed)
+    return [
+        ("a float64 array of shape (2, 3)", np.arange(6, dtype=np.float64).reshape(2, 3)),
+        ("a float32 array of shape (5,)", rng.standard_normal(5).astype(np.float32)),
+        ("an int64 array of shape (3, 2, 2)", np.arange(12, dtype=np.int64).reshape(3, 2, 2)),
+        ("an int32 array of shape (1,)", np.array([4], dtype=np.int32)),
+        ("a uint8 array of shape (2, 2)", np.array([[1, 2], [3, 4]], dtype=np.uint8)),
+        ("a transposed (non-contiguous) float64 array of shape (4, 3)", transposed),
+    ]
+
+
+def written_value(old) -> int:
+    """The value the probe writes into the array's first element: anything but ``old``."""
+    return 99 if old != 99 else 98
+
+
+def probe_shared_and_copied(shared_and_copied, case: dict) -> dict:
+    """What came back, then which of array and tensors see each other's writes.
+
+    The returned tensors are copies taken right after the call. Then: write the array's
+    first element and read both tensors there; write ``shared``'s last element and read the
+    array; write ``copied``'s last element and read the array.
+    """
+    _, a = numpy_cases()[case["index"]]
+    result = shared_and_copied(a)
+    seen: dict = {"result": result}
+    if not (
+        type(result) is tuple
+        and len(result) == 2
+        and all(isinstance(t, torch.Tensor) and tuple(t.shape) == a.shape for t in result)
+    ):
+        return seen
+    shared, copied = result
+    seen["result"] = (shared.detach().clone(), copied.detach().clone())
+    seen["same_memory"] = shared.data_ptr() == copied.data_ptr()
+    first = (0,) * a.ndim
+    last = tuple(s - 1 for s in a.shape)
+    old = a[first].item()
+    a[first] = written_value(old)
+    seen["shared_first_after_array_write"] = shared[first].item()
+    seen["copied_first_after_array_write"] = copied[first].item()
+    a[first] = old
+    shared[last] = 77
+    seen["array_last_after_shared_write"] = a[last].item()
+    copied[last] = 55
+    seen["array_last_after_copied_write"] = a[last].item()
+    return seen

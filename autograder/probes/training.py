@@ -1,0 +1,390 @@
+"""Probes for 05_training (see autograder/probes/__init__.py).
+
+Each probe builds a small seeded setup from its case (the builders here are shared with
+autograder/hidden/training.py, which builds identical copies for its reference runs), runs
+the learner's function or class on it and returns what it saw as data: returned values,
+model modes, learning rates, weights and optimizer/scheduler states afterwards. Learning-rate
+schedules arrive as tables of factors in the case; nothing here knows the right answers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import torch
+from torch import nn
+from torch.optim.lr_scheduler import LambdaLR
+from torch.utils.data import DataLoader, TensorDataset
+
+from tutorial_lib.data import load_digits, train_val_split
+
+# ---------------------------------------------------------------------------------------
+# Shared builders and helpers (the hidden checks call these too)
+# ---------------------------------------------------------------------------------------
+
+
+def as_data(value):
+    """``value`` with dict, tuple, float and int subclasses (OrderedDict, namedtuple,
+    numpy.float64...) turned into the plain types that cross the boundary."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (torch.Size, torch.device, torch.dtype, str)) or value is None:
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, dict):
+        return {k: as_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_data(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(as_data(v) for v in value)
+    return value
+
+
+def model_state(model: nn.Module) -> dict:
+    """A detached copy of ``model.state_dict()`` as a plain dict."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def _raised(err: Exception) -> list[str]:
+    """An exception the learner's code raised, as data: [type name, first line of message]."""
+    return [type(err).__name__, _first_line(err)]
+
+
+def classification_data(n: int, features: int, classes: int, seed: int) -> TensorDataset:
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, features, generator=g)
+    y = torch.randint(0, classes, (n,), generator=g)
+    return TensorDataset(x, y)
+
+
+def build_mlp(features: int, classes: int, dropout: float, seed: int, device) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(
+        nn.Linear(features, 16), nn.ReLU(), nn.Dropout(dropout), nn.Linear(16, classes)
+    ).to(device)
+
+
+def factor_scheduler(optimizer, factors: list[float]) -> LambdaLR:
+    """A LambdaLR whose factor after ``step`` steps is ``factors[step]`` (the last one after)."""
+    last = len(factors) - 1
+    return LambdaLR(optimizer, lambda step: factors[min(step, last)])
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 1: make_loss_fn
+# ---------------------------------------------------------------------------------------
+
+
+def probe_make_loss_fn(make_loss_fn, case: dict) -> dict:
+    """What the loss for ``case["task"]`` is, and what it gives on each (logits, target)."""
+    loss_fn = make_loss_fn(case["task"])
+    seen = {"is_module": isinstance(loss_fn, nn.Module), "type": type(loss_fn).__name__}
+    seen["losses"] = []
+    if not seen["is_module"]:
+        return seen
+    for logits, target in case["pairs"]:
+        try:
+            seen["losses"].append({"value": as_data(loss_fn(logits, target))})
+        except Exception as err:  # a loss that does not suit the targets: report it
+            seen["losses"].append({"raised": _raised(err)})
+            break
+    return seen
+
+
+def probe_make_loss_fn_unknown(make_loss_fn, case: dict) -> dict:
+    """What make_loss_fn does with a task it should not know."""
+    try:
+        make_loss_fn(case["task"])
+    except Exception as err:  # any exception is the observation
+        return {"raised": type(err).__name__, "is_value_error": isinstance(err, ValueError)}
+    return {"raised": None, "is_value_error": False}
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 2: train_one_epoch
+# ---------------------------------------------------------------------------------------
+
+
+def build_train_run(case: dict):
+    """(model, loader, loss_fn, optimizer, scheduler) for one train_one_epoch case."""
+    seed, n, device = case["seed"], case["n"], case["device"]
+    if case["task"] == "regression":
+        g = torch.Generator().manual_seed(seed)
+        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, 1, generator=g))
+        loss_fn, classes = nn.MSELoss(), 1
+    else:
+        data = classification_data(n, 4, 3, seed)
+        loss_fn, classes = nn.CrossEntropyLoss(), 3
+    loader = DataLoader(data, batch_size=case["batch"], shuffle=False)
+    model = build_mlp(4, classes, 0.3, seed, device)
+    if case["start_in_eval"]:
+        model.eval()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    factors = case["lr_factors"]
+    scheduler = factor_scheduler(optimizer, factors) if factors is not None else None
+    return model, loader, loss_fn, optimizer, scheduler
+
+
+def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
+    """The returned value, the model's mode, the learning rate and the weights afterwards."""
+    model, loader, loss_fn, optimizer, scheduler = build_train_run(case)
+    torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
+    result = train_one_epoch(model, loader, loss_fn, optimizer, case["device"], scheduler)
+    return {
+        "result": as_data(result),
+        "training": model.training,
+        "lr": as_data(optimizer.param_groups[0]["lr"]),
+        "state": model_state(model),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 3: evaluate
+# ---------------------------------------------------------------------------------------
+
+
+class RecordingModel(nn.Module):
+    """A model that remembers, for every forward call, whether autograd and training were on."""
+
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+        self.calls: list[tuple[bool, bool]] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls.append((torch.is_grad_enabled(), self.training))
+        return self.net(x)
+
+
+def build_eval_run(case: dict):
+    """(model, loader) for one evaluate case; the model is in the mode the case asks for."""
+    data = classification_data(case["n"], 4, 3, case["seed"])
+    loader = DataLoader(data, batch_size=case["batch"])
+    model = RecordingModel(build_mlp(4, 3, 0.5, case["seed"], case["device"]))
+    model.train(case["start_training"])
+    return model, loader
+
+
+def probe_evaluate(evaluate, case: dict) -> dict:
+    """The result, how each forward call ran, and the model's mode, grads and weights after."""
+    model, loader = build_eval_run(case)
+    result = evaluate(model, loader, nn.CrossEntropyLoss(), case["device"])
+    return {
+        "result": as_data(result),
+        "calls": [list(c) for c in model.calls],
+        "training": model.training,
+        "grads_left": any(p.grad is not None for p in model.parameters()),
+        "state": model_state(model),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 4: make_warmup_cosine
+# ---------------------------------------------------------------------------------------
+
+
+def probe_make_warmup_cosine(make_warmup_cosine, case: dict) -> dict:
+    """Every param group's learning rate before each of ``case["steps"]`` scheduler steps."""
+    params = [torch.zeros(2, device=case["device"], requires_grad=True) for _ in case["lrs"]]
+    optimizer = torch.optim.SGD(
+        [{"params": [p], "lr": lr} for p, lr in zip(params, case["lrs"], strict=True)]
+    )
+    scheduler = make_warmup_cosine(optimizer, case["warmup"], case["total"])
+    seen = {"has_step": hasattr(scheduler, "step"), "type": type(scheduler).__name__}
+    seen["lrs"], seen["step_raised"] = [], None
+    if not seen["has_step"]:
+        return seen
+    for _ in range(case["steps"]):
+        seen["lrs"].append([as_data(group["lr"]) for group in optimizer.param_groups])
+        optimizer.step()
+        try:
+            scheduler.step()
+        except Exception as err:  # reported with the step it happened after
+            seen["step_raised"] = _raised(err)
+            break
+    return seen
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 5: EarlyStopping
+# ---------------------------------------------------------------------------------------
+
+
+def build_stop_model(seed: int, device) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Linear(3, 2).to(device)
+
+
+def _type_or_repr(value):
+    return (
+        value if type(value) is bool else {"repr": repr(value)[:80], "type": type(value).__name__}
+    )
+
+
+def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
+    """Feed the losses (adding 1 to every weight before each, as a training step would), then
+    restore_best: each step's return value and best_loss, and the weights at the end."""
+    model = build_stop_model(case["seed"], case["device"])
+    stopper = EarlyStopping(patience=case["patience"], min_delta=case["min_delta"])
+    seen = {"steps": [], "step_raised": None, "restore_raised": None, "restored": None}
+    for loss in case["losses"]:
+        with torch.no_grad():  # an "optimizer step" that changes the weights in place
+            for p in model.parameters():
+                p.add_(1.0)
+        try:
+            got = stopper.step(loss, model)
+        except Exception as err:  # reported after the steps before it
+            seen["step_raised"] = _raised(err)
+            return seen
+        seen["steps"].append(
+            {"returned": _type_or_repr(got), "best_loss": as_data(stopper.best_loss)}
+        )
+    try:
+        stopper.restore_best(model)
+    except Exception as err:  # reported after the steps
+        seen["restore_raised"] = _raised(err)
+        return seen
+    seen["restored"] = model_state(model)
+    return seen
+
+
+# ---------------------------------------------------------------------------------------
+# Exercises 6 and 7: save_checkpoint and load_checkpoint
+# ---------------------------------------------------------------------------------------
+
+
+def build_resume_objects(device, init_seed: int, lr_factors: list[float]):
+    """(model, optimizer, scheduler) of the small resumable training run."""
+    torch.manual_seed(init_seed)
+    model = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.03, weight_decay=0.01)
+    return model, optimizer, factor_scheduler(optimizer, lr_factors)
+
+
+def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
+    """Objects in the states the case gives are saved into a fresh folder; returns what the
+    call returned, whether the file exists, and what torch.load(weights_only=True) reads."""
+    model, optimizer, scheduler = build_resume_objects(
+        case["device"], case["init_seed"], case["lr_factors"]
+    )
+    model.load_state_dict(case["states"]["model"])
+    optimizer.load_state_dict(case["states"]["optimizer"])
+    scheduler.load_state_dict(case["states"]["scheduler"])
+    folder = tempfile.mkdtemp(prefix="ckpt-probe-")
+    try:
+        path = os.path.join(folder, case["filename"])
+        returned = save_checkpoint(path, model, optimizer, scheduler, case["epoch"])
+        seen = {"returned": as_data(returned), "exists": os.path.exists(path)}
+        seen["checkpoint"], seen["load_error"] = None, None
+        if seen["exists"]:
+            try:
+                seen["checkpoint"] = as_data(
+                    torch.load(path, map_location="cpu", weights_only=True)
+                )
+            except Exception as err:  # pickled objects are refused by weights_only
+                seen["load_error"] = type(err).__name__
+        return seen
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def probe_load_checkpoint(load_checkpoint, case: dict) -> dict:
+    """``case["checkpoint"]`` is written to a file and loaded into fresh objects; returns the
+    returned value and the model, optimizer and scheduler states afterwards."""
+    folder = tempfile.mkdtemp(prefix="ckpt-probe-")
+    try:
+        path = os.path.join(folder, "checkpoint.pt")
+        torch.save(case["checkpoint"], path)
+        model, optimizer, scheduler = build_resume_objects(
+            case["device"], case["init_seed"], case["lr_factors"]
+        )
+        returned = load_checkpoint(path, model, optimizer, scheduler, case["device"])
+        return {
+            "returned": as_data(returned),
+            "model": model_state(model),
+            "optimizer": as_data(optimizer.state_dict()),
+            "scheduler": as_data(scheduler.state_dict()),
+        }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 8: DigitsCNN
+# ---------------------------------------------------------------------------------------
+
+
+def digits_loaders(recipe: dict) -> tuple[DataLoader, DataLoader]:
+    """The course's train and validation loaders of the bundled digits (seeded shuffling)."""
+    x, y = load_digits()
+    train_idx, val_idx = train_val_split(len(x), recipe["val_fraction"], seed=recipe["seed"])
+    generator = torch.Generator().manual_seed(recipe["seed"])
+    train_loader = DataLoader(
+        TensorDataset(x[train_idx], y[train_idx]),
+        batch_size=recipe["batch_size"],
+        shuffle=True,
+        generator=generator,
+    )
+    val_loader = DataLoader(TensorDataset(x[val_idx], y[val_idx]), batch_size=256)
+    return train_loader, val_loader
+
+
+def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
+    """Type, parameter count, whether there is a 4-d (convolution) weight, and the eval-mode
+    outputs on each batch in ``case["inputs"]`` (or what the forward pass raised)."""
+    torch.manual_seed(case["seed"])
+    model = DigitsCNN()
+    seen = {"is_module": isinstance(model, nn.Module), "type": type(model).__name__}
+    if not seen["is_module"]:
+        return seen
+    model = model.to(case["device"])
+    seen["n_params"] = sum(p.numel() for p in model.parameters())
+    seen["has_conv"] = any(v.ndim == 4 for v in model.state_dict().values())
+    seen["outputs"] = []
+    model.eval()
+    for x in case["inputs"]:
+        try:
+            with torch.no_grad():
+                out = model(x)
+        except Exception as err:  # usually a Linear layer with the wrong in_features
+            seen["outputs"].append({"raised": _raised(err)})
+            break
+        seen["outputs"].append({"out": as_data(out)})
+    return seen
+
+
+def probe_DigitsCNN_training(DigitsCNN, case: dict) -> dict:
+    """Train a fresh DigitsCNN with the recipe in the case; its validation-set predictions."""
+    recipe, device = case["recipe"], case["device"]
+    torch.manual_seed(recipe["seed"])
+    model = DigitsCNN().to(device)
+    train_loader, val_loader = digits_loaders(recipe)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"]
+    )
+    scheduler = factor_scheduler(optimizer, case["lr_factors"])
+    loss_fn = nn.CrossEntropyLoss()
+    for _ in range(recipe["num_epochs"]):
+        model.train()
+        for x, y in train_loader:
+            loss = loss_fn(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+    model.eval()
+    with torch.no_grad():
+        predictions = [model(x.to(device)).argmax(dim=1).cpu() for x, _ in val_loader]
+    return {"predictions": torch.cat(predictions)}
