@@ -6,14 +6,25 @@ Three changes to nbgrader's own Execute:
 - a kernel that dies (``os._exit``, a segfault, the out-of-memory killer) costs only the
   cell that killed it: the cell gets an error, a new kernel starts, the cells that had run
   cleanly are replayed quietly, and grading goes on;
-- the hidden checks are not on any disk the kernel can see: their source is handed to the
-  kernel just before each test cell and removed right after it.
+- the hidden checks never run in the kernel: after each test cell the grader runs the
+  cell's hidden check in its own process (``autograder.trusted``), reaching the learner's
+  answer only through probes whose results come back as data (``autograder.boundary``).
+  A check that fails adds an error to the test cell, so nbgrader's own scoring gives the
+  cell zero; the verdict is also stored in the cell's metadata for the grade command.
+  Inside the kernel, ``autograder.hidden.<topic>`` is a stand-in whose checks do nothing.
+
+With ``trusted`` off (the test suite's comparison with plain nbgrader) the hidden checks'
+source is handed to the kernel just before each test cell and removed right after it.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
+import stat
 import tempfile
+import time
 from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpec
@@ -24,9 +35,28 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Bool, Dict, Integer, List, Unicode
 
+from autograder import boundary, trusted, wire
 from autograder.grading import sandbox
 
 KERNEL_DIED = "KernelDied"
+HIDDEN_CHECK_FAILED = "HiddenCheckFailed"
+VERDICT_KEY = "trusted_verdict"
+# A cell that prints gigabytes must not fill the grader's memory or the feedback file.
+MAX_CELL_OUTPUT = 1_000_000
+OUTPUT_CUT = f"\n[the grader kept the first {MAX_CELL_OUTPUT:,} characters of this cell's output]\n"  # in a test cell's metadata: what the grader's check decided
+
+# In the kernel, a test cell's `from autograder.hidden.<topic> import check_x; check_x(x)`
+# finds this: the real check runs in the grader, and nothing of it is in the kernel.
+STAND_IN_SOURCE = '''\
+def _run_by_the_grader(*args, **kwargs):
+    """This hidden check runs in the grader's own process, not in this kernel."""
+
+
+def __getattr__(name):
+    if name.startswith("check_"):
+        return _run_by_the_grader
+    raise AttributeError(name)
+'''
 
 # Every kernel manager and client a grading worker made stays referenced until the worker
 # process ends. Collecting one mid-grading runs zmq's Context.term, which can block forever
@@ -36,6 +66,7 @@ _KEEP_ALIVE: list[object] = []
 
 _REMOVE_HIDDEN = """\
 import sys as _sys
+_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__name__ != "_FromGrader"]
 for _name in [n for n in _sys.modules if n == "autograder" or n.startswith("autograder.")]:
     del _sys.modules[_name]
 _ns = get_ipython().user_ns
@@ -46,15 +77,28 @@ del _sys, _ns, _name
 
 
 def install_hidden_code(modules: dict[str, str]) -> str:
-    """Code that puts the given modules (name -> source) into ``sys.modules``, from memory."""
+    """Code that makes the given modules (name -> source) importable in the kernel, from memory.
+
+    An import hook serves them, so they may import each other in any order; nothing is
+    written to a disk the kernel can read.
+    """
     return f"""\
-import sys as _sys, types as _types
-for _name, _source in {modules!r}.items():
-    _module = _types.ModuleType(_name)
-    _module.__path__ = []  # every level may be a package
-    _sys.modules[_name] = _module
-    exec(compile(_source, "<hidden check " + _name + ">", "exec"), _module.__dict__)
-del _sys, _types, _name, _source, _module
+import sys as _sys, importlib.abc as _abc
+class _FromGrader(_abc.MetaPathFinder, _abc.Loader):
+    sources = {modules!r}
+    def find_spec(self, name, path=None, target=None):
+        import importlib.util
+        if name in self.sources:
+            return importlib.util.spec_from_loader(name, self, is_package=True)
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        source = self.sources[module.__name__]
+        exec(compile(source, "<from the grader: " + module.__name__ + ">", "exec"), module.__dict__)
+for _name in [n for n in _sys.modules if n in _FromGrader.sources]:
+    del _sys.modules[_name]
+_sys.meta_path.insert(0, _FromGrader())
+del _sys, _abc, _FromGrader
 """
 
 
@@ -66,6 +110,15 @@ class GradingExecute(Execute):
     hide = List(Unicode(), help="Extra folders the kernel must not see.").tag(config=True)
     gpu = Bool(False, help="Let the sandboxed kernel see GPU devices.").tag(config=True)
     hidden_modules = Dict(help="Module name -> source handed to the kernel for test cells.").tag(
+        config=True
+    )
+    trusted = Bool(True, help="Run hidden checks in the grader, not in the kernel.").tag(
+        config=True
+    )
+    lesson = Unicode("", help="The lesson graded (its solution names misconceptions).").tag(
+        config=True
+    )
+    checks = Dict(help="Test cell grade_id -> [topic, check name, [argument names]].").tag(
         config=True
     )
 
@@ -91,21 +144,29 @@ class GradingExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
         self._socket_dirs: list[Path] = []
+        self._output_used: dict[str, int] = {}
         try:
-            return super().preprocess(nb, resources, km)
+            nb, resources = super().preprocess(nb, resources, km)
         finally:
             for folder in self._socket_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
+        if self.trusted:
+            _fail_unchecked(nb, set(self.checks))
+        return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
         graded = is_grade(cell)
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        modules = self._kernel_modules() if graded else {}
         try:
-            if graded and self.hidden_modules:
-                self._quietly(install_hidden_code(dict(self.hidden_modules)))
+            if modules:
+                self._quietly(install_hidden_code(modules))
             cell, resources = super().preprocess_cell(cell, resources, index)
-            if graded and self.hidden_modules:
+            if graded and self.trusted and grade_id in self.checks:
+                self._judge(cell, grade_id)
+            if modules:
                 self._quietly(_REMOVE_HIDDEN)
         except DeadKernelError:
             cell.outputs.append(_died_output())
@@ -115,9 +176,55 @@ class GradingExecute(Execute):
             self._replay.append(index)
         return cell, resources
 
-    def _quietly(self, source: str) -> None:
-        """Run code in the kernel without recording anything in the notebook."""
-        self.execute_cell(new_code_cell(source), 0, store_history=False)
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep at most ``MAX_CELL_OUTPUT`` characters of output per cell; drop the rest."""
+        size = len(str(msg.get("content", "")))
+        execution = msg.get("parent_header", {}).get("msg_id", "")  # one per cell run
+        used = self._output_used.get(execution, 0)
+        self._output_used[execution] = used + size
+        if used + size <= MAX_CELL_OUTPUT:
+            return super().output(outs, msg, display_id, cell_index)
+        if used <= MAX_CELL_OUTPUT:  # the first output over the limit: say so once
+            note = new_output("stream", name="stdout", text=OUTPUT_CUT)
+            outs.append(note)
+            return note
+        return None
+
+    def _kernel_modules(self) -> dict[str, str]:
+        """What the kernel holds while a test cell runs: probes and a stand-in, or the checks."""
+        if not self.trusted:
+            return dict(self.hidden_modules)
+        topics = {topic for topic, _, _ in self.checks.values()}
+        return trusted.kernel_modules(topics, STAND_IN_SOURCE)
+
+    def _judge(self, cell, grade_id: str) -> None:
+        """Run the test cell's hidden check here; a failure becomes an error in the cell."""
+        topic, check, args = self.checks[grade_id]
+        spec = trusted.CheckSpec(grade_id, "", topic, check, tuple(args))
+        verdict = trusted.run_check(
+            spec, _KernelChannel(self, deadline=time.monotonic() + self.timeout)
+        )
+        record = {
+            "passed": verdict.passed,
+            "message": verdict.message,
+            "seconds": round(verdict.seconds, 2),
+        }
+        if not verdict.passed and self.lesson:
+            named = trusted.name_misconception(self.lesson, spec, verdict.calls)
+            if named is not None:
+                record["misconception"] = {"name": named.name, "message": named.message}
+        cell.metadata[VERDICT_KEY] = record
+        if not verdict.passed and not any(o.output_type == "error" for o in cell.outputs):
+            cell.outputs.append(_verdict_output(record))
+
+    def _quietly(self, source: str):
+        """Run code in the kernel without recording anything in the notebook; return its cell."""
+        # nbclient stores the executed cell at the index given: put the real cell back.
+        saved = self.nb.cells[0]
+        try:
+            return self.execute_cell(new_code_cell(source), 0, store_history=False)
+        finally:
+            self.nb.cells[0] = saved
 
     def _restart_and_replay(self) -> None:
         """Start a fresh kernel and re-run the cells that had run cleanly, outputs discarded."""
@@ -140,6 +247,94 @@ class GradingExecute(Execute):
         self.km = self.create_kernel_manager()
         self.start_new_kernel()
         self.start_new_kernel_client()
+
+
+class _KernelChannel:
+    """Runs a probe in the sandboxed kernel; the result comes back through a file, as data."""
+
+    def __init__(self, execute: GradingExecute, deadline: float):
+        self.execute, self.deadline = execute, deadline
+
+    def run(self, probe_module: str, probe_name: str, name: str, case_json: str) -> str:
+        remaining = self.deadline - time.monotonic()
+        if remaining < 1:
+            raise boundary.AnswerUnreachable(
+                f"the hidden check ran out of time ({self.execute.timeout} s) before it could "
+                "finish running the answer"
+            )
+        scratch = Path(self.execute.resources.get("metadata", {}).get("path") or ".").resolve()
+        result = scratch / f".probe-{secrets.token_hex(8)}.json"
+        code = (
+            "from autograder.boundary import serve as _serve\n"
+            f"_serve({probe_module!r}, {probe_name!r}, {name!r}, {case_json!r}, {str(result)!r})\n"
+            "del _serve\n"
+        )
+        saved_timeout = self.execute.timeout
+        self.execute.timeout = max(1, int(remaining))
+        try:
+            cell = self.execute._quietly(code)
+        except DeadKernelError:
+            self.execute._restart_and_replay()
+            raise boundary.AnswerUnreachable(
+                "the kernel died while the hidden check ran the answer (a crash, os._exit or "
+                "running out of memory)"
+            ) from None
+        finally:
+            self.execute.timeout = saved_timeout
+        envelope = _read_result(result)
+        if envelope is None:
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            timed_out = any(o.ename in ("CellTimeoutError", "KeyboardInterrupt") for o in errors)
+            why = "no result within the time limit" if timed_out else "no result came back"
+            if errors and not timed_out:
+                why += f" ({errors[-1].ename}: {str(errors[-1].evalue)[:200]})"
+            raise boundary.AnswerUnreachable(f"the hidden check could not run the answer: {why}")
+        return envelope
+
+
+def _read_result(path: Path) -> str | None:
+    """The probe's result file, if it is a plain file of sane size; removed once read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > wire.MAX_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(wire.MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _verdict_output(record: dict) -> NotebookNode:
+    text = record["message"]
+    if "misconception" in record:
+        text += f"\n\nThis looks like a common mistake: {record['misconception']['message']}"
+    return new_output(
+        "error",
+        ename=HIDDEN_CHECK_FAILED,
+        evalue=text,
+        traceback=[f"{HIDDEN_CHECK_FAILED}: {text}"],
+    )
+
+
+def _fail_unchecked(nb: NotebookNode, test_ids: set[str]) -> None:
+    """Fail closed: a test cell whose hidden check never ran (the kernel died first) earns 0."""
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type != "code" or grade_id not in test_ids or VERDICT_KEY in cell.metadata:
+            continue
+        record = {"passed": False, "message": "the hidden check did not run for this cell"}
+        cell.metadata[VERDICT_KEY] = record
+        if not any(o.output_type == "error" for o in cell.outputs):
+            cell.outputs.append(_verdict_output(record))
 
 
 def _died_output() -> NotebookNode:

@@ -11,8 +11,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder import course, notebook
-from autograder.grading.execute import KERNEL_DIED
+from autograder import course, notebook, trusted
+from autograder.grading.execute import KERNEL_DIED, VERDICT_KEY
 from autograder.grading.submissions import max_points
 
 TIMEOUT = "timeout"
@@ -28,6 +28,7 @@ class Settings:
     sandboxed: bool
     hide: list[str]  # folders the kernel must not see (submissions, output)
     gpu: bool = False
+    trusted: bool = True  # hidden checks in the grader's process (False: in the kernel)
 
 
 @dataclass
@@ -38,6 +39,7 @@ class TestResult:
     max_score: float
     passed: bool
     message: str = ""
+    misconception: str = ""  # the catalogued mistake this answer behaves like, if any
 
 
 @dataclass
@@ -82,7 +84,15 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     config.GradingExecute.sandboxed = settings.sandboxed
     config.GradingExecute.hide = settings.hide
     config.GradingExecute.gpu = settings.gpu
-    config.GradingExecute.hidden_modules = hidden_modules(assignment)
+    config.GradingExecute.trusted = settings.trusted
+    if settings.trusted:
+        config.GradingExecute.lesson = assignment
+        config.GradingExecute.checks = {
+            test_id: [spec.topic, spec.check, list(spec.args)]
+            for test_id, spec in trusted.specs(assignment).items()
+        }
+    else:
+        config.GradingExecute.hidden_modules = hidden_modules(assignment)
     return config
 
 
@@ -140,6 +150,7 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
         cell = by_id.get(ex.test_id)
         score, max_score = (0.0, ex.points) if cell is None else determine_grade(cell)
         message, _ = _failure(cell)
+        verdict = cell.metadata.get(VERDICT_KEY, {}) if cell is not None else {}
         tests.append(
             TestResult(
                 ex.grade_id,
@@ -148,6 +159,7 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
                 float(max_score),
                 score == max_score,
                 message,
+                misconception=verdict.get("misconception", {}).get("message", ""),
             )
         )
     status = next((k for k in (CRASHED, MEMORY, TIMEOUT) if k in problems), "ok")
