@@ -152,6 +152,8 @@ class GradingExecute(Execute):
                 shutil.rmtree(folder, ignore_errors=True)
         if self.trusted:
             _fail_unchecked(nb, set(self.checks))
+        scratch = Path(self.resources.get("metadata", {}).get("path") or ".")
+        _remove_links(scratch)
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
@@ -335,6 +337,20 @@ def _fail_unchecked(nb: NotebookNode, test_ids: set[str]) -> None:
         cell.metadata[VERDICT_KEY] = record
         if not any(o.output_type == "error" for o in cell.outputs):
             cell.outputs.append(_verdict_output(record))
+
+
+def _remove_links(scratch: Path) -> None:
+    """Delete links and special files the student's code left in its scratch folder.
+
+    nbgrader then chmods every file there as the grader's user, following links: a link
+    to /etc/passwd would have the grader change that file's permissions.
+    """
+    for path in sorted(scratch.rglob("*"), reverse=True):
+        try:
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                path.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: nothing follows it
 
 
 def _died_output() -> NotebookNode:
