@@ -127,6 +127,7 @@ class GradingExecute(Execute):
         _KEEP_ALIVE.append(km)
         scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         if self.sandboxed:
+            (scratch / ".tmp").mkdir(exist_ok=True)  # the kernel's TMPDIR (sandbox.kernel_argv)
             sockets = Path(tempfile.mkdtemp(prefix="gk-"))  # short: Unix socket paths are capped
             self._socket_dirs.append(sockets)
             argv = sandbox.kernel_argv(

@@ -8,6 +8,7 @@ skips those unless ``force``, so an interrupted run resumes without losing grade
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 from autograder import course
 from autograder.grading import sandbox
 from autograder.grading.submissions import OK, discover, max_points
-from autograder.grading.worker import Result, Settings, grade_one
+from autograder.grading.worker import Result, Settings, grade_one, warm_up
 from autograder.nbgrader_course import run_nbgrader
 
 MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB
@@ -119,69 +120,85 @@ def grade(opts: GradeOptions) -> list[dict]:
     out = opts.out.resolve()
     subs = discover(opts.submissions.resolve(), opts.assignments)
     assignments = sorted({s.assignment for s in subs})
-    prepare_course(out, assignments)
-    templates = {a: _template(out, a) for a in assignments}
-    settings = Settings(
-        timeout_s=opts.timeout_s,
-        memory_mb=opts.memory_mb,
-        sandboxed=opts.sandboxed,
-        hide=[str(out), str(opts.submissions.resolve())],
-        gpu=_gpu_visible(),
-    )
     results: dict[tuple[str, str], dict] = {}
-    todo = []
+    todo, unusable = [], []
     for s in subs:
         saved = _result_path(out, s.student, s.assignment)
         if saved.is_file() and not opts.force:
             results[s.student, s.assignment] = json.loads(saved.read_text())
         elif s.status != OK:
+            unusable.append(s)
+        else:
+            todo.append(s)
+    os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
+    # Workers start first and import nbgrader, torch and the lessons' checks while this
+    # process prepares the course: the two fixed costs overlap instead of adding up.
+    with _worker_pool(opts.jobs, todo, assignments) as pool:
+        prepare_course(out, assignments)
+        for s in unusable:
             result = Result(s.student, s.assignment, s.status, message=s.message)
             result.max_score = max_points(s.assignment)
             results[s.student, s.assignment] = _finish(out, result.to_dict(), None)
-        else:
-            todo.append(s)
-    if todo:
-        _run_jobs(out, todo, templates, settings, opts, results)
+        if todo:
+            templates = {a: _template(out, a) for a in assignments}
+            settings = Settings(
+                timeout_s=opts.timeout_s,
+                memory_mb=opts.memory_mb,
+                sandboxed=opts.sandboxed,
+                hide=[str(out), str(opts.submissions.resolve())],
+                gpu=_gpu_visible(),
+            )
+            _run_jobs(pool, out, todo, templates, settings, opts, results)
     ordered = [results[s.student, s.assignment] for s in subs]
     shutil.rmtree(out / ".work", ignore_errors=True)
     return ordered
 
 
-def _run_jobs(out, todo, templates, settings, opts, results) -> None:
+@contextlib.contextmanager
+def _worker_pool(jobs: int, todo: list, assignments: list[str]):
+    """A pool of ``jobs`` worker processes (fewer for a small batch), warming up at once."""
+    if not todo:
+        yield None
+        return
+    workers = min(jobs, len(todo))
+    # spawn, not fork: a forked copy of a process that may hold threads is unsafe. Workers
+    # are reused across submissions; the kernels themselves are fresh per submission.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for _ in range(workers):
+            pool.submit(warm_up, assignments)
+        yield pool
+
+
+def _run_jobs(pool, out, todo, templates, settings, opts, results) -> None:
     from tqdm.auto import tqdm
 
-    env_threads = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    os.environ.update(env_threads)  # one math thread per job, in workers and their kernels
-    context = multiprocessing.get_context("spawn")
-    # Workers are reused across submissions (each start costs seconds of imports); the
-    # kernels themselves are fresh per submission and sandboxed.
-    with ProcessPoolExecutor(max_workers=min(opts.jobs, len(todo)), mp_context=context) as pool:
-        futures = {
-            pool.submit(
-                grade_one,
-                s.student,
-                s.assignment,
-                str(s.path),
-                str(templates[s.assignment]),
-                str(out / ".work" / s.assignment / s.student),
-                settings,
-            ): s
-            for s in todo
-        }
-        bar = tqdm(total=len(futures), desc="grading", unit="nb", disable=not opts.progress)
-        for future in as_completed(futures):
-            s = futures[future]
-            try:
-                data = future.result()
-            except Exception as err:  # a worker that broke must not lose the batch
-                data = Result(
-                    s.student, s.assignment, "error", message=f"grader error: {err}"
-                ).to_dict()
-                data["max_score"] = max_points(s.assignment)
-                data["autograded"] = None
-            results[s.student, s.assignment] = _finish(out, data, s.path)
-            bar.update(1)
-        bar.close()
+    futures = {
+        pool.submit(
+            grade_one,
+            s.student,
+            s.assignment,
+            str(s.path),
+            str(templates[s.assignment]),
+            str(out / ".work" / s.assignment / s.student),
+            settings,
+        ): s
+        for s in todo
+    }
+    bar = tqdm(total=len(futures), desc="grading", unit="nb", disable=not opts.progress)
+    for future in as_completed(futures):
+        s = futures[future]
+        try:
+            data = future.result()
+        except Exception as err:  # a worker that broke must not lose the batch
+            data = Result(
+                s.student, s.assignment, "error", message=f"grader error: {err}"
+            ).to_dict()
+            data["max_score"] = max_points(s.assignment)
+            data["autograded"] = None
+        results[s.student, s.assignment] = _finish(out, data, s.path)
+        bar.update(1)
+    bar.close()
 
 
 def _finish(out: Path, data: dict, submitted: Path | None) -> dict:

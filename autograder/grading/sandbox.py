@@ -44,6 +44,9 @@ def kernel_argv(
     argv = ["prlimit", f"--as={memory_mb * 1024 * 1024}", "--", "bwrap"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc"]
     argv += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
+    # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
+    # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
+    argv += ["--perms", "1777", "--tmpfs", "/dev/shm"]
     for path in hidden:
         if Path(path).exists():
             argv += ["--tmpfs", str(path)]
@@ -63,6 +66,11 @@ def kernel_argv(
     argv += ["--die-with-parent", "--new-session"]
     env = {
         "HOME": str(scratch),
+        "USER": "nobody",  # not the grader's name: torch builds cache paths from it
+        "LOGNAME": "nobody",
+        "TMPDIR": str(scratch / ".tmp"),  # /tmp is read-only in here
+        "XDG_CACHE_HOME": str(scratch / ".cache"),
+        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".cache" / "torchinductor"),
         "MPLCONFIGDIR": str(scratch / ".matplotlib"),
         "IPYTHONDIR": str(scratch / ".ipython"),
         "OMP_NUM_THREADS": "1",

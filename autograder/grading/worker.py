@@ -57,6 +57,19 @@ class Result:
         return asdict(self)
 
 
+def warm_up(assignments: list[str]) -> None:
+    """Import what grading needs (nbgrader, torch, the lessons' checks) before work arrives."""
+    import importlib
+
+    import nbgrader.apps
+    import nbgrader.preprocessors  # noqa: F401
+
+    import autograder.grading.execute  # noqa: F401
+
+    for assignment in assignments:
+        importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
+
+
 def hidden_modules(assignment: str) -> dict[str, str]:
     """The hidden-check modules of a lesson, as source, for the kernel to hold in memory only."""
     topic = course.topic(assignment)

@@ -70,7 +70,11 @@ def _first_line(err: BaseException) -> str:
 # Checkpoints that look as if they came from a GPU, and a file that runs code.
 # ---------------------------------------------------------------------------------------
 
-_TAG = {"location": None}  # while set, torch.save labels every storage with this location
+# While "location" is set, torch.save labels every storage with it. The grader hands this
+# module to the kernel afresh for every test cell, so the state lives on torch.serialization
+# and the tagger is registered once per process (a second registration at the same
+# priority makes torch compare two functions and fail).
+_TAG = torch.serialization.__dict__.setdefault("_course_fake_gpu_tag", {"location": None})
 
 
 def _fake_tagger(obj):
@@ -82,7 +86,9 @@ def _fake_deserializer(obj, location):
 
 
 # Priority 2: before torch's CPU tagger (10); distinct from the lesson's own trick (1).
-torch.serialization.register_package(2, _fake_tagger, _fake_deserializer)
+if not _TAG.get("registered"):
+    torch.serialization.register_package(2, _fake_tagger, _fake_deserializer)
+    _TAG["registered"] = True
 
 
 def save_as_gpu(obj, path: str) -> None:

@@ -11,11 +11,15 @@ import functools
 import tempfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from autograder import course, notebook
+from autograder import course, notebook, trusted
 from autograder.execute import errors
+from autograder.grading import samples, sandbox
+from autograder.grading.run import GradeOptions, grade
 from autograder.mistake_check import LessonMistakeReport, check_lesson
+from autograder.mistakes import catalogue
 from autograder.nbgrader_course import Grade, autograde, autograded_notebook
 
 pytestmark = pytest.mark.lesson
@@ -24,16 +28,42 @@ LESSONS = [
 ]
 
 
+def _partial(lesson: str, workdir: Path) -> Path:
+    """The solution with the first exercise's first catalogued mistake: an honest partial answer."""
+    first = notebook.exercises(samples.solution(lesson))[0].grade_id
+    path = workdir / "partial.ipynb"
+    nbformat.write(samples.with_first_mistake(lesson, samples.solution(lesson), first), str(path))
+    return path
+
+
 @functools.cache
 def graded(lesson: str) -> tuple[dict[str, list[Grade]], Path]:
-    """nbgrader's grades for the solution and the blank student version, and its work folder."""
+    """Plain nbgrader's grades for the solution, the blank student version and a partial answer."""
     workdir = Path(tempfile.mkdtemp(prefix=f"graded-{lesson}-"))
-    grades = autograde(
-        lesson,
-        {"solution": course.solution_notebook(lesson), "blank": course.student_notebook(lesson)},
-        workdir,
+    honest = {
+        "solution": course.solution_notebook(lesson),
+        "blank": course.student_notebook(lesson),
+        "partial": _partial(lesson, workdir),
+    }
+    grades = autograde(lesson, honest, workdir / "plain")
+    return grades, workdir / "plain"
+
+
+@functools.cache
+def graded_by_the_grade_command(lesson: str) -> dict[str, dict]:
+    """The same three submissions through ``python -m autograder grade`` (trusted verdicts)."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"trusted-{lesson}-"))
+    subs = workdir / "submissions"
+    nbs = {
+        "solution": samples.solution(lesson),
+        "blank": samples.blank(lesson),
+        "partial": notebook.read(_partial(lesson, workdir)),
+    }
+    samples.write_class(subs, lesson, nbs)
+    opts = GradeOptions(
+        subs, workdir / "out", [lesson], jobs=1, sandboxed=sandbox.available(), progress=False
     )
-    return grades, workdir
+    return {r["student"]: r for r in grade(opts)}
 
 
 @functools.cache
@@ -98,3 +128,34 @@ def test_every_catalogued_mistake_fails_and_the_solution_passes(lesson):
     ]
     assert not missed, "mistakes the tests did not catch:\n" + "\n".join(missed)
     assert report.outcomes, "no mistakes were checked"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_hidden_checks_across_the_data_boundary_pass_the_solution_and_fail_every_mistake(lesson):
+    report = trusted.check_lesson(lesson)
+    assert not report.failures, "\n".join(report.failures)
+    assert report.mistakes and report.exercises
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_honest_submissions_score_as_with_plain_nbgrader(lesson):
+    plain, _ = graded(lesson)
+    ours = graded_by_the_grade_command(lesson)
+    for student in ("solution", "blank", "partial"):
+        expected = {g.grade_id: g.score for g in plain[student]}
+        got = {t["test_id"]: t["score"] for t in ours[student]["tests"]}
+        assert got == expected, f"{student}: grade command {got}, plain nbgrader {expected}"
+        assert ours[student]["status"] == "ok", ours[student]
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_a_wrong_answer_is_named_after_its_catalogued_mistake(lesson):
+    first = notebook.exercises(samples.solution(lesson))[0].grade_id
+    mistake = catalogue(course.topic(lesson))[first][0]
+    partial = graded_by_the_grade_command(lesson)["partial"]
+    test = next(t for t in partial["tests"] if t["exercise"] == first)
+    assert test["score"] == 0
+    named = [m.message for m in catalogue(course.topic(lesson))[first]]
+    if not test["misconception"]:
+        pytest.fail(f"{first}: {mistake.name} was not recognised; message: {test['message']}")
+    assert test["misconception"] in named
