@@ -144,11 +144,15 @@ def run_check(spec: CheckSpec, channel: boundary.Channel) -> Verdict:
     return verdict
 
 
+_PROBE_IMPORT = re.compile(r"^\s*from autograder\.probes(?:\.(\w+) import| import (\w+))", re.M)
+
+
 def kernel_modules(topics: set[str], stand_in: str) -> dict[str, str]:
     """Module name -> source the student's kernel gets while the grader probes it.
 
-    The probes and the wire format (no answers in them), and for each topic a stand-in
-    ``autograder.hidden.<topic>`` (the real checks must never be readable there).
+    The wire format, the topics' probes and the probe modules they import (no answers in
+    any of them), and for each topic a stand-in ``autograder.hidden.<topic>`` (the real
+    checks must never be readable there).
     """
     package = course.ROOT / "autograder"
     modules = {
@@ -156,10 +160,16 @@ def kernel_modules(topics: set[str], stand_in: str) -> dict[str, str]:
         "autograder.wire": (package / "wire.py").read_text(),
         "autograder.boundary": (package / "boundary.py").read_text(),
         "autograder.hidden": "",
+        "autograder.probes": (package / "probes" / "__init__.py").read_text(),
     }
-    for path in sorted((package / "probes").glob("*.py")):  # imported on demand
-        name = "autograder.probes" if path.stem == "__init__" else f"autograder.probes.{path.stem}"
-        modules[name] = path.read_text()
+    wanted = sorted(topics)
+    while wanted:
+        topic = wanted.pop()
+        name = f"autograder.probes.{topic}"
+        if name in modules or not (package / "probes" / f"{topic}.py").is_file():
+            continue
+        modules[name] = (package / "probes" / f"{topic}.py").read_text()
+        wanted += [a or b for a, b in _PROBE_IMPORT.findall(modules[name])]
     for topic in sorted(topics):
         modules[f"autograder.hidden.{topic}"] = stand_in
     return modules

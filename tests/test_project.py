@@ -68,3 +68,41 @@ def test_ci_runs_the_readme_test_command():
 def test_setup_cell_pins_the_course_version():
     assert f'COURSE_VERSION = "{tutorial_lib.__version__}"' in authoring.SETUP_SOURCE
     assert "--no-deps" in authoring.SETUP_SOURCE  # so installing the helpers never touches torch
+
+
+def test_xdist_groups_stay_on_one_worker(tmp_path):
+    """`make test` relies on --dist loadgroup keeping a lesson's tests on one worker."""
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text((Path(__file__).parent / "conftest.py").read_text())
+    (tmp_path / "test_groups.py").write_text(
+        "import os, pytest\n"
+        "@pytest.mark.parametrize('i', range(8))\n"
+        "@pytest.mark.xdist_group('one')\n"
+        "def test_a(i):\n"
+        "    print('WORKER', os.environ['PYTEST_XDIST_WORKER'])\n"
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-v",
+            "-s",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    workers = {line.split()[0] for line in run.stdout.splitlines() if line.startswith("[gw")}
+    assert len(workers) == 1, run.stdout[-2000:]

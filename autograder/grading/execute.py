@@ -97,7 +97,9 @@ class _FromGrader(_abc.MetaPathFinder, _abc.Loader):
         exec(compile(source, "<from the grader: " + module.__name__ + ">", "exec"), module.__dict__)
 for _name in [n for n in _sys.modules if n in _FromGrader.sources]:
     del _sys.modules[_name]
-_sys.meta_path.insert(0, _FromGrader())
+_sys.meta_path[:] = [_FromGrader()] + [
+    f for f in _sys.meta_path if type(f).__name__ != "_FromGrader"
+]
 del _sys, _abc, _FromGrader
 """
 
@@ -169,7 +171,7 @@ class GradingExecute(Execute):
             cell, resources = super().preprocess_cell(cell, resources, index)
             if graded and self.trusted and grade_id in self.checks:
                 self._judge(cell, grade_id)
-            if modules:
+            if modules and not self.trusted:  # the real checks must not outlive their cell
                 self._quietly(_REMOVE_HIDDEN)
         except DeadKernelError:
             cell.outputs.append(_died_output())
@@ -217,8 +219,13 @@ class GradingExecute(Execute):
             if named is not None:
                 record["misconception"] = {"name": named.name, "message": named.message}
         cell.metadata[VERDICT_KEY] = record
-        if not verdict.passed and not any(o.output_type == "error" for o in cell.outputs):
+        if verdict.passed:
+            return
+        if not any(o.output_type == "error" for o in cell.outputs):
             cell.outputs.append(_verdict_output(record))
+        elif "misconception" in record:  # the visible tests failed already: add the hint
+            hint = f"This looks like a common mistake: {record['misconception']['message']}\n"
+            cell.outputs.append(new_output("stream", name="stdout", text=hint))
 
     def _quietly(self, source: str):
         """Run code in the kernel without recording anything in the notebook; return its cell."""

@@ -1,4 +1,4 @@
-"""Put a graded submission's scores into the class's nbgrader gradebook."""
+"""Put graded submissions' scores into the class's nbgrader gradebook."""
 
 from __future__ import annotations
 
@@ -6,18 +6,40 @@ import warnings
 from pathlib import Path
 
 
-def record(out: Path, data: dict) -> None:
-    """Scores into ``OUT/gradebook.db``, where formgrader reads them."""
-    from nbgrader.api import Gradebook
-    from sqlalchemy.exc import SAWarning
+class ClassGradebook:
+    """``OUT/gradebook.db``, where formgrader reads scores; opened lazily, once per run.
 
-    student, assignment = data["student"], data["assignment"]
-    with warnings.catch_warnings(), Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gradebook:
-        # nbgrader's own submission code trips SQLAlchemy's autoflush warning; it is harmless.
-        warnings.simplefilter("ignore", SAWarning)
-        gradebook.update_or_create_student(student)
-        gradebook.update_or_create_submission(assignment, student)
-        for test in data["tests"]:
-            grade = gradebook.find_grade(test["test_id"], assignment, assignment, student)
-            grade.auto_score = test["score"]
-        gradebook.db.commit()
+    Opening nbgrader's Gradebook builds a SQLAlchemy engine, which costs more than the
+    writes themselves; the grade command's main process records every result through one.
+    """
+
+    def __init__(self, out: Path):
+        self.out = out
+        self._gradebook = None
+
+    def record(self, data: dict) -> None:
+        from sqlalchemy.exc import SAWarning
+
+        gradebook = self._open()
+        student, assignment = data["student"], data["assignment"]
+        with warnings.catch_warnings():
+            # nbgrader's own submission code trips SQLAlchemy's autoflush warning; harmless.
+            warnings.simplefilter("ignore", SAWarning)
+            gradebook.update_or_create_student(student)
+            gradebook.update_or_create_submission(assignment, student)
+            for test in data["tests"]:
+                grade = gradebook.find_grade(test["test_id"], assignment, assignment, student)
+                grade.auto_score = test["score"]
+            gradebook.db.commit()  # each result is saved at once: an interrupted run keeps it
+
+    def _open(self):
+        if self._gradebook is None:
+            from nbgrader.api import Gradebook
+
+            self._gradebook = Gradebook(f"sqlite:///{self.out / 'gradebook.db'}")
+        return self._gradebook
+
+    def close(self) -> None:
+        if self._gradebook is not None:
+            self._gradebook.close()
+            self._gradebook = None

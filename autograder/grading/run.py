@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
+from autograder.grading.gradebook import ClassGradebook
 from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import Result, Settings, grade_one, warm_up
 from autograder.nbgrader_course import run_nbgrader
@@ -135,10 +136,11 @@ def grade(opts: GradeOptions) -> list[dict]:
     # process prepares the course: the two fixed costs overlap instead of adding up.
     with _worker_pool(opts.jobs, todo, assignments) as pool:
         prepare_course(out, assignments)
+        gradebook = ClassGradebook(out)
         for s in unusable:
             result = Result(s.student, s.assignment, s.status, message=s.message)
             result.max_score = max_points(s.assignment)
-            results[s.student, s.assignment] = _finish(out, result.to_dict(), None)
+            results[s.student, s.assignment] = _finish(out, result.to_dict(), None, gradebook)
         if todo:
             templates = {a: _template(out, a) for a in assignments}
             settings = Settings(
@@ -148,7 +150,8 @@ def grade(opts: GradeOptions) -> list[dict]:
                 hide=[str(out), str(opts.submissions.resolve())],
                 gpu=_gpu_visible(),
             )
-            _run_jobs(pool, out, todo, templates, settings, opts, results)
+            _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook)
+        gradebook.close()
     ordered = [results[s.student, s.assignment] for s in subs]
     shutil.rmtree(out / ".work", ignore_errors=True)
     return ordered
@@ -170,7 +173,7 @@ def _worker_pool(jobs: int, todo: list, assignments: list[str]):
         yield pool
 
 
-def _run_jobs(pool, out, todo, templates, settings, opts, results) -> None:
+def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) -> None:
     from tqdm.auto import tqdm
 
     futures = {
@@ -196,15 +199,13 @@ def _run_jobs(pool, out, todo, templates, settings, opts, results) -> None:
             ).to_dict()
             data["max_score"] = max_points(s.assignment)
             data["autograded"] = None
-        results[s.student, s.assignment] = _finish(out, data, s.path)
+        results[s.student, s.assignment] = _finish(out, data, s.path, gradebook)
         bar.update(1)
     bar.close()
 
 
-def _finish(out: Path, data: dict, submitted: Path | None) -> dict:
+def _finish(out: Path, data: dict, submitted: Path | None, gradebook: ClassGradebook) -> dict:
     """Record one result: gradebook, autograded copy, feedback, and the saved JSON."""
-    from autograder.grading.gradebook import record
-
     autograded = data.pop("autograded", None)
     feedback = data.pop("feedback", None)
     if autograded and submitted:
@@ -222,7 +223,7 @@ def _finish(out: Path, data: dict, submitted: Path | None) -> dict:
         for source, dest in copies.items():
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, dest)
-        record(out, data)
+        gradebook.record(data)
     _save_json(_result_path(out, data["student"], data["assignment"]), data)
     return data
 

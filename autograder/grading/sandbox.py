@@ -68,7 +68,10 @@ def kernel_argv(
         "HOME": str(scratch),
         "USER": "nobody",  # not the grader's name: torch builds cache paths from it
         "LOGNAME": "nobody",
-        "TMPDIR": str(scratch / ".tmp"),  # /tmp is read-only in here
+        # /tmp is read-only in here. Short, because multiprocessing puts Unix sockets there
+        # (DataLoader workers pass tensors through them) and a socket path must fit in 108
+        # bytes: deep in OUT, a scratch path did not, and the workers hung.
+        "TMPDIR": str(sockets if sockets is not None else scratch / ".tmp"),
         "XDG_CACHE_HOME": str(scratch / ".cache"),
         "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".cache" / "torchinductor"),
         "MPLCONFIGDIR": str(scratch / ".matplotlib"),

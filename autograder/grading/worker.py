@@ -93,6 +93,9 @@ def grading_config(root: Path, assignment: str, settings: Settings):
         for p in config.Autograde.autograde_preprocessors
     ]
     config.GradingExecute.timeout = settings.timeout_s
+    # The kernel's state is thrown away: kill it rather than let Python tear torch down,
+    # which costs a parallel job CPU time that another job's kernel could use.
+    config.GradingExecute.shutdown_kernel = "immediate"
     config.GradingExecute.memory_mb = settings.memory_mb
     config.GradingExecute.sandboxed = settings.sandboxed
     config.GradingExecute.hide = settings.hide

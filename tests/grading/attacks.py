@@ -12,6 +12,7 @@ prints, for each, the score under plain nbgrader and under the grade command.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from autograder.grading import samples
 LESSON = "00_welcome"
 # A file outside the sandbox that the fake_result_files attack links to: the grader must not
 # touch it (nbgrader chmods every file of the autograded folder, following links).
-SENTINEL = "/tmp/attack-chmod-sentinel"
+SENTINEL = f"/tmp/attack-chmod-sentinel-{os.getpid()}"
 
 WRONG = {
     "pick_device": "def pick_device(cuda_available, mps_available):\n    return torch.device('cpu')\n",
@@ -327,7 +328,7 @@ ATTACKS = [
         cell=_code(
             """
             import json, os, sys
-            SENTINEL = "/tmp/attack-chmod-sentinel"  # tests/grading/attacks.py: SENTINEL
+            SENTINEL = "SENTINEL_PATH"  # tests/grading/attacks.py: SENTINEL
             _FAKE = json.dumps({"__dict__": [["value", {"__dict__": [["result", {"__device__": "cuda"}], ["args", []]]}]]})
             for _i in range(64):
                 with open(f".probe-{_i:016x}.json", "w") as _f:
@@ -481,7 +482,8 @@ def build(attack: Attack) -> NotebookNode:
     for grade_id, code in attack.answers.items():
         nb = samples.replace_answer(nb, grade_id, code)
     if attack.cell:
-        nb.cells.insert(_first_answer_index(nb), nbformat.v4.new_code_cell(attack.cell))
+        cell = attack.cell.replace("SENTINEL_PATH", SENTINEL)
+        nb.cells.insert(_first_answer_index(nb), nbformat.v4.new_code_cell(cell))
     return nb
 
 

@@ -254,6 +254,24 @@ def test_feedback_has_results_but_no_hidden_test_source(graded):
     assert "BEGIN HIDDEN TESTS" not in html and "check_pick_device" not in html
 
 
+def test_feedback_names_the_catalogued_mistake(graded):
+    results, out, _, _ = graded
+    from autograder.mistakes import catalogue
+
+    mistake = catalogue("welcome")["pick_device"][0]  # what edited_test answers with
+    test = next(t for t in results["edited_test"]["tests"] if t["exercise"] == "pick_device")
+    assert test["misconception"] == mistake.message
+    html = (out / "feedback" / "edited_test" / LESSON / f"{LESSON}.html").read_text()
+    assert "This looks like a common mistake" in html
+
+
+def test_autograded_notebooks_keep_every_cell(graded):
+    _, out, subs, _ = graded
+    graded_nb = nbformat.read(str(out / "autograded" / "right" / LESSON / f"{LESSON}.ipynb"), 4)
+    submitted = nbformat.read(str(subs / "right" / LESSON / f"{LESSON}.ipynb"), 4)
+    assert [c.source for c in graded_nb.cells] == [c.source for c in submitted.cells]
+
+
 def test_results_land_in_the_gradebook(graded):
     from nbgrader.api import Gradebook
 
