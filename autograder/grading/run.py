@@ -119,6 +119,25 @@ def grade(opts: GradeOptions) -> list[dict]:
     """Grade every submission; return one result dict per (student, assignment)."""
     validate(opts)
     out = opts.out.resolve()
+    with _only_run_on(out):
+        return _grade(opts, out)
+
+
+@contextlib.contextmanager
+def _only_run_on(out: Path):
+    """Refuse a second grade run on the same OUT while one is going (they would clash)."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".grade.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another grade run is using {out}; wait for it to finish") from None
+        yield
+
+
+def _grade(opts: GradeOptions, out: Path) -> list[dict]:
     subs = discover(opts.submissions.resolve(), opts.assignments)
     assignments = sorted({s.assignment for s in subs})
     results: dict[tuple[str, str], dict] = {}

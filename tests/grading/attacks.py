@@ -396,9 +396,13 @@ ATTACKS = [
         "looks for the hidden checks on disk, in sys.modules and in memory, and uses them",
         cell=_code(
             f"""
-            import gc, glob, os, sys
+            import gc, glob, os, sys, time
             _found = glob.glob("{course.ROOT}/autograder/hidden/*.py")
+            _seen, _stop = 0, time.monotonic() + 5  # a bounded search: this is no benchmark
             for _top, _dirs, _files in os.walk("/"):
+                _seen += 1
+                if _seen > 20000 or time.monotonic() > _stop:
+                    break
                 if _top.count("/") > 4 or _top.startswith(("/proc", "/sys", "/dev", "/usr")):
                     _dirs[:] = []
                     continue

@@ -311,6 +311,13 @@ def test_instructor_mistakes_are_errors(tmp_path):
         grade(GradeOptions(tmp_path / "subs", tmp_path / "out", jobs=0))
     with pytest.raises(UsageError, match="--memory"):
         grade(GradeOptions(tmp_path / "subs", tmp_path / "out", memory_mb=100))
+    import fcntl
+
+    (tmp_path / "busy").mkdir()
+    with open(tmp_path / "busy" / ".grade.lock", "w") as lock:  # a run already going
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(UsageError, match="another grade run"):
+            grade(GradeOptions(tmp_path / "subs", tmp_path / "busy"))
 
 
 def test_cli_exit_codes(tmp_path, capsys):
