@@ -1,28 +1,41 @@
 """The bubblewrap sandbox a student's kernel runs in.
 
-Inside: the whole file system read-only, with the course repository, the submissions, the
-grader's output, /tmp, /root and /home hidden under empty read-only tmpfs; Python and
-``tutorial_lib`` bound back read-only; one writable scratch folder holding only the
-student's notebook; no network; no capabilities; an unprivileged user even when the grader
-is root; an address-space limit so a memory bomb fails inside its cell.
+Inside, nothing of the machine's file system is visible unless listed: the system folders
+(``/usr``, ``/etc``, ``/sys``...), Python and ``tutorial_lib``, all read-only; one writable
+scratch folder holding only the student's notebook; a short writable folder for the
+kernel's sockets. So the course repository, the submissions, the grader's output, other
+checkouts of the course, home folders and /tmp simply do not exist in there. No network;
+no capabilities; an unprivileged user even when the grader is root; an address-space limit
+so a memory bomb fails inside its cell.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 from pathlib import Path
 
 from autograder import course
 
-HIDDEN_ROOTS = ("/tmp", "/root", "/home", "/var/tmp", "/srv", "/mnt")
+# What a kernel may see of the machine, read-only. Anything else (/work, /opt, /home, /root,
+# /tmp, /srv, /mnt...) is absent: default deny, so a copy of the course elsewhere on the
+# machine cannot leak the hidden checks.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys")
 NOBODY = "65534"
 
 
 def available() -> bool:
     """True when bubblewrap is installed."""
     return shutil.which("bwrap") is not None
+
+
+def _under_bound(path: Path) -> bool:
+    """True when ``path`` lies inside a folder the sandbox shows (so it must be covered)."""
+    resolved = path.resolve()
+    shown = [Path(p).resolve() for p in SYSTEM_PATHS if os.path.exists(p)] + _python_paths()
+    return any(resolved == s or s in resolved.parents for s in shown)
 
 
 def _python_paths() -> list[Path]:
@@ -40,27 +53,31 @@ def kernel_argv(
     folder with a short path for the kernel's Unix sockets (a socket path must fit in
     about 100 bytes, which a scratch folder deep in the output tree may not).
     """
-    hidden = [Path(p) for p in HIDDEN_ROOTS] + [course.ROOT, *hide]
     argv = ["prlimit", f"--as={memory_mb * 1024 * 1024}", "--", "bwrap"]
-    argv += ["--ro-bind", "/", "/", "--proc", "/proc"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):  # merged /usr: /lib -> usr/lib
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    argv += ["--proc", "/proc"]
     argv += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
     # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
     # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
     argv += ["--perms", "1777", "--tmpfs", "/dev/shm"]
-    for path in hidden:
-        if Path(path).exists():
-            argv += ["--tmpfs", str(path)]
     # Found without importing it: importing tutorial_lib would import torch in the grader.
     tutorial_lib_dir = Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
-    keep = [*_python_paths(), tutorial_lib_dir]
-    for path in keep:
+    for path in [*_python_paths(), tutorial_lib_dir]:
         argv += ["--ro-bind", str(path), str(path)]
+    # Folders that must stay unseen even if they sit under a path bound above: covered by
+    # an empty tmpfs, made read-only once the writable folders are bound.
+    covered = [str(p) for p in [course.ROOT, *hide] if Path(p).exists() and _under_bound(Path(p))]
+    for path in covered:
+        argv += ["--tmpfs", path]
     argv += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
     if sockets is not None:
         argv += ["--bind", str(sockets), str(sockets)]
-    for path in hidden:  # the empty tmpfs layers stay read-only once everything is bound
-        if Path(path).exists():
-            argv += ["--remount-ro", str(path)]
+    for path in covered:
+        argv += ["--remount-ro", path]
     argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-user"]
     argv += ["--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
     argv += ["--die-with-parent", "--new-session"]

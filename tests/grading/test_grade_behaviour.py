@@ -6,7 +6,9 @@ run time from 00_welcome's own notebooks, so none can drift from the lesson.
 
 import json
 import os
+import shutil
 import socket
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -117,6 +119,12 @@ def graded(tmp_path_factory):
         "other_student": str(subs / "right" / LESSON / f"{LESSON}.ipynb"),
         "out_results": str(out / "nbgrader_config.py"),
     }
+    # A copy of the course somewhere the old, hide-a-list sandbox left visible (it found the
+    # developer's checkout under /work): the sandbox now shows only what it lists.
+    if os.access("/var", os.W_OK):
+        elsewhere = Path(tempfile.mkdtemp(prefix="course-copy-", dir="/var"))
+        (elsewhere / "welcome.py").write_text("# hidden checks\n")
+        secrets["another_checkout"] = str(elsewhere / "welcome.py")
 
     def snoop(nb):
         i = _cell(nb, "pick_device")
@@ -166,6 +174,8 @@ def graded(tmp_path_factory):
     results = grade(opts)
     write_all(results, out)
     listener.close()
+    if "another_checkout" in secrets:
+        shutil.rmtree(Path(secrets["another_checkout"]).parent)
     return {r["student"]: r for r in results}, out, subs, opts
 
 
