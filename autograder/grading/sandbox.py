@@ -24,6 +24,7 @@ from autograder import course
 # machine cannot leak the hidden checks.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys")
 NOBODY = "65534"
+SHM_BYTES = 512 * 1024 * 1024
 
 
 def available() -> bool:
@@ -63,7 +64,8 @@ def kernel_argv(
     argv += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
     # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
     # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
-    argv += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+    # Its size is capped: a tmpfs holds memory that the address-space limit does not count.
+    argv += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     # Found without importing it: importing tutorial_lib would import torch in the grader.
     tutorial_lib_dir = Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
     for path in [*_python_paths(), tutorial_lib_dir]:
@@ -78,6 +80,8 @@ def kernel_argv(
         argv += ["--bind", str(sockets), str(sockets)]
     for path in covered:
         argv += ["--remount-ro", path]
+    # bwrap's new root is a tmpfs: read-only, or a student could fill memory through it.
+    argv += ["--remount-ro", "/"]
     argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-user"]
     argv += ["--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
     argv += ["--die-with-parent", "--new-session"]
