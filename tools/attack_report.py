@@ -25,7 +25,25 @@ from tests.grading import attacks  # noqa: E402
 
 def main() -> int:
     notebooks = attacks.corpus()
-    Path(attacks.SENTINEL).write_text("left alone?")
+    sentinel = Path(attacks.SENTINEL)
+    sentinel.write_text("left alone?")
+    try:
+        ours, plain = _grade_both(notebooks)
+    finally:
+        sentinel.unlink(missing_ok=True)
+    what = {a.name: a.what for a in attacks.ATTACKS}
+    print(f"{'submission':<22} {'plain nbgrader':<26} {'grade command':<14} attack")
+    for student in notebooks:
+        r = ours[student]
+        ours_text = f"{r['score']:g}/{r['max_score']:g} {r['status']}"
+        print(
+            f"{student:<22} {plain[student]:<26} {ours_text:<14} {what.get(student, 'honest answers')}"
+        )
+    return 0
+
+
+def _grade_both(notebooks: dict) -> tuple[dict, dict]:
+    """The grade command's results and plain nbgrader's scores, per submission."""
     with tempfile.TemporaryDirectory(prefix="attack-report-") as tmp:
         root = Path(tmp)
         subs = samples.write_class(root / "subs", attacks.LESSON, notebooks)
