@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder import wire
 from autograder.boundary import AnswerRaised, call, observe
 from autograder.probes import autograd as probes
 from autograder.probes.tensors import build, layout
@@ -26,16 +25,8 @@ def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a, b, rtol=tol, atol=tol))
 
 
-def _check_type(obj: object, expected: type, what: str) -> None:
-    """check_type, naming the type of an object that could not cross as data."""
-    if isinstance(obj, wire.Unsendable):
-        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
-        raise CheckError(f"{what} should be {article} {expected.__name__}, got {obj.type_name}.")
-    check_type(obj, expected, what)
-
-
 def _tuple_of(result: object, count: int, what: str) -> tuple:
-    _check_type(result, tuple, what)
+    check_type(result, tuple, what)
     if len(result) != count:
         raise CheckError(f"{what} should return {count} items, got {len(result)}.")
     return result
@@ -94,9 +85,9 @@ def _run_mse_case(mse_grads, x_spec, y, w, b) -> None:
     result = _tuple_of(_observe(probes.probe_mse_grads, mse_grads, case, what, hint), 2, what)
     grad_w, grad_b = result
     ref_w, ref_b = _reference_mse_grads(x, y, w, b)
-    _check_type(grad_w, torch.Tensor, f"grad_w from {what}")
+    check_type(grad_w, torch.Tensor, f"grad_w from {what}")
     check_shape(grad_w, (f, 1), names="F 1", what=f"grad_w from {what}")
-    _check_type(grad_b, torch.Tensor, f"grad_b from {what}")
+    check_type(grad_b, torch.Tensor, f"grad_b from {what}")
     check_shape(grad_b, (1,), what=f"grad_b from {what}")
     if _close(grad_w, ref_w / 2) and _close(grad_b, ref_b / 2) and n > 0:
         raise CheckError(
@@ -156,18 +147,18 @@ def check_fit_linear(fit_linear) -> None:
         w, b, losses = _tuple_of(seen["result"], 3, what)
         if not seen["inputs_unchanged"]:
             raise CheckError(f"{what} changed x or y; only the parameters may change.")
-        _check_type(losses, list, f"the losses from {what}")
+        check_type(losses, list, f"the losses from {what}")
         if len(losses) != steps:
             raise CheckError(
                 f"{what} returned {len(losses)} losses, expected one per step ({steps})."
             )
         for loss in losses:
-            _check_type(
+            check_type(
                 loss, float, f"each loss from {what} (store loss.item(): a tensor keeps its graph)"
             )
-        _check_type(w, torch.Tensor, f"w from {what}")
+        check_type(w, torch.Tensor, f"w from {what}")
         check_shape(w, (f, 1), names="F 1", what=f"w from {what}")
-        _check_type(b, torch.Tensor, f"b from {what}")
+        check_type(b, torch.Tensor, f"b from {what}")
         check_shape(b, (1,), what=f"b from {what}")
         ref_w, ref_b, ref_losses = _reference_fit(x, y, lr, steps)
         if steps > 1 and not _close(w, ref_w):
@@ -217,7 +208,7 @@ def check_accumulated_grad(accumulated_grad) -> None:
         case["stale"] = stale.detach() if prefill else None
         seen = observe(probes.probe_accumulated_grad, accumulated_grad, case, what)
         got = seen["result"]
-        _check_type(got, torch.Tensor, what)
+        check_type(got, torch.Tensor, what)
         check_shape(got, shape, what=what)
         expected_sizes = [len(c) for c in torch.arange(n).split(micro)]
         if sorted(seen["sizes"]) != sorted(expected_sizes):
@@ -280,7 +271,7 @@ def check_round_ste(round_ste) -> None:
         v = _randn(*x0.shape, g=g, dtype=x0.dtype)
         seen = observe(probes.probe_round_ste, round_ste, {"x": x_spec, "v": v}, what)
         out = seen["out"]
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         assert_close(out.detach(), torch.round(x0), what=what, atol=1e-5, rtol=0)
         if not seen["requires_grad"]:
             raise CheckError(
@@ -302,7 +293,7 @@ def check_round_ste(round_ste) -> None:
     plain = torch.tensor([0.4, 2.6], device=get_device())  # no requires_grad at all
     what = "round_ste on a tensor that does not require grad"
     out = observe(call, round_ste, {"args": [plain]}, what)["result"]
-    _check_type(out, torch.Tensor, what)
+    check_type(out, torch.Tensor, what)
     assert_close(out, torch.tensor([0.0, 3.0], device=get_device()), what=what)
 
 
@@ -325,7 +316,7 @@ def check_HuberFunction(HuberFunction) -> None:
         case = {"x": x, "delta": delta, "x64": x64, "v64": v64}
         seen = observe(probes.probe_huber, HuberFunction, case, what)
         out = seen["out"]
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, shape, what=what)
         expected = F.huber_loss(x, torch.zeros_like(x), reduction="none", delta=delta)
         assert_close(out, expected, what=what)
@@ -378,7 +369,7 @@ def check_second_derivative(second_derivative) -> None:
             case = {"function": name, "x": x}
             seen = _observe(probes.probe_second_derivative, second_derivative, case, what, hint)
             got = seen["result"]
-            _check_type(got, torch.Tensor, what)
+            check_type(got, torch.Tensor, what)
             check_shape(got, shape, what=what)
             if seen["x_touched"]:
                 raise CheckError(
@@ -412,7 +403,7 @@ def check_hvp(hvp) -> None:
             case = {"function": name, "a": a, "c": c, "x": x, "v": v}
             seen = _observe(probes.probe_hvp, hvp, case, what, hint)
             got = seen["result"]
-            _check_type(got, torch.Tensor, what)
+            check_type(got, torch.Tensor, what)
             check_shape(got, (dim,), names="D", what=what)
             if seen["x_touched"]:
                 raise CheckError(

@@ -31,22 +31,10 @@ def _wrong_type(type_name: str, wanted: str, what: str) -> CheckError:
     return CheckError(f"{what} should be {article} {wanted}, got {type_name}.{hint}")
 
 
-def _check_type(obj: object, expected: type | tuple[type, ...], what: str) -> None:
-    """check_type, naming the real type of an object that could not cross as data."""
-    if isinstance(obj, wire.Unsendable):
-        wanted = (
-            " or ".join(t.__name__ for t in expected)
-            if isinstance(expected, tuple)
-            else expected.__name__
-        )
-        raise _wrong_type(obj.type_name.rsplit(".", 1)[-1], wanted, what)
-    check_type(obj, expected, what)
-
-
 def _assert_close(actual: object, expected: object, what: str, **kwargs) -> None:
     """assert_close, naming the real type of an object that could not cross as data."""
     if isinstance(actual, wire.Unsendable):
-        _check_type(actual, torch.Tensor, what)
+        check_type(actual, torch.Tensor, what)
     assert_close(actual, expected, what=what, **kwargs)
 
 
@@ -60,7 +48,7 @@ def _check_pair_result(seen: dict, what: str, message: str) -> None:
 
 def _pair(item: object, what: str) -> tuple:
     """An item must be a (data, label) pair: a tuple or list of two."""
-    _check_type(item, (tuple, list), what)
+    check_type(item, (tuple, list), what)
     if len(item) != 2:
         raise CheckError(f"{what} should be a (data, label) pair, got {len(item)} items.")
     return tuple(item)
@@ -157,7 +145,7 @@ def check_DigitFolder(DigitFolder) -> None:
             )
         for i, item in enumerate(seen["items"]):
             xi, yi = _pair(item, f"{what}[{i}]")
-            _check_type(xi, torch.Tensor, f"the data of {what}[{i}]")
+            check_type(xi, torch.Tensor, f"the data of {what}[{i}]")
             if xi.shape == new_xs[i].shape and torch.equal(xi.cpu(), xs[i]):
                 raise CheckError(
                     f"{what}[{i}] returned what the file held when the dataset was built, "
@@ -364,14 +352,14 @@ def check_channel_stats(channel_stats) -> None:
     for label, case in cases:
         what = f"channel_stats on {label}"
         result = observe(probes.probe_channel_stats, channel_stats, case, what)["result"]
-        _check_type(result, (tuple, list), what)
+        check_type(result, (tuple, list), what)
         if len(result) != 2:
             raise CheckError(f"{what} should return (mean, std), got {len(result)} items.")
         mean, std = result
         exp_mean, exp_std = _reference_stats(probes.stats_batches(case))
         c = exp_mean.shape[0]
         for name, value in (("mean", mean), ("std", std)):
-            _check_type(value, torch.Tensor, f"the {name} from {what}")
+            check_type(value, torch.Tensor, f"the {name} from {what}")
             check_shape(value, (c,), names="C", what=f"the {name} from {what}")
             check_dtype(value, torch.float32, f"the {name} from {what}")
         _assert_close(mean.cpu(), exp_mean, rtol=1e-5, atol=1e-5, what=f"the mean from {what}")
@@ -429,7 +417,7 @@ def check_make_transforms(make_transforms) -> None:
                 )
             train = outs["train"]
             for o in train:
-                _check_type(o, torch.Tensor, "train_tf(image)")
+                check_type(o, torch.Tensor, "train_tf(image)")
                 check_shape(o, (c, hw, hw), names="C H W", what="train_tf(image)")
             if all(torch.equal(o, train[0]) for o in train):
                 raise CheckError(
@@ -482,17 +470,17 @@ def check_pad_collate(pad_collate) -> None:
                 )
                 case = {"args": [batch], "kwargs": {"pad_value": pad_value}}
                 result = observe(call, pad_collate, case, what)["result"]
-                _check_type(result, (tuple, list), what)
+                check_type(result, (tuple, list), what)
                 if len(result) != 3:
                     raise CheckError(f"{what} should return (padded, lengths, labels).")
                 padded, lens, labs = result
                 b, lmax, f = len(seqs), max(lengths), seqs[0].shape[1]
-                _check_type(padded, torch.Tensor, f"padded from {what}")
+                check_type(padded, torch.Tensor, f"padded from {what}")
                 check_shape(padded, (b, lmax, f), names="B L_max F", what=f"padded from {what}")
                 expected = torch.full((b, lmax, f), pad_value, dtype=seqs[0].dtype, device=device)
                 for i, s in enumerate(seqs):
                     expected[i, : s.shape[0]] = s
-                _check_type(lens, torch.Tensor, f"lengths from {what}")
+                check_type(lens, torch.Tensor, f"lengths from {what}")
                 check_dtype(lens, torch.int64, f"lengths from {what}")
                 got_lens = [int(v) for v in lens.reshape(-1)]
                 if got_lens != lengths:
@@ -510,7 +498,7 @@ def check_pad_collate(pad_collate) -> None:
                     raise CheckError(
                         f"{err} Real values go first in each row; the rest is pad_value."
                     ) from None
-                _check_type(labs, torch.Tensor, f"labels from {what}")
+                check_type(labs, torch.Tensor, f"labels from {what}")
                 check_dtype(labs, torch.int64, f"labels from {what}")
                 _assert_close(
                     labs.reshape(-1).cpu(), torch.tensor(labels), what=f"labels from {what}"

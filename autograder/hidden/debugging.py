@@ -8,7 +8,6 @@ import math
 import torch
 from torch import nn
 
-from autograder import wire
 from autograder.boundary import AnswerRaised, observe
 from autograder.probes import debugging as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
@@ -76,23 +75,10 @@ def _junk_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor]:
     ]
 
 
-def _check_type(obj: object, expected, what: str) -> None:
-    """check_type, naming the type of an object that could not cross as data."""
-    if isinstance(obj, wire.Unsendable):
-        wanted = (
-            " or ".join(t.__name__ for t in expected)
-            if isinstance(expected, tuple)
-            else expected.__name__
-        )
-        article = "an" if wanted[:1].lower() in "aeiou" else "a"
-        raise CheckError(f"{what} should be {article} {wanted}, got {obj.type_name}.")
-    check_type(obj, expected, what)
-
-
 def _as_float(value, what: str) -> float:
     if isinstance(value, torch.Tensor):
         raise CheckError(f"{what} is a tensor; return a Python float with .item() (or float(...)).")
-    _check_type(value, (float, int), what)
+    check_type(value, (float, int), what)
     return float(value)
 
 
@@ -136,7 +122,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
         case = {"model": spec, "x": x, "y": y, "loss": loss, "steps": steps, "lr": lr}
         seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
         losses = seen["losses"]
-        _check_type(losses, list, what)
+        check_type(losses, list, what)
         if len(losses) != steps:
             raise CheckError(
                 f"{what} returned {len(losses)} losses, expected one per step ({steps})."
@@ -148,7 +134,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                     "its whole autograd graph (every saved activation of that step) alive, so memory "
                     "grows with every step."
                 )
-            _check_type(value, float, f"entry {i} of {what}")
+            check_type(value, float, f"entry {i} of {what}")
         if steps == 0:
             continue
         try:
@@ -272,7 +258,7 @@ def check_grad_norms(grad_norms) -> None:
                 ) from None
             raise
         got = seen["result"]
-        _check_type(got, dict, what)
+        check_type(got, dict, what)
         missing = [n for n in expected if n not in got]
         extra = [n for n in got if n not in expected]
         if extra:
@@ -353,7 +339,7 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
                     "zero. Compare first <= vanish_ratio * largest instead of dividing."
                 ) from None
             raise
-        _check_type(got, str, what)
+        check_type(got, str, what)
         if got != expected:
             raise CheckError(
                 f"{what} returned {got!r}, expected {expected!r}. Check in order: any NaN/inf or a "
@@ -404,7 +390,7 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
         seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
         got = seen["result"]
         if got is not None:
-            _check_type(got, str, what)
+            check_type(got, str, what)
         if seen["hooks"] is not None:
             raise CheckError(seen["hooks"])
         if got == expected:
@@ -647,7 +633,7 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
             ) from None
         raise
     if not seen["generator"]:
-        _check_type(seen["returned"], torch.Generator, f"the value {what} returned")
+        check_type(seen["returned"], torch.Generator, f"the value {what} returned")
     return seen["draws"]
 
 
@@ -685,7 +671,7 @@ def check_set_seed(set_seed) -> None:
         for seed in (3, 3, 4)
     ]
     for run in runs:
-        _check_type(run, torch.Tensor, "the batches of a DataLoader run")
+        check_type(run, torch.Tensor, "the batches of a DataLoader run")
     if not torch.equal(runs[0], runs[1]):
         raise CheckError(
             "two DataLoader runs with num_workers=2 and generator=set_seed(3) gave different "

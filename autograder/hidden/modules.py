@@ -58,16 +58,6 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _check_type(value: Any, expected: type, what: str) -> None:
-    """check_type, naming the type of an object that could not cross as data."""
-    if isinstance(value, wire.Unsendable):
-        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
-        raise CheckError(
-            f"{what} should be {article} {expected.__name__}, got {_type_name(value)}."
-        )
-    check_type(value, expected, what)
-
-
 def _check_module(seen: dict, what: str) -> None:
     """The probe's note of what the constructor returned: it must be an nn.Module."""
     raised = seen.get("raised")
@@ -289,7 +279,7 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
         got = observe(
             probes.probe_count_trainable_parameters, count_trainable_parameters, case, label
         )["result"]
-        _check_type(got, int, label)
+        check_type(got, int, label)
         if got != expected:
             hint = " Count elements with p.numel(), only where p.requires_grad is True."
             if expected == 40 and got == 80:
@@ -315,7 +305,7 @@ def _buffer(state: dict, what: str) -> torch.Tensor:
             "self.register_buffer('running_mean', torch.zeros(num_features))."
         )
     buf = state["running_mean"]
-    _check_type(buf, torch.Tensor, f"{what}'s running_mean")
+    check_type(buf, torch.Tensor, f"{what}'s running_mean")
     return buf
 
 
@@ -469,7 +459,7 @@ def check_capture_activations(capture_activations) -> None:
         expected = _expected_activations(model, x)
         for name in names:
             label = f"the activation of {name!r} from {what}"
-            _check_type(got[name], torch.Tensor, label)
+            check_type(got[name], torch.Tensor, label)
             if got[name].requires_grad:
                 raise CheckError(
                     f"{label} requires grad: it keeps the whole graph alive. Store "
@@ -527,7 +517,7 @@ def check_init_weights(init_weights) -> None:
             raise CheckError(
                 f"{name}.bias is not all zeros after init: nn.init.zeros_(module.bias)."
             )
-        _check_type(weight, torch.Tensor, f"{name}.weight")
+        check_type(weight, torch.Tensor, f"{name}.weight")
         weight = weight.detach().to("cpu", torch.float64)  # MPS has no float64
         if weight.numel() < 10_000 or weight.dim() != 2:
             continue
@@ -637,7 +627,7 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
 def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) -> None:
     what = f"freeze_except(model, {prefixes})"
     got = _take(seen, f"result {i}", what)
-    _check_type(got, list, what)
+    check_type(got, list, what)
     flags = dict(seen[f"requires_grad {i}"])
     wrong_on = [name for name, on in flags.items() if on and name not in expected]
     wrong_off = [name for name, on in flags.items() if not on and name in expected]

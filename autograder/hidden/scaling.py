@@ -10,20 +10,10 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DistributedSampler
 
-from autograder import wire
 from autograder.boundary import observe
 from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
-
-
-def _check_type(obj: object, expected: type, what: str) -> None:
-    """check_type, naming the type of an object that could not come back as data."""
-    if isinstance(obj, wire.Unsendable):
-        got = obj.type_name.rsplit(".", 1)[-1]
-        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
-        raise CheckError(f"{what} should be {article} {expected.__name__}, got {got}.")
-    check_type(obj, expected, what)
 
 
 def _entry_ms(rows: list[dict]) -> dict[str, dict[str, float]]:
@@ -71,7 +61,7 @@ def check_top_ops(top_ops) -> None:
                 reverse=True,
             )
             result = seen["result"]
-            _check_type(result, list, what)
+            check_type(result, list, what)
             expected = ops[:k]
             if len(result) != len(expected):
                 raise CheckError(
@@ -79,11 +69,11 @@ def check_top_ops(top_ops) -> None:
                     f"has {len(ops)} aten:: operators)."
                 )
             for item in result:
-                _check_type(item, tuple, f"an entry of {what}")
+                check_type(item, tuple, f"an entry of {what}")
                 if len(item) != 2 or not isinstance(item[0], str):
                     raise CheckError(f"each entry of {what} should be (name, ms), got {item!r}.")
                 name, ms = item
-                _check_type(ms, float, f"the time of {name} in {what}")
+                check_type(ms, float, f"the time of {name} in {what}")
                 if not name.startswith("aten::"):
                     raise CheckError(
                         f"{what} contains {name!r}, which is not a PyTorch operator: keep only "
@@ -121,14 +111,14 @@ def check_time_per_label(time_per_label) -> None:
         seen = observe(probes.probe_time_per_label, time_per_label, case, what)
         entries = _entry_ms(seen["rows"])
         result = seen["result"]
-        _check_type(result, dict, what)
+        check_type(result, dict, what)
         if sorted(result, key=repr) != sorted(labels, key=repr):
             raise CheckError(
                 f"{what} has keys {sorted(result, key=repr)}; expected exactly {sorted(labels)}."
             )
         for label in labels:
             value = result[label]
-            _check_type(value, float, f"{what}[{label!r}]")
+            check_type(value, float, f"{what}[{label!r}]")
             if label not in entries:
                 if value != 0.0:
                     raise CheckError(
@@ -283,7 +273,7 @@ def check_average_gradients(average_gradients) -> None:
                     f"after {what} {name}.grad is None. all_reduce works in place and returns None: "
                     "do not assign its result to p.grad."
                 )
-            _check_type(got, torch.Tensor, f"{name}.grad after {what}")
+            check_type(got, torch.Tensor, f"{name}.grad after {what}")
             summed = local[name] * world_size * factor
             comparable = got.shape == summed.shape and got.dtype == summed.dtype
             got = got.to(summed.device)
@@ -351,5 +341,5 @@ def check_save_checkpoint(save_checkpoint) -> None:
                 )
             for key, value in expected.items():
                 got = state[key]
-                _check_type(got, torch.Tensor, f"saved {key}")
+                check_type(got, torch.Tensor, f"saved {key}")
                 assert_close(got.cpu(), value.detach().cpu(), what=f"saved {key}")

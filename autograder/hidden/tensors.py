@@ -7,7 +7,6 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder import wire
 from autograder.boundary import AnswerRaised, call, observe
 from autograder.probes import tensors as probes
 from autograder.probes.tensors import build, layout
@@ -37,19 +36,6 @@ def _run(fn, what: str, *inputs, hint: str = "", when: str = ""):
         raise
 
 
-def _check_type(obj: object, expected: type, what: str) -> None:
-    """check_type, naming the type of an object that could not cross as data."""
-    if isinstance(obj, wire.Unsendable):
-        hint = ""
-        if expected is torch.Tensor and obj.type_name.startswith("numpy."):
-            hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
-        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
-        raise CheckError(
-            f"{what} should be {article} {expected.__name__}, got {obj.type_name}.{hint}"
-        )
-    check_type(obj, expected, what)
-
-
 def _describe(x: torch.Tensor) -> str:
     contiguity = "" if x.is_contiguous() else ", non-contiguous"
     return f"x of shape {shape_str(x.shape)}, {x.dtype}{contiguity}"
@@ -73,7 +59,7 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
     for labels in cases:
         what = f"labels_to_tensor({labels if len(labels) <= 5 else 'a list of 50 labels'})"
         out = observe(call, labels_to_tensor, {"args": [list(labels), device]}, what)["result"]
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (len(labels),), names="N", what=what)
         check_dtype(out, torch.int64, what)
         check_device(out, device, what)
@@ -81,7 +67,7 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
         assert_close(out, expected, what=what)
     what = "labels_to_tensor([]) (an empty batch)"
     out = observe(call, labels_to_tensor, {"args": [[], device]}, what)["result"]
-    _check_type(out, torch.Tensor, what)
+    check_type(out, torch.Tensor, what)
     check_shape(out, (0,), names="N", what=what)
     if out.dtype != torch.int64:
         raise CheckError(
@@ -105,12 +91,12 @@ def check_shared_and_copied(shared_and_copied) -> None:
         what = f"shared_and_copied({name})"
         seen = observe(probes.probe_shared_and_copied, shared_and_copied, {"index": index}, what)
         result = seen["result"]
-        _check_type(result, tuple, what)
+        check_type(result, tuple, what)
         if len(result) != 2:
             raise CheckError(f"{what} should return (shared, copied), got {len(result)} items.")
         shared, copied = result
         for label, t in (("shared", shared), ("copied", copied)):
-            _check_type(t, torch.Tensor, f"{label} from {what}")
+            check_type(t, torch.Tensor, f"{label} from {what}")
             check_shape(t, original.shape, what=f"{label} from {what}")
             check_device(t, "cpu", f"{label} from {what}")
         if seen["same_memory"] and original.size > 0:
@@ -198,7 +184,7 @@ def check_to_nchw(to_nchw) -> None:
         what = f"to_nchw({_describe(x)})"
         out = _run(to_nchw, what, spec)
         n, h, w, c = x.shape
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (n, c, h, w), names="N C H W", what=what)
         try:
             assert_close(out, x.permute(0, 3, 1, 2), what=what)
@@ -244,7 +230,7 @@ def check_flatten_features(flatten_features) -> None:
         out = _run(flatten_features, what, spec, hint=hint)
         n = x.shape[0]
         features = math.prod(x.shape[1:])
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (n, features), names="N F", what=what)
         assert_close(out, x.reshape(n, features), what=what)
 
@@ -325,7 +311,7 @@ def check_normalize_per_channel(normalize_per_channel) -> None:
         out = _run(
             normalize_per_channel, what, spec, hint=_KEEPDIM_HINT, when="must match the size"
         )
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, tuple(x.shape), names="N C H W", what=what)
         expected = F.batch_norm(x, None, None, training=True, eps=1e-5)
         if bool(torch.isnan(out).any()):
@@ -386,7 +372,7 @@ def check_pairwise_distances(pairwise_distances) -> None:
         a = build(a_spec)
         what = f"pairwise_distances(a {shape_str(a.shape)}, b {shape_str(b.shape)}, {a.dtype})"
         out = _run(pairwise_distances, what, a_spec, b)
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (a.shape[0], b.shape[0]), names="N M", what=what)
         expected = _reference_distances(a, b)
         try:
@@ -402,7 +388,7 @@ def check_pairwise_distances(pairwise_distances) -> None:
     a = (torch.randn(64, 16, generator=g) * 3).to(device)
     what = "pairwise_distances(a, a) for a of shape (64, 16)"
     out = _run(pairwise_distances, what, a, a)
-    _check_type(out, torch.Tensor, what)
+    check_type(out, torch.Tensor, what)
     check_shape(out, (64, 64), names="N M", what=what)
     if bool(torch.isnan(out).any()):
         raise CheckError(
@@ -455,7 +441,7 @@ def check_masked_mean(masked_mean) -> None:
         x = build(x_spec)
         what = f"masked_mean({_describe(x)}, lengths={lengths_cpu.tolist()})"
         out = _run(masked_mean, what, x_spec, lengths)
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (x.shape[0], x.shape[2]), names="B F", what=what)
         expected = _reference_masked_mean(x, lengths)
         if bool(torch.isnan(out).any()):
@@ -502,7 +488,7 @@ def check_attention_scores(attention_scores) -> None:
         what = f"attention_scores(q {shape_str(q.shape)}, k {shape_str(k.shape)}, {q.dtype})"
         out = _run(attention_scores, what, q_spec, k_spec)
         b, h, t, d = q.shape
-        _check_type(out, torch.Tensor, what)
+        check_type(out, torch.Tensor, what)
         check_shape(out, (b, h, t, k.shape[2]), names="B H T S", what=what)
         expected = (q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)).to(q.dtype)
         try:

@@ -123,18 +123,8 @@ def _type_name(value) -> str:
     return type(value).__name__
 
 
-def _check_type(value, expected, what: str) -> None:
-    """``check_type``, also for objects that came back only as their type's name."""
-    if isinstance(value, Unsendable):
-        names = expected if isinstance(expected, tuple) else (expected,)
-        wanted = " or ".join(t.__name__ for t in names)
-        article = "an" if wanted[:1].lower() in "aeiou" else "a"
-        raise CheckError(f"{what} should be {article} {wanted}, got {_type_name(value)}.")
-    check_type(value, expected, what)
-
-
 def _as_float(value, what: str) -> float:
-    _check_type(value, float, what)
+    check_type(value, float, what)
     return float(value)
 
 
@@ -221,7 +211,7 @@ def check_make_loss_fn(make_loss_fn) -> None:
                     f"{what} raised {name}: {message} The task needs {_LOSS_HINTS[task]}"
                 )
             got = loss["value"]
-            _check_type(got, torch.Tensor, what)
+            check_type(got, torch.Tensor, what)
             expected = ref(logits, target)
             if got.shape != expected.shape:
                 raise CheckError(
@@ -353,7 +343,7 @@ def check_evaluate(evaluate) -> None:
             ref_model, loader = probes.build_eval_run(case)
             sizes = [len(xb) for xb, _ in loader]
             result = seen["result"]
-            _check_type(result, tuple, what)
+            check_type(result, tuple, what)
             if len(result) != 2:
                 raise CheckError(
                     f"{what} should return (mean_loss, accuracy), got {len(result)} items."
@@ -547,7 +537,7 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed):
                 f"{expected}. {_stop_hint(expected, min_delta, loss)}"
             )
         best = step["best_loss"]
-        _check_type(best, (float, int), f"{what}.best_loss")
+        check_type(best, (float, int), f"{what}.best_loss")
         if not (best == ref_best or _close(best, ref_best, 1e-9)):
             raise CheckError(
                 f"{what}: after the validation losses {shown}, best_loss is {best}, expected "
@@ -700,7 +690,7 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
             "optimizer objects themselves."
         )
     checkpoint = seen["checkpoint"]
-    _check_type(checkpoint, dict, "the saved checkpoint")
+    check_type(checkpoint, dict, "the saved checkpoint")
     wanted = {"model", "optimizer", "scheduler", "epoch"}
     if set(checkpoint) != wanted:
         missing = sorted(wanted - set(checkpoint))
@@ -836,7 +826,7 @@ def check_DigitsCNN(DigitsCNN) -> None:
                 "halves H and W, and nn.Flatten() keeps the batch dimension."
             )
         out = output["out"]
-        _check_type(out, torch.Tensor, f"DigitsCNN on a batch of {n}")
+        check_type(out, torch.Tensor, f"DigitsCNN on a batch of {n}")
         check_shape(out, (n, 10), names="N classes", what=f"DigitsCNN on a batch of {n}")
     if len(seen["outputs"]) != len(sizes):
         raise CheckError("DigitsCNN: the outputs for every test batch did not come back.")

@@ -10,20 +10,10 @@ import functools
 
 import torch
 
-from autograder import wire
 from autograder.boundary import AnswerRaised, observe
 from autograder.probes import transfer as probes
 from tutorial_lib.checks import CheckError, assert_close, check_shape, check_type
 from tutorial_lib.device import get_device
-
-
-def _check_type(obj: object, expected: type, what: str) -> None:
-    """check_type, naming the type of an object that could not come back as data."""
-    if isinstance(obj, wire.Unsendable):
-        got = obj.type_name.rsplit(".", 1)[-1]
-        article = "an" if expected.__name__[:1].lower() in "aeiou" else "a"
-        raise CheckError(f"{what} should be {article} {expected.__name__}, got {got}.")
-    check_type(obj, expected, what)
 
 
 def _changed(
@@ -287,7 +277,7 @@ def check_extract_features(extract_features) -> None:
         )
         seen = observe(probes.probe_extract_features, extract_features, case, what)
         feats = seen["features"]
-        _check_type(feats, torch.Tensor, what)
+        check_type(feats, torch.Tensor, what)
         check_shape(feats, (n, 16), names="N F", what=what)
         if feats.requires_grad:
             raise CheckError(f"{what} requires grad: run the backbone under torch.no_grad().")
@@ -352,7 +342,7 @@ def check_fine_tune(fine_tune) -> None:
             raise CheckError(
                 f"calling the model from {what} on held-out digits raised {seen.get('logits_error')}."
             )
-        _check_type(logits, torch.Tensor, f"logits of the model from {what}")
+        check_type(logits, torch.Tensor, f"logits of the model from {what}")
         check_shape(
             logits,
             (len(yb), num_classes),

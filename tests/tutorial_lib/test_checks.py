@@ -164,3 +164,11 @@ def test_leftover_hooks_are_named():
     net[1].register_forward_hook(lambda m, i, o: None)
     msg = message(check_no_hooks_left, net, "capture(net)")
     assert "capture(net) left forward hooks on ['1']" in msg and "handle.remove()" in msg
+
+
+def test_check_type_names_the_type_a_stand_in_stands_for():
+    class StandIn:  # what autograder.wire hands back for an object that is not data
+        type_name = "numpy.ndarray"
+
+    with pytest.raises(CheckError, match=r"got ndarray\. Convert with torch.from_numpy"):
+        check_type(StandIn(), torch.Tensor, "the answer")
