@@ -1,8 +1,9 @@
 """The course in JupyterLab, in a real browser: Debian's Chromium driven by Selenium.
 
 A learner's path: open each student notebook, run every cell from the Run menu (going on
-past each exercise's error, as a learner does), and see only ``NotImplementedError``; then a
-lesson with its answers filled in shows every visible test passing. The instructor's
+past each exercise's error, as a learner does; see ``going_on_past_errors``), and see only
+``NotImplementedError``; then a lesson with its answers filled in shows every visible test
+passing. The instructor's
 nbgrader formgrader loads too. Screenshots go to ``artifacts/clients/``.
 """
 
@@ -19,7 +20,7 @@ from autograder import course, notebook
 from autograder.execute import errors
 from tests.clients.conftest import copy_notebooks
 from tests.clients.filled import filled
-from tests.clients.lab import NotebookPage, chromium, lab_server
+from tests.clients.lab import NotebookPage, chromium, going_on_past_errors, lab_server
 
 pytestmark = [pytest.mark.clients, pytest.mark.xdist_group("clients-browser")]
 
@@ -51,6 +52,7 @@ def run_in_page(lab, relpath: str, shot: Path) -> tuple[nbformat.NotebookNode, N
     """Open a notebook, run all of it, save it; screenshot the first error (or the end)."""
     server, driver, root = lab
     page = NotebookPage(driver, server, relpath)
+    going_on_past_errors(root / relpath)
     try:
         page.open()
         page.run_through(root / relpath, timeout=RUN_TIMEOUT_S)
