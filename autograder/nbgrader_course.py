@@ -48,6 +48,19 @@ def make_course(lesson: str, workdir: Path, solutions: Path | None = None) -> Pa
     return root
 
 
+def course_config(root: Path):
+    """The traitlets config of the nbgrader course at ``root``, for nbgrader's in-process API."""
+    from traitlets.config import Config
+
+    from autograder.nbgrader_settings import configure
+
+    config = Config()
+    configure(config)
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    return config
+
+
 def run_nbgrader(root: Path, *args: str) -> None:
     """Run an nbgrader command in the course folder ``root``; raise with its stderr on failure."""
     env = kernel_env()

@@ -1,9 +1,39 @@
-"""Put graded submissions' scores into the class's nbgrader gradebook."""
+"""The class's nbgrader gradebook: made without a subprocess, and fed graded scores."""
 
 from __future__ import annotations
 
 import warnings
 from pathlib import Path
+
+
+def create_gradebook(db_path: Path) -> None:
+    """An empty nbgrader gradebook at ``db_path``, made in this process.
+
+    nbgrader makes a new gradebook by running ``alembic heads`` in a subprocess to learn the
+    schema's version: about 2 s here, all of it before the first submission can be graded,
+    and it needs ``alembic`` on PATH. Here the version comes from nbgrader's own migration
+    scripts, read in-process; the tables are nbgrader's own. nbgrader then finds an existing
+    database and skips its subprocess.
+    """
+    import nbgrader
+    from alembic.script import ScriptDirectory
+    from nbgrader.api import Base
+    from sqlalchemy import create_engine, text
+
+    migrations = Path(nbgrader.__file__).parent / "alembic"
+    head = ScriptDirectory(str(migrations)).get_current_head()
+    engine = create_engine(f"sqlite:///{db_path}")
+    try:
+        Base.metadata.create_all(bind=engine)
+        with engine.begin() as connection:
+            connection.execute(
+                text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+            )
+            connection.execute(
+                text("INSERT INTO alembic_version (version_num) VALUES (:head)"), {"head": head}
+            )
+    finally:
+        engine.dispose()
 
 
 class ClassGradebook:

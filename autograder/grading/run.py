@@ -19,10 +19,10 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
-from autograder.grading.gradebook import ClassGradebook
+from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import Result, Settings, grade_one, warm_up
-from autograder.nbgrader_course import run_nbgrader
+from autograder.nbgrader_course import course_config
 
 MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB
 
@@ -83,15 +83,29 @@ c.CourseDirectory.root = {root!r}
 
 
 def prepare_course(out: Path, assignments: list[str]) -> None:
-    """Make OUT an nbgrader course that knows each assignment (source copied from solutions/)."""
+    """Make OUT an nbgrader course that knows each assignment (source copied from solutions/).
+
+    In this process, through nbgrader's API: a subprocess would import nbgrader again, and
+    everything here comes before the first submission can be graded.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
     out.mkdir(parents=True, exist_ok=True)
     (out / "nbgrader_config.py").write_text(CONFIG.format(root=str(out)))
+    if not (out / "gradebook.db").exists():  # a re-run keeps the class's gradebook
+        create_gradebook(out / "gradebook.db")
+    config = course_config(out)
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
     for assignment in assignments:
         source = out / "source" / assignment
         if source.exists():
             shutil.rmtree(source)
         shutil.copytree(course.SOLUTIONS / assignment, source)
-        run_nbgrader(out, "generate_assignment", assignment, "--force")
+        outcome = api.generate_assignment(assignment, force=True)
+        if not outcome["success"]:
+            log = "\n".join(filter(None, [outcome.get("log"), outcome.get("error")]))
+            raise RuntimeError(f"nbgrader could not generate {assignment}:\n{log[-4000:]}")
 
 
 def _template(out: Path, assignment: str) -> Path:
@@ -186,9 +200,13 @@ def _worker_pool(jobs: int, todo: list, assignments: list[str]):
     # spawn, not fork: a forked copy of a process that may hold threads is unsafe. Workers
     # are reused across submissions; the kernels themselves are fresh per submission.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=warm_up, initargs=(assignments,)
+    ) as pool:
+        # The pool starts a worker per task submitted while none is idle: these start them
+        # all now, each warming up at once (a task that warmed up would go to any worker).
         for _ in range(workers):
-            pool.submit(warm_up, assignments)
+            pool.submit(os.getpid)
         yield pool
 
 
