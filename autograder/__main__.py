@@ -92,6 +92,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         memory_mb=args.memory,
         force=args.force,
         sandboxed=not args.no_sandbox,
+        gpu=False if args.no_gpu else None,
     )
     try:
         results = grade(opts)
@@ -165,7 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs (default: cores)"
     )
     gra.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
-    gra.add_argument("--memory", type=int, default=6144, help="MiB of address space per kernel")
+    gra.add_argument(
+        "--memory",
+        type=int,
+        default=6144,
+        help="MiB per kernel: its address space, or its private memory when it uses a GPU",
+    )
+    gra.add_argument(
+        "--no-gpu", action="store_true", help="kernels use the CPU even where a GPU is present"
+    )
     gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
     gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
     gra.set_defaults(func=cmd_grade)

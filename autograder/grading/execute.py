@@ -142,6 +142,8 @@ class GradingExecute(Execute):
             km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets instead
             km.ip = str(sockets / "k")
             km.connection_file = str(sockets / "kernel.json")
+        elif not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
+            km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
         return km
 
     def preprocess(self, nb, resources=None, km=None):

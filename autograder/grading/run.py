@@ -24,7 +24,7 @@ from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import Result, Settings, grade_one, warm_up
 from autograder.nbgrader_course import course_config
 
-MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB
+MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB of addresses
 
 
 class UsageError(ValueError):
@@ -42,6 +42,7 @@ class GradeOptions:
     force: bool = False
     sandboxed: bool = True
     progress: bool = True
+    gpu: bool | None = None  # None: kernels use a GPU when the machine has one
 
 
 def validate(opts: GradeOptions) -> None:
@@ -181,7 +182,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 memory_mb=opts.memory_mb,
                 sandboxed=opts.sandboxed,
                 hide=[str(out), str(opts.submissions.resolve())],
-                gpu=_gpu_visible(),
+                gpu=_gpu_visible() if opts.gpu is None else opts.gpu,
             )
             _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook)
         gradebook.close()
@@ -266,4 +267,5 @@ def _finish(out: Path, data: dict, submitted: Path | None, gradebook: ClassGrade
 
 
 def _gpu_visible() -> bool:
+    """True when the machine has an NVIDIA GPU (found without importing torch here)."""
     return shutil.which("nvidia-smi") is not None and Path("/dev/nvidia0").exists()

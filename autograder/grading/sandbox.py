@@ -5,8 +5,8 @@ Inside, nothing of the machine's file system is visible unless listed: the syste
 scratch folder holding only the student's notebook; a short writable folder for the
 kernel's sockets. So the course repository, the submissions, the grader's output, other
 checkouts of the course, home folders and /tmp simply do not exist in there. No network;
-no capabilities; an unprivileged user even when the grader is root; an address-space limit
-so a memory bomb fails inside its cell.
+no capabilities; an unprivileged user even when the grader is root; a memory limit
+(``memory_limit``) so a memory bomb fails inside its cell.
 """
 
 from __future__ import annotations
@@ -32,6 +32,23 @@ def available() -> bool:
     return shutil.which("bwrap") is not None
 
 
+def memory_limit(gpu: bool) -> str:
+    """The ``prlimit`` option that caps a kernel's memory.
+
+    On the CPU, the address space (``--as``): it counts every mapping, shared ones too.
+    CUDA reserves far more address space than it uses (a mapping of the GPU's and the host's
+    memory), so under an address-space cap of a few GB it fails to start; with a GPU the cap
+    is on private writable memory (``--data``), which holds tensors, Python objects and
+    arrays alike but not shared mappings.
+    """
+    return "--data" if gpu else "--as"
+
+
+def gpu_device_nodes() -> list[str]:
+    """The NVIDIA device nodes a CUDA kernel needs (``/dev/nvidia0``, ``/dev/nvidiactl``...)."""
+    return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
 def _under_bound(path: Path) -> bool:
     """True when ``path`` lies inside a folder the sandbox shows (so it must be covered)."""
     resolved = path.resolve()
@@ -54,14 +71,17 @@ def kernel_argv(
     folder with a short path for the kernel's Unix sockets (a socket path must fit in
     about 100 bytes, which a scratch folder deep in the output tree may not).
     """
-    argv = ["prlimit", f"--as={memory_mb * 1024 * 1024}", "--", "bwrap"]
+    argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", "bwrap"]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):  # merged /usr: /lib -> usr/lib
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc"]
-    argv += ["--dev-bind", "/dev", "/dev"] if gpu else ["--dev", "/dev"]
+    argv += ["--dev", "/dev"]  # a minimal /dev: null, zero, random, tty...
+    if gpu:  # and the GPU's device nodes, nothing else of the machine's /dev
+        for node in gpu_device_nodes():
+            argv += ["--dev-bind", node, node]
     # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
     # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
     # Its size is capped: a tmpfs holds memory that the address-space limit does not count.
