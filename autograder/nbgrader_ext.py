@@ -37,7 +37,28 @@ class HideHiddenTests(NbGraderPreprocessor):
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "code" and "### BEGIN HIDDEN TESTS" in cell.source:
             cell.source = HIDDEN_REGION.sub(HIDDEN_NOTE, cell.source)
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    output["traceback"] = [_without_hidden_lines(t) for t in output["traceback"]]
         return cell, resources
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _without_hidden_lines(frame: str) -> str:
+    """One traceback entry without the hidden region's lines, which IPython quotes as context."""
+    kept, hidden = [], False
+    for line in frame.split("\n"):
+        plain = ANSI.sub("", line)
+        if "### BEGIN HIDDEN TESTS" in plain:
+            hidden = True
+            kept.append(HIDDEN_NOTE.rstrip("\n"))
+        if not hidden:
+            kept.append(line)
+        if "### END HIDDEN TESTS" in plain:
+            hidden = False
+    return "\n".join(kept)
 
 
 class DeduplicateIdsCleanly(DeduplicateIds):

@@ -215,12 +215,19 @@ def _outcome(envelope: str) -> Any:
 
 
 def misconception(
-    spec: CheckSpec, calls: list[Call], namespace: dict, mistakes: list[Mistake]
+    spec: CheckSpec,
+    calls: list[Call],
+    namespace: dict,
+    mistakes: list[Mistake],
+    visible: Visible | None = None,
 ) -> Mistake | None:
     """The first catalogued mistake whose probes give what the learner's answer gave.
 
     ``namespace`` is the solution notebook's (see :func:`solution_namespace`); each mistake's
-    code is run in a copy of it. The recorded calls are replayed as they were made.
+    code is run in a copy of it. The recorded calls are replayed as they were made. A check
+    stops at its first failure, so a few calls may fit several mistakes; given ``visible``
+    (the test cell's visible tests and how they ended for the learner), a mistake must also
+    end them the same way, so a hint never contradicts the error the learner sees.
     """
     if not calls:
         return None
@@ -236,17 +243,56 @@ def misconception(
                     _outcome(channel.run(c.probe_module, c.probe_name, c.name, c.case_json)), s
                 )
                 for c, s in zip(calls, seen, strict=True)
-            ):
+            ) and (visible is None or visible_ending(visible.code, ns) == visible.ending):
                 return mistake
         except Exception:  # a mistake that cannot even be probed matches nothing
             continue
     return None
 
 
+@dataclass(frozen=True)
+class Visible:
+    """A test cell's visible tests (hidden region removed) and how they ended for the learner."""
+
+    code: str
+    ending: str | None  # None: they passed; else error_signature(...)
+
+
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+
+
+def error_signature(ename: str, evalue: str) -> str:
+    """An error as its type and first line, numbers masked: the same mistake on other random
+    inputs reads the same."""
+    first = (str(evalue).strip().splitlines() or [""])[0]
+    return f"{ename}: {NUMBER.sub('#', first)}"
+
+
+def visible_ending(code: str, namespace: dict) -> str | None:
+    """How ``code`` (visible tests, trusted) ends in a copy of ``namespace``."""
+    import warnings
+
+    ns = dict(namespace)
+    quiet = io.StringIO()
+    try:
+        with (
+            contextlib.redirect_stdout(quiet),
+            contextlib.redirect_stderr(quiet),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")
+            exec(_compiled(code, "<visible tests>"), ns)
+    except Exception as err:
+        return error_signature(type(err).__name__, str(err))
+    return None
+
+
 _SOLUTION_NAMESPACES: dict[str, dict] = {}
 
 
-def name_misconception(lesson: str, spec: CheckSpec, calls: list[Call]) -> Mistake | None:
+def name_misconception(
+    lesson: str, spec: CheckSpec, calls: list[Call], visible: Visible | None = None
+) -> Mistake | None:
     """:func:`misconception` for a grading worker: the solution namespace is built once per lesson."""
     exercise = spec.exercise or _exercise_of(lesson, spec.test_id)
     mistakes = catalogue(course.topic(lesson)).get(exercise, [])
@@ -254,7 +300,7 @@ def name_misconception(lesson: str, spec: CheckSpec, calls: list[Call]) -> Mista
         return None
     if lesson not in _SOLUTION_NAMESPACES:
         _SOLUTION_NAMESPACES[lesson] = solution_namespace(lesson)
-    return misconception(spec, calls, _SOLUTION_NAMESPACES[lesson], mistakes)
+    return misconception(spec, calls, _SOLUTION_NAMESPACES[lesson], mistakes, visible)
 
 
 def _exercise_of(lesson: str, test_id: str) -> str:

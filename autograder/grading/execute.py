@@ -37,6 +37,7 @@ from traitlets import Bool, Dict, Integer, List, Unicode
 
 from autograder import boundary, trusted, wire
 from autograder.grading import sandbox
+from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
 HIDDEN_CHECK_FAILED = "HiddenCheckFailed"
@@ -217,7 +218,9 @@ class GradingExecute(Execute):
             "seconds": round(verdict.seconds, 2),
         }
         if not verdict.passed and self.lesson:
-            named = trusted.name_misconception(self.lesson, spec, verdict.calls)
+            named = trusted.name_misconception(
+                self.lesson, spec, verdict.calls, _visible_tests(cell)
+            )
             if named is not None:
                 record["misconception"] = {"name": named.name, "message": named.message}
         cell.metadata[VERDICT_KEY] = record
@@ -302,6 +305,13 @@ class _KernelChannel:
                 why += f" ({errors[-1].ename}: {str(errors[-1].evalue)[:200]})"
             raise boundary.AnswerUnreachable(f"the hidden check could not run the answer: {why}")
         return envelope
+
+
+def _visible_tests(cell) -> trusted.Visible:
+    """The test cell's visible tests and how they ended for the learner (its first error)."""
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    ending = trusted.error_signature(errors[0].ename, errors[0].evalue) if errors else None
+    return trusted.Visible(HIDDEN_REGION.sub("", cell.source), ending)
 
 
 def _read_result(path: Path) -> str | None:
