@@ -81,7 +81,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from autograder.grading.report import table, write_all
-    from autograder.grading.run import GradeOptions, UsageError, grade
+    from autograder.grading.run import GradeOptions, UsageError, grade, saved_results
 
     opts = GradeOptions(
         submissions=Path(args.submissions),
@@ -99,7 +99,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    write_all(results, opts.out)
+    except KeyboardInterrupt:
+        saved = saved_results(opts.out)
+        if saved:
+            write_all(saved, opts.out)
+        print(
+            f"\ninterrupted; results saved in {opts.out}: {len(saved)}. Run the same "
+            "command again to grade the rest.",
+            file=sys.stderr,
+        )
+        return 130
+    # The files hold every result in OUT, from earlier runs too (other lessons, sections).
+    write_all(saved_results(opts.out), opts.out)
     print(table(results))
     print(f"Wrote {opts.out / 'grades.csv'}, results.json, report.html and feedback/.")
     return 0
@@ -111,6 +122,9 @@ def cmd_grade_demo(args: argparse.Namespace) -> int:
 
     from autograder.grading.samples import demo_class, write_class
 
+    if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
+        print(f"error: {args.out} is not empty; the demo grades into a new folder", file=sys.stderr)
+        return 2
     root = Path(tempfile.mkdtemp(prefix="grade-demo-"))
     submissions = write_class(root / "submissions", args.lesson, demo_class(args.lesson))
     out = Path(args.out) if args.out else root / "out"
@@ -170,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         "--memory",
         type=int,
         default=6144,
-        help="MiB per kernel: its address space, or its private memory when it uses a GPU",
+        help="MiB per kernel (default 6144, at least 4096): its address space, or its "
+        "private memory when it uses a GPU",
     )
     gra.add_argument(
         "--no-gpu", action="store_true", help="kernels use the CPU even where a GPU is present"
@@ -180,7 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     gra.set_defaults(func=cmd_grade)
 
     demo = sub.add_parser("grade-demo", help="grade bundled sample submissions and print the table")
-    demo.add_argument("--lesson", default="00_welcome", help="lesson the samples answer")
+    demo.add_argument(
+        "--lesson", default="00_welcome", help="lesson the samples answer (default 00_welcome)"
+    )
     demo.add_argument("--out", help="output folder (default: a temporary one)")
     demo.set_defaults(func=cmd_grade_demo)
 

@@ -60,6 +60,8 @@ class ClassGradebook:
             for test in data["tests"]:
                 grade = gradebook.find_grade(test["test_id"], assignment, assignment, student)
                 grade.auto_score = test["score"]
+                # nbgrader's rule (SaveAutoGrades): review only a cell graded by hand before
+                grade.needs_manual_grade = grade.manual_score is not None
             gradebook.db.commit()  # each result is saved at once: an interrupted run keeps it
 
     def _open(self):

@@ -4,37 +4,55 @@ from __future__ import annotations
 
 import base64
 import csv
+import functools
 import html
 import io
 import json
+import math
 from collections import Counter
 from pathlib import Path
+
+from autograder import course, notebook
 
 FIXED_COLUMNS = ["student_id", "assignment", "score", "max_score", "status"]
 
 
+@functools.cache
+def _names_in_several_lessons() -> frozenset[str]:
+    """Exercise names that more than one lesson uses (their columns name the lesson too)."""
+    seen = Counter(
+        ex.grade_id
+        for lesson in course.lessons()
+        for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson)))
+    )
+    return frozenset(name for name, n in seen.items() if n > 1)
+
+
+def column(assignment: str, exercise: str) -> str:
+    """An exercise's column: its name, or ``lesson:name`` where several lessons use the name.
+
+    The same whatever was graded in a run, so a spreadsheet reading grades.csv keeps working.
+    """
+    return f"{assignment}:{exercise}" if exercise in _names_in_several_lessons() else exercise
+
+
 def exercise_columns(results: list[dict]) -> list[str]:
-    """One column per exercise, prefixed with its lesson when several lessons are graded."""
-    assignments = sorted({r["assignment"] for r in results})
+    """One column per exercise of the lessons in ``results``, in lesson then notebook order."""
     columns = []
-    for a in assignments:
+    for a in sorted({r["assignment"] for r in results}):
         names = next((r["tests"] for r in results if r["assignment"] == a and r["tests"]), [])
-        prefix = f"{a}:" if len(assignments) > 1 else ""
-        columns += [prefix + t["exercise"] for t in names]
+        columns += [column(a, t["exercise"]) for t in names]
     return columns
 
 
 def write_csv(results: list[dict], path: Path) -> None:
+    """grades.csv: the fixed columns, the points per exercise, then why a row went wrong."""
     columns = exercise_columns(results)
-    several = len({r["assignment"] for r in results}) > 1
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(FIXED_COLUMNS + columns)
+        writer.writerow(FIXED_COLUMNS + columns + ["message"])
         for r in results:
-            points = {
-                (f"{r['assignment']}:" if several else "") + t["exercise"]: t["score"]
-                for t in r["tests"]
-            }
+            points = {column(r["assignment"], t["exercise"]): t["score"] for t in r["tests"]}
             row = [
                 r["student"],
                 r["assignment"],
@@ -42,7 +60,8 @@ def write_csv(results: list[dict], path: Path) -> None:
                 f"{r['max_score']:g}",
                 r["status"],
             ]
-            writer.writerow(row + [f"{points[c]:g}" if c in points else "" for c in columns])
+            row += [f"{points[c]:g}" if c in points else "" for c in columns]
+            writer.writerow([*row, r.get("message", "")])
 
 
 def write_json(results: list[dict], path: Path) -> None:
@@ -61,6 +80,7 @@ def write_html(results: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     parts = [
         "<html><head><meta charset='utf-8'><title>Grading report</title>",
@@ -75,10 +95,18 @@ def write_html(results: list[dict], path: Path) -> None:
     for assignment in sorted({r["assignment"] for r in results}):
         rows = [r for r in results if r["assignment"] == assignment]
         parts.append(f"<h2>{html.escape(assignment)}</h2>")
+        graded = [r for r in rows if r["tests"]]  # missing or invalid work is listed, not plotted
+        if len(graded) < len(rows):
+            parts.append(
+                f"<p>{len(rows) - len(graded)} of {len(rows)} not graded (see status).</p>"
+            )
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.5))
-        ax1.hist([r["score"] for r in rows], bins=max(5, int(rows[0]["max_score"]) + 1))
+        top = math.ceil(rows[0]["max_score"])
+        ax1.hist(
+            [r["score"] for r in graded], bins=[k - 0.5 for k in range(top + 2)]
+        )  # one bar a point
+        ax1.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax1.set(title="Scores", xlabel=f"score (max {rows[0]['max_score']:g})", ylabel="students")
-        graded = [r for r in rows if r["tests"]]
         names = [t["exercise"] for t in graded[0]["tests"]] if graded else []
         rates = [
             sum(r["tests"][i]["passed"] for r in graded) / len(graded) for i in range(len(names))

@@ -9,10 +9,12 @@ skips those unless ``force``, so an interrupted run resumes without losing grade
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
 import shutil
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +23,10 @@ from autograder import course
 from autograder.grading import sandbox
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.submissions import OK, discover, max_points
-from autograder.grading.worker import Result, Settings, grade_one, warm_up
+from autograder.grading.worker import CRASHED, MEMORY, TIMEOUT, Result, Settings, grade_one, warm_up
 from autograder.nbgrader_course import course_config
 
+GRADED = {OK, TIMEOUT, CRASHED, MEMORY}  # statuses a grading run gives; others are retried
 MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB of addresses
 
 
@@ -47,8 +50,13 @@ class GradeOptions:
 
 def validate(opts: GradeOptions) -> None:
     """Raise ``UsageError`` with a clear message for every mistake in the options."""
-    if not opts.submissions.is_dir():
+    if not opts.submissions.exists():
         raise UsageError(f"submissions folder {opts.submissions} does not exist")
+    if not opts.submissions.is_dir():
+        raise UsageError(
+            f"{opts.submissions} is not a folder: give the folder that holds "
+            "<student>/<assignment>/<notebook>.ipynb"
+        )
     if opts.assignments:
         unknown = sorted(set(opts.assignments) - set(course.lessons()))
         if unknown:
@@ -61,7 +69,7 @@ def validate(opts: GradeOptions) -> None:
         raise UsageError("--timeout must be at least 1 second")
     if opts.memory_mb < MIN_MEMORY_MB:
         raise UsageError(
-            f"--memory must be at least {MIN_MEMORY_MB} MB: torch needs that to import"
+            f"--memory must be at least {MIN_MEMORY_MB} MiB: torch needs that to import"
         )
     if opts.sandboxed and not sandbox.available():
         raise UsageError(
@@ -71,6 +79,11 @@ def validate(opts: GradeOptions) -> None:
     out, subs = opts.out.resolve(), opts.submissions.resolve()
     if out == subs or subs in out.parents:
         raise UsageError("--out must not be inside the submissions folder")
+    if out in subs.parents:
+        raise UsageError(
+            "the submissions folder must not be inside --out: the grade command writes "
+            "OUT/submitted itself; grade a copy of the submissions into another folder"
+        )
 
 
 CONFIG = """\
@@ -119,6 +132,12 @@ def _template(out: Path, assignment: str) -> Path:
     return template
 
 
+def saved_results(out: Path) -> list[dict]:
+    """Every result saved in ``OUT/results``, from this run and earlier ones: the class's record."""
+    paths = sorted((out / "results").glob("*/*.json"))
+    return [json.loads(p.read_text()) for p in paths]
+
+
 def _result_path(out: Path, student: str, assignment: str) -> Path:
     return out / "results" / assignment / f"{student}.json"
 
@@ -153,18 +172,23 @@ def _only_run_on(out: Path):
 
 
 def _grade(opts: GradeOptions, out: Path) -> list[dict]:
-    subs = discover(opts.submissions.resolve(), opts.assignments)
+    subs = _discover(opts)
     assignments = sorted({s.assignment for s in subs})
     results: dict[tuple[str, str], dict] = {}
     todo, unusable = [], []
     for s in subs:
-        saved = _result_path(out, s.student, s.assignment)
-        if saved.is_file() and not opts.force:
-            results[s.student, s.assignment] = json.loads(saved.read_text())
+        earlier = None if opts.force else _graded_earlier(out, s)
+        if earlier is not None:
+            results[s.student, s.assignment] = earlier
         elif s.status != OK:
-            unusable.append(s)
+            unusable.append(s)  # looked at again on every run: it may have been fixed
         else:
             todo.append(s)
+    if results and opts.progress:
+        print(
+            f"graded before and unchanged, kept: {len(results)} (--force grades them again)",
+            file=sys.stderr,
+        )
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
     # Workers start first and import nbgrader, torch and the lessons' checks while this
     # process prepares the course: the two fixed costs overlap instead of adding up.
@@ -189,6 +213,41 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
     ordered = [results[s.student, s.assignment] for s in subs]
     shutil.rmtree(out / ".work", ignore_errors=True)
     return ordered
+
+
+def _discover(opts: GradeOptions) -> list:
+    """The submissions, or a ``UsageError`` when the folder is not laid out as expected."""
+    root = opts.submissions.resolve()
+    expected = f"{root}/<student>/<assignment>/<notebook>.ipynb"
+    subs = discover(root, opts.assignments)
+    if not subs:
+        raise UsageError(f"no submissions found in {root}: expected {expected}")
+    misplaced = sorted({s.student for s in subs} & set(course.lessons()))
+    if misplaced:
+        raise UsageError(
+            f"{root} has a folder named like a lesson ({', '.join(misplaced)}) where student "
+            f"folders belong: expected {expected}"
+        )
+    return subs
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _graded_earlier(out: Path, s) -> dict | None:
+    """The saved result of this very notebook, if it was graded; None means grade it now.
+
+    Only graded results are kept: a submission that was missing, invalid or hit a grader
+    error is looked at again, and a notebook that changed since is graded again.
+    """
+    saved = _result_path(out, s.student, s.assignment)
+    if s.status != OK or not saved.is_file():
+        return None
+    data = json.loads(saved.read_text())
+    if data.get("status") not in GRADED or data.get("sha256") != _digest(s.path):
+        return None
+    return data
 
 
 @contextlib.contextmanager
@@ -246,6 +305,8 @@ def _finish(out: Path, data: dict, submitted: Path | None, gradebook: ClassGrade
     """Record one result: gradebook, autograded copy, feedback, and the saved JSON."""
     autograded = data.pop("autograded", None)
     feedback = data.pop("feedback", None)
+    if submitted:
+        data["sha256"] = _digest(submitted)  # what was graded: a changed notebook is re-graded
     if autograded and submitted:
         student, assignment = data["student"], data["assignment"]
         copies = {

@@ -47,7 +47,7 @@ def inspect(student: str, assignment: str, folder: Path) -> Submission:
     """Decide what to grade in ``folder`` (``SUBMISSIONS/<student>/<assignment>``)."""
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
     if not files:
-        return Submission(student, assignment, None, MISSING, "no files were submitted")
+        return Submission(student, assignment, None, MISSING, _nothing_in(folder))
     expected = folder / f"{assignment}.ipynb"
     notebooks = [p for p in files if p.suffix == ".ipynb"]
     if expected.is_file():
@@ -91,9 +91,34 @@ def inspect(student: str, assignment: str, folder: Path) -> Submission:
     return Submission(student, assignment, path, OK)
 
 
+def _nothing_in(folder: Path) -> str:
+    """Why nothing was found, naming notebooks that sit elsewhere in the student's folder."""
+    student = folder.parent
+    lessons = set(course.lessons())
+    elsewhere = sorted(
+        str(p.relative_to(student))
+        for p in student.rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts and p.relative_to(student).parts[0] not in lessons
+    )
+    if not elsewhere:
+        return "no files were submitted"
+    return (
+        f"nothing in {folder.name}/, but the student's folder has {', '.join(elsewhere[:5])}: "
+        f"move it to {student.name}/{folder.name}/{folder.name}.ipynb to have it graded"
+    )
+
+
+# Folders in a submissions download that are not students: a Mac zip's resource forks.
+NOT_STUDENTS = {"__MACOSX"}
+
+
 def discover(root: Path, assignments: list[str] | None) -> list[Submission]:
     """Every student folder crossed with every assignment asked for (or found)."""
-    students = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    students = sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and p.name not in NOT_STUDENTS
+    )
     if assignments is None:
         found = {a.name for s in students for a in (root / s).iterdir() if a.is_dir()}
         assignments = [lesson for lesson in course.lessons() if lesson in found]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import sys
 import time
 import warnings
@@ -80,6 +81,8 @@ def warm_up(assignments: list[str]) -> None:
     for assignment in assignments:
         importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
     atexit.register(_exit_now)
+    # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
+    signal.signal(signal.SIGINT, lambda *_: _exit_now())
 
 
 def _exit_now() -> None:
@@ -204,8 +207,28 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
         status,
         score=sum(t.score for t in tests),
         max_score=sum(t.max_score for t in tests),
+        message=_where_it_went_wrong(nb, status),
         tests=tests,
     )
+
+
+WHAT_HAPPENED = {
+    CRASHED: "the kernel died in {where}; it was restarted and the rest was graded",
+    MEMORY: "{where} ran out of memory (the --memory limit); the rest was graded",
+    TIMEOUT: "{where} ran past the time limit and was interrupted; the rest was graded",
+}
+
+
+def _where_it_went_wrong(nb, status: str) -> str:
+    """For a crash, a timeout or a memory bomb: which cells it happened in, in words."""
+    if status not in WHAT_HAPPENED:
+        return ""
+    places = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and _failure(cell)[1] == status:
+            grade_id = notebook.nbgrader_meta(cell).get("grade_id")
+            places.append(f"the cell {grade_id}" if grade_id else f"cell {i}")
+    return WHAT_HAPPENED[status].format(where=", ".join(places) or "a cell")
 
 
 def _failure(cell) -> tuple[str, str | None]:

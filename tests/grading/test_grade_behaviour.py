@@ -154,10 +154,21 @@ def graded(tmp_path_factory):
         "split": _split,
         "reordered": _reordered,
         "snoop": snoop,
+        # Fits the ignores-mps mistake on the hidden check's first input, but its visible
+        # error says otherwise: it must get no hint.
+        "always_cpu": _answer(
+            "pick_device",
+            "import torch\ndef pick_device(cuda_available, mps_available):\n"
+            "    return torch.device('cpu')\n",
+        ),
     }
     notebooks = {name: build(samples.solution(LESSON)) for name, build in builders.items()}
     notebooks["blank"] = samples.blank(LESSON)
     samples.write_class(subs, LESSON, notebooks)
+    misplaced = subs / "misplaced" / "00-welcome" / "00-welcome.ipynb"  # a hyphen for the _
+    misplaced.parent.mkdir(parents=True)
+    nbformat.write(right, str(misplaced))
+    (subs / "__MACOSX" / LESSON).mkdir(parents=True)  # a Mac zip's leftovers: not a student
     (subs / "invalid_json" / LESSON).mkdir(parents=True)
     (subs / "invalid_json" / LESSON / f"{LESSON}.ipynb").write_text('{"cells": [')
     (subs / "not_a_notebook" / LESSON).mkdir(parents=True)
@@ -186,8 +197,29 @@ def scores(result):
 def test_every_submission_gets_a_row(graded):
     results, out, _, _ = graded
     rows = (out / "grades.csv").read_text().splitlines()
-    assert rows[0].startswith("student_id,assignment,score,max_score,status,pick_device")
+    assert rows[0] == (
+        "student_id,assignment,score,max_score,status,"
+        "pick_device,halve_until_small,value_and_grad,message"
+    )
     assert len(rows) == 1 + len(results)
+    assert "__MACOSX" not in results
+
+
+def test_exercise_columns_do_not_depend_on_what_was_graded():
+    from autograder.grading.report import column
+
+    assert column(LESSON, "pick_device") == "pick_device"
+    # an exercise name two lessons share is told apart by its lesson, in every run
+    shared = [lesson for lesson in course.lessons() if "save_checkpoint" in _exercise_ids(lesson)]
+    assert [column(lesson, "save_checkpoint") for lesson in shared] == [
+        f"{lesson}:save_checkpoint" for lesson in shared
+    ]
+
+
+def _exercise_ids(lesson):
+    from autograder import notebook
+
+    return {e.grade_id for e in notebook.exercises(samples.solution(lesson))}
 
 
 def test_right_and_blank(graded):
@@ -209,6 +241,7 @@ def test_a_dying_kernel_costs_only_its_exercise(graded, student, lost):
     r = graded[0][student]
     assert scores(r) == {**FULL, lost: 0.0}
     assert r["status"] == "crashed"
+    assert r["message"].startswith(f"the kernel died in the cell {lost}")
 
 
 def test_a_memory_bomb_hits_the_limit_and_costs_only_its_exercise(graded):
@@ -240,6 +273,13 @@ def test_unusable_submissions_get_a_clear_status(graded, student, status):
     assert r["status"] == status and r["score"] == 0 and r["message"]
 
 
+def test_a_misplaced_notebook_is_named(graded):
+    r = graded[0]["misplaced"]
+    assert r["status"] == "missing"
+    assert "00-welcome/00-welcome.ipynb" in r["message"]
+    assert f"misplaced/{LESSON}/{LESSON}.ipynb" in r["message"]
+
+
 def test_a_notebook_for_another_lesson_is_recognised(graded):
     if "other_lesson" not in graded[0]:
         pytest.skip("needs a second lesson in solutions/")
@@ -257,11 +297,22 @@ def test_student_code_is_isolated(graded):
     assert scores(results["snoop"]) == FULL
 
 
-def test_feedback_has_results_but_no_hidden_test_source(graded):
+@pytest.mark.parametrize("student", ["right", "edited_test", "always_cpu"])
+def test_feedback_has_results_but_no_hidden_test_source(graded, student):
     _, out, _, _ = graded
-    html = (out / "feedback" / "right" / LESSON / f"{LESSON}.html").read_text()
+    html = (out / "feedback" / student / LESSON / f"{LESSON}.html").read_text()
     assert "hidden tests ran here" in html
+    # not in the cells, and not in the lines a failing test's traceback quotes either
     assert "BEGIN HIDDEN TESTS" not in html and "check_pick_device" not in html
+
+
+def test_a_hint_never_contradicts_the_visible_error(graded):
+    results, out, _, _ = graded
+    test = next(t for t in results["always_cpu"]["tests"] if t["exercise"] == "pick_device")
+    assert not test["passed"] and "CUDA available" in test["message"]
+    assert test["misconception"] == ""
+    html = (out / "feedback" / "always_cpu" / LESSON / f"{LESSON}.html").read_text()
+    assert "This looks like a common mistake" not in html
 
 
 def test_feedback_names_the_catalogued_mistake(graded):
@@ -289,6 +340,13 @@ def test_results_land_in_the_gradebook(graded):
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission(LESSON, "right").score == 5.0
         assert gradebook.find_submission(LESSON, "blank").score == 0.0
+        # autograded, so nothing waits for manual grading in formgrader
+        flagged = [
+            s.student.id
+            for s in gradebook.find_assignment(LESSON).submissions
+            if s.needs_manual_grade
+        ]
+        assert flagged == []
 
 
 def test_report_and_json(graded):
@@ -299,22 +357,39 @@ def test_report_and_json(graded):
     assert all("passed" in t and "message" in t for d in data for t in d["tests"])
 
 
-def test_a_rerun_skips_graded_work_and_resumes(graded):
-    _results, out, _subs, opts = graded
-    saved = out / "results" / LESSON / "right.json"
-    before = {p: p.stat().st_mtime_ns for p in (out / "results" / LESSON).glob("*.json")}
-    saved.unlink()  # as if the run had been interrupted before this one finished
+def test_a_rerun_keeps_graded_work_and_grades_the_rest(graded):
+    results, out, subs, opts = graded
+    folder = out / "results" / LESSON
+    before = {p.stem: p.stat().st_mtime_ns for p in folder.glob("*.json")}
+    (folder / "right.json").unlink()  # as if the run had been interrupted before this one
+    nbformat.write(samples.solution(LESSON), str(subs / "blank" / LESSON / f"{LESSON}.ipynb"))
+    late = subs / "empty_folder" / LESSON / "late.ipynb"  # handed in after the first run
+    nbformat.write(samples.solution(LESSON), str(late))
     again = {r["student"]: r for r in grade(opts)}
-    assert scores(again["right"]) == FULL
-    after = {p: p.stat().st_mtime_ns for p in (out / "results" / LESSON).glob("*.json")}
-    unchanged = [p for p in before if p != saved and after[p] == before[p]]
-    assert len(unchanged) == len(before) - 1
+    assert scores(again["right"]) == FULL  # resumed
+    assert scores(again["blank"]) == FULL  # changed since: graded again
+    assert scores(again["empty_folder"]) == FULL and again["empty_folder"]["status"] == "ok"
+    after = {p.stem: p.stat().st_mtime_ns for p in folder.glob("*.json")}
+    kept = {s for s, r in results.items() if r["status"] in ("ok", "timeout", "crashed", "memory")}
+    kept -= {"right", "blank"}
+    assert kept and all(after[s] == before[s] for s in kept)  # graded and unchanged: kept
+    assert after["invalid_json"] != before["invalid_json"]  # not gradable: looked at again
 
 
 def test_instructor_mistakes_are_errors(tmp_path):
     with pytest.raises(UsageError, match="does not exist"):
         grade(GradeOptions(tmp_path / "nope", tmp_path / "out"))
+    (tmp_path / "a_file.ipynb").write_text("{}")
+    with pytest.raises(UsageError, match="is not a folder"):
+        grade(GradeOptions(tmp_path / "a_file.ipynb", tmp_path / "out"))
     (tmp_path / "subs").mkdir()
+    with pytest.raises(UsageError, match="no submissions found"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "out"))
+    with pytest.raises(UsageError, match="must not be inside --out"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path))
+    (tmp_path / "subs" / LESSON / "alice").mkdir(parents=True)  # <lesson>/<student>: flipped
+    with pytest.raises(UsageError, match="named like a lesson"):
+        grade(GradeOptions(tmp_path / "subs", tmp_path / "out", [LESSON]))
     with pytest.raises(UsageError, match="unknown assignment"):
         grade(GradeOptions(tmp_path / "subs", tmp_path / "out", ["99_nothing"]))
     with pytest.raises(UsageError, match="--jobs"):
@@ -336,3 +411,8 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert os.path.exists(tmp_path) and not (tmp_path / "o").exists()
+    (tmp_path / "class" / "grades.csv").parent.mkdir()
+    (tmp_path / "class" / "grades.csv").write_text("a real class's grades\n")
+    assert main(["grade-demo", "--out", str(tmp_path / "class")]) == 2  # never over a class
+    assert "not empty" in capsys.readouterr().err
+    assert (tmp_path / "class" / "grades.csv").read_text() == "a real class's grades\n"
