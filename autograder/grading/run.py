@@ -3,7 +3,8 @@
 ``OUT`` is itself an nbgrader course (``source/``, ``submitted/``, ``autograded/``,
 ``feedback/``, ``gradebook.db``, ``nbgrader_config.py``), so formgrader can open it for
 manual review. Each finished submission is saved at once in ``OUT/results/``; a re-run
-skips those unless ``force``, so an interrupted run resumes without losing grades.
+keeps those whose notebook has not changed (unless ``force``), so an interrupted run
+resumes without losing grades.
 """
 
 from __future__ import annotations
