@@ -236,3 +236,10 @@ class Unsendable:
 
     def __hash__(self) -> int:
         return hash(self.type_name)
+
+
+def type_name(value: object) -> str:
+    """The type of a value that came back, as a learner would name it (``Linear``, ``str``)."""
+    if isinstance(value, Unsendable):
+        return value.type_name.rsplit(".", 1)[-1]
+    return type(value).__name__

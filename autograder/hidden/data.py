@@ -59,8 +59,9 @@ def _label(y: object, what: str) -> int:
     try:
         return int(torch.as_tensor(y))
     except (TypeError, ValueError, RuntimeError):
-        got = y.type_name.rsplit(".", 1)[-1] if isinstance(y, wire.Unsendable) else type(y).__name__
-        raise CheckError(f"{what} should be a number or a one-element tensor, got {got}.") from None
+        raise CheckError(
+            f"{what} should be a number or a one-element tensor, got {wire.type_name(y)}."
+        ) from None
 
 
 # ---------------------------------------------------------------- TensorPairDataset

@@ -14,7 +14,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from autograder import wire
 from autograder.boundary import AnswerRaised, AnswerUnreachable, observe
 from autograder.probes import modules as probes
 from tutorial_lib.checks import (
@@ -50,12 +49,6 @@ def _take(seen: dict, key: str, what: str, calling: bool = False) -> Any:
         if any(word in first for word in ("device", "dtype", "same type", "Half", "Double")):
             raise CheckError(f"{what} failed with: {first}. {_LEFT_BEHIND}")
     raise AnswerRaised(what, type_name, message)
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, wire.Unsendable):
-        return value.type_name.rsplit(".", 1)[-1]
-    return type(value).__name__
 
 
 def _check_module(seen: dict, what: str) -> None:

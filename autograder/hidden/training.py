@@ -16,9 +16,9 @@ from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader
 
+from autograder import wire
 from autograder.boundary import AnswerRaised, observe
 from autograder.probes import training as probes
-from autograder.wire import Unsendable
 from tutorial_lib.checks import CheckError, check_shape, check_type
 from tutorial_lib.device import get_device
 
@@ -114,13 +114,6 @@ def _ref_restore(checkpoint: dict, model, optimizer, scheduler) -> int:
 # ---------------------------------------------------------------------------------------
 # Small shared helpers
 # ---------------------------------------------------------------------------------------
-
-
-def _type_name(value) -> str:
-    """The type of a value that came back, as a learner would name it."""
-    if isinstance(value, Unsendable):
-        return value.type_name.rsplit(".", 1)[-1]
-    return type(value).__name__
 
 
 def _as_float(value, what: str) -> float:
@@ -440,7 +433,7 @@ def check_make_warmup_cosine(make_warmup_cosine) -> None:
                 if not isinstance(got, (int, float)):
                     raise CheckError(
                         f"{what}: after {step} scheduler steps the learning rate is a "
-                        f"{_type_name(got)}, expected the number {expected:.6g}."
+                        f"{wire.type_name(got)}, expected the number {expected:.6g}."
                     )
                 if abs(got - expected) > 1e-7 + 1e-6 * base:
                     raise CheckError(
