@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder import course, notebook
+from autograder import course
 from autograder.execute import errors, run_notebook
 from autograder.mistakes import catalogue
 
@@ -28,7 +28,7 @@ def bench_lesson(lesson: str) -> BenchRow:
     """Run one lesson's solution and student notebooks and count its exercises."""
     solution_nb, solution_s = run_notebook(course.solution_notebook(lesson), allow_errors=True)
     _, student_s = run_notebook(course.student_notebook(lesson), allow_errors=True)
-    exercises = notebook.exercises(notebook.read(course.solution_notebook(lesson)))
+    exercises = course.exercises(lesson)
     mistakes = catalogue(course.topic(lesson))
     return BenchRow(
         lesson=lesson,

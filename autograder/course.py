@@ -37,6 +37,13 @@ def solution_notebook(lesson: str) -> Path:
     return SOLUTIONS / lesson / f"{lesson}.ipynb"
 
 
+def exercises(lesson: str) -> list:
+    """The lesson's exercises (each answer cell with its test cell), from its solution notebook."""
+    from autograder import notebook  # here, not at the top: this module stays import-light
+
+    return notebook.exercises(notebook.read(solution_notebook(lesson)))
+
+
 def student_notebook(lesson: str) -> Path:
     """The generated student notebook."""
     return NOTEBOOKS / lesson / f"{lesson}.ipynb"

@@ -52,7 +52,7 @@ class CheckSpec:
 def specs(lesson: str) -> dict[str, CheckSpec]:
     """test cell grade_id -> its check, read from the solution notebook (the trusted source)."""
     found = {}
-    for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson))):
+    for ex in course.exercises(lesson):
         spec = parse_hidden_line(ex.test_source)
         if spec is None:
             raise ValueError(f"{lesson}: test cell {ex.test_id} has no hidden-check line")

@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from pathlib import Path
 
-from autograder import course, notebook
+from autograder import course
 
 FIXED_COLUMNS = ["student_id", "assignment", "score", "max_score", "status"]
 
@@ -20,11 +20,7 @@ FIXED_COLUMNS = ["student_id", "assignment", "score", "max_score", "status"]
 @functools.cache
 def _names_in_several_lessons() -> frozenset[str]:
     """Exercise names that more than one lesson uses (their columns name the lesson too)."""
-    seen = Counter(
-        ex.grade_id
-        for lesson in course.lessons()
-        for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson)))
-    )
+    seen = Counter(ex.grade_id for lesson in course.lessons() for ex in course.exercises(lesson))
     return frozenset(name for name, n in seen.items() if n > 1)
 
 

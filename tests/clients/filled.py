@@ -24,8 +24,7 @@ def filled(lesson: str) -> NotebookNode:
     """
     student = notebook.read(course.student_notebook(lesson))
     answers = {
-        ex.grade_id: answer_from_solution(ex.answer_source)
-        for ex in notebook.exercises(notebook.read(course.solution_notebook(lesson)))
+        ex.grade_id: answer_from_solution(ex.answer_source) for ex in course.exercises(lesson)
     }
     for ex in notebook.exercises(student):
         student.cells[ex.answer_index].source = answers[ex.grade_id]
