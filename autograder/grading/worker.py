@@ -182,7 +182,12 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
     source = notebook.read(course.solution_notebook(assignment))
     tests = []
     # Any cell may have timed out, crashed the kernel or hit the memory limit.
-    problems = {_failure(c)[1] for c in nb.cells if c.cell_type == "code"}
+    trouble = {  # cell index -> the kind of trouble its error shows, if any
+        i: kind
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and (kind := _failure(c)[1]) is not None
+    }
+    problems = set(trouble.values())
     by_id = {notebook.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
     for ex in notebook.exercises(source):
         cell = by_id.get(ex.test_id)
@@ -207,7 +212,7 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
         status,
         score=sum(t.score for t in tests),
         max_score=sum(t.max_score for t in tests),
-        message=_where_it_went_wrong(nb, status),
+        message=_where_it_went_wrong(nb, trouble, status),
         tests=tests,
     )
 
@@ -219,14 +224,14 @@ WHAT_HAPPENED = {
 }
 
 
-def _where_it_went_wrong(nb, status: str) -> str:
+def _where_it_went_wrong(nb, trouble: dict[int, str], status: str) -> str:
     """For a crash, a timeout or a memory bomb: which cells it happened in, in words."""
     if status not in WHAT_HAPPENED:
         return ""
     places = []
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and _failure(cell)[1] == status:
-            grade_id = notebook.nbgrader_meta(cell).get("grade_id")
+    for i, kind in trouble.items():
+        if kind == status:
+            grade_id = notebook.nbgrader_meta(nb.cells[i]).get("grade_id")
             places.append(f"the cell {grade_id}" if grade_id else f"cell {i}")
     return WHAT_HAPPENED[status].format(where=", ".join(places) or "a cell")
 
