@@ -69,7 +69,8 @@ def cmd_trusted(args: argparse.Namespace) -> int:
         report = check_lesson(lesson, only=args.exercise)
         print(
             f"{lesson}: {report.exercises} exercises, {report.mistakes} mistakes failed, "
-            f"{report.recognised} named as themselves or a twin, {report.seconds:.1f} s"
+            f"{report.recognised} named as themselves or a twin, "
+            f"{report.right_answers} right answers checked, {report.seconds:.1f} s"
         )
         for problem in report.failures:
             print(f"  PROBLEM {problem}")

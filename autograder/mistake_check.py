@@ -1,9 +1,12 @@
-"""Prove the grader tells right from wrong: every catalogued mistake fails its exercise's tests.
+"""Prove the grader tells right from wrong: every catalogued mistake fails its exercise's tests,
+every catalogued right answer passes them.
 
 One kernel runs the solution notebook top to bottom (which also proves it runs without
 error); then, per exercise, each mistake's code replaces the answer, the exercise's test
-cell (visible and hidden checks) runs and must fail; finally the true answer is restored
-and its test cell must pass again.
+cell runs and must fail. The cell runs in two steps, its visible asserts and then its
+hidden check, which is what the whole cell does, and it tells which part caught the mistake.
+Each right answer replaces the answer the same way and must pass the whole cell. Finally
+the true answer is restored and its test cell must pass again.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 
 from nbclient.exceptions import CellExecutionError
 
-from autograder import course, notebook
+from autograder import course, notebook, right_answers
 from autograder.execute import KernelSession
 from autograder.mistakes import catalogue
 from autograder.nbgrader_settings import CELL_TIMEOUT_S
@@ -29,6 +32,14 @@ class MistakeOutcome:
     mistake: str
     error: str | None  # None means the test cell passed: the grader missed this mistake
     definition_error: str | None = None  # the mistake's own code failed to run
+    passes_visible: bool = False  # only the hidden check caught it
+
+
+@dataclass
+class RightOutcome:
+    exercise: str
+    answer: str
+    error: str | None  # None means it passed, as it must; else how the test cell rejected it
 
 
 @dataclass
@@ -38,16 +49,22 @@ class LessonMistakeReport:
     solution_error: str | None = None  # the first error while running the solution, if any
     restored_failures: dict[str, str] = field(default_factory=dict)  # solution failed on re-run
     outcomes: list[MistakeOutcome] = field(default_factory=list)
+    right: list[RightOutcome] = field(default_factory=list)
 
     def missed(self) -> list[MistakeOutcome]:
         """Mistakes whose exercise tests passed anyway."""
         return [o for o in self.outcomes if o.error is None]
+
+    def rejected(self) -> list[RightOutcome]:
+        """Right answers that the exercise's tests failed: bugs in the checks."""
+        return [r for r in self.right if r.error is not None]
 
 
 def check_lesson(lesson: str) -> LessonMistakeReport:
     """Run the solution once, then swap in every catalogued mistake for its exercise."""
     nb = notebook.read(course.solution_notebook(lesson))
     mistakes = catalogue(course.topic(lesson))
+    rights = right_answers.catalogue(course.topic(lesson))
     report = LessonMistakeReport(lesson)
     with tempfile.TemporaryDirectory(prefix="mistakes-") as cwd:
         session = KernelSession(nb, cwd, timeout=CELL_TIMEOUT_S)
@@ -63,6 +80,7 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
             report.solution_seconds = time.perf_counter() - start
             session.client.timeout = MISTAKE_TIMEOUT_S
             for ex in notebook.exercises(nb):
+                visible, hidden = notebook.split_test(ex.test_source)
                 for mistake in mistakes.get(ex.grade_id, []):
                     broken = session.run_source(mistake.code)
                     if broken:  # the catalogue's code must define the wrong answer cleanly
@@ -70,8 +88,18 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
                             MistakeOutcome(ex.grade_id, mistake.name, None, definition_error=broken)
                         )
                         continue
-                    error = session.run_source(ex.test_source)
-                    report.outcomes.append(MistakeOutcome(ex.grade_id, mistake.name, error))
+                    error = session.run_source(visible)
+                    passes_visible = error is None
+                    if passes_visible:
+                        error = session.run_source(hidden)
+                    report.outcomes.append(
+                        MistakeOutcome(
+                            ex.grade_id, mistake.name, error, passes_visible=passes_visible
+                        )
+                    )
+                for answer in rights.get(ex.grade_id, []):
+                    error = session.run_source(answer.code) or session.run_source(ex.test_source)
+                    report.right.append(RightOutcome(ex.grade_id, answer.name, error))
                 restore_error = session.run_source(ex.answer_source) or session.run_source(
                     ex.test_source
                 )

@@ -103,3 +103,24 @@ def strip_outputs(nb: NotebookNode) -> bool:
             cell.execution_count = None
             changed = True
     return changed
+
+
+HIDDEN_END = "### END HIDDEN TESTS"
+
+
+def split_test(source: str) -> tuple[str, str]:
+    """A test cell's (visible, hidden) code: the lines outside and inside its hidden region.
+
+    Run one after the other in a kernel they do what the whole cell does; run apart they tell
+    whether an answer already fails the visible asserts or only the hidden check.
+    """
+    visible, hidden, inside = [], [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == HIDDEN_BEGIN:
+            inside = True
+        elif stripped == HIDDEN_END:
+            inside = False
+        else:
+            (hidden if inside else visible).append(line)
+    return "\n".join(visible) + "\n", "\n".join(hidden) + "\n"

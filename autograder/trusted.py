@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from autograder import boundary, course, notebook, wire
+from autograder import boundary, course, notebook, right_answers, wire
 from autograder.mistakes import Mistake, catalogue
 from tutorial_lib.checks import CheckError
 
@@ -361,15 +361,18 @@ class HarnessReport:
     exercises: int = 0
     mistakes: int = 0
     recognised: int = 0
+    right_answers: int = 0
     seconds: float = 0.0
 
 
 def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
-    """Solution passes each check run across the boundary; each mistake fails and is named."""
+    """Solution and every catalogued right answer pass each check run across the boundary;
+    each mistake fails and is named."""
     start = time.perf_counter()
     report = HarnessReport(lesson)
     namespace = solution_namespace(lesson)
     mistakes = catalogue(course.topic(lesson))
+    rights = right_answers.catalogue(course.topic(lesson))
     for spec in specs(lesson).values():
         if only and spec.exercise != only:
             continue
@@ -377,6 +380,17 @@ def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
         verdict = run_check(spec, InProcessChannel(namespace))
         if not verdict.passed:
             report.failures.append(f"{spec.exercise}: the solution fails: {verdict.message}")
+        for answer in rights.get(spec.exercise, []):
+            report.right_answers += 1
+            ns = _with_code(namespace, answer.code)
+            if ns is None:
+                report.failures.append(f"{spec.exercise}/{answer.name}: its code does not run")
+                continue
+            verdict = run_check(spec, InProcessChannel(ns))
+            if not verdict.passed:
+                report.failures.append(
+                    f"{spec.exercise}/{answer.name}: a right answer fails: {verdict.message}"
+                )
         for mistake in mistakes.get(spec.exercise, []):
             report.mistakes += 1
             ns = _with_code(namespace, mistake.code)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autograder import course, notebook
 from autograder.execute import errors
-from autograder.mistake_check import check_lesson
+from autograder.mistake_check import LessonMistakeReport, check_lesson
 from autograder.nbgrader_course import autograde, autograded_notebook
 
 
@@ -29,7 +29,17 @@ def verify(lesson: str) -> list[str]:
             problems.append(f"mistake {outcome.exercise}/{outcome.mistake} was not caught: {why}")
             print(f"  MISSED  {outcome.exercise:<24} {outcome.mistake}: {why}")
         else:
-            print(f"  caught  {outcome.exercise:<24} {outcome.mistake}: {outcome.error[:160]}")
+            where = "hidden " if outcome.passes_visible else "visible"
+            print(
+                f"  caught  {outcome.exercise:<24} {where} {outcome.mistake}: {outcome.error[:160]}"
+            )
+    for right in report.right:
+        if right.error is None:
+            print(f"  right   {right.exercise:<24} {right.answer}: passes")
+        else:
+            problems.append(f"right answer {right.exercise}/{right.answer} fails: {right.error}")
+            print(f"  REJECTED {right.exercise:<23} {right.answer}: {right.error[:160]}")
+    problems += catalogue_problems(lesson, report)
     for grade_id, error in report.restored_failures.items():
         problems.append(f"{grade_id}: the solution fails its tests after the mistakes ran: {error}")
     with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
@@ -53,4 +63,29 @@ def verify(lesson: str) -> list[str]:
                 problems.append(
                     f"student version: cell {err.index} raised {err.ename}: {err.evalue}"
                 )
+    return problems
+
+
+# What every exercise's catalogues must hold (CONTRIBUTING.md, "Mistake catalogue").
+MIN_MISTAKES = 4
+MIN_PASSING_VISIBLE = 1
+MIN_RIGHT_ANSWERS = 1
+
+
+def catalogue_problems(lesson: str, report: LessonMistakeReport) -> list[str]:
+    """Exercises whose catalogues are too thin to prove the checks tell right from wrong."""
+    problems = []
+    for ex in course.exercises(lesson):
+        mine = [o for o in report.outcomes if o.exercise == ex.grade_id]
+        hidden_only = [o for o in mine if o.passes_visible]
+        rights = [r for r in report.right if r.exercise == ex.grade_id]
+        if len(mine) < MIN_MISTAKES:
+            problems.append(f"{ex.grade_id}: {len(mine)} catalogued mistakes, need {MIN_MISTAKES}")
+        if len(hidden_only) < MIN_PASSING_VISIBLE:
+            problems.append(
+                f"{ex.grade_id}: no catalogued mistake passes the visible asserts, so none "
+                "proves the hidden check catches what they miss"
+            )
+        if len(rights) < MIN_RIGHT_ANSWERS:
+            problems.append(f"{ex.grade_id}: no catalogued right answer unlike the solution")
     return problems

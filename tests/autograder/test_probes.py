@@ -14,7 +14,9 @@ def test_a_probe_module_imports_no_hidden_check_and_no_reference(path):
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            assert not (node.module or "").startswith(("autograder.hidden", "autograder.mistakes"))
+            assert not (node.module or "").startswith(
+                ("autograder.hidden", "autograder.mistakes", "autograder.right_answers")
+            )
             assert not (node.module or "").startswith("autograder.trusted")
         if isinstance(node, ast.Import):
             assert not any(a.name.startswith("autograder.hidden") for a in node.names)

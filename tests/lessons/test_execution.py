@@ -21,6 +21,7 @@ from autograder.grading.run import GradeOptions, grade
 from autograder.mistake_check import LessonMistakeReport, check_lesson
 from autograder.mistakes import catalogue
 from autograder.nbgrader_course import Grade, autograde, autograded_notebook
+from autograder.verify import catalogue_problems
 
 pytestmark = pytest.mark.lesson
 LESSONS = [
@@ -140,10 +141,28 @@ def test_every_catalogued_mistake_fails_and_the_solution_passes(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_hidden_checks_across_the_data_boundary_pass_the_solution_and_fail_every_mistake(lesson):
+def test_every_catalogued_right_answer_passes_in_the_kernel(lesson):
+    report = mistakes(lesson)
+    assert report.solution_error is None, f"the solution failed: {report.solution_error}"
+    rejected = [f"{r.exercise}/{r.answer}: {r.error}" for r in report.rejected()]
+    assert not rejected, "right answers the tests reject (bugs in the checks):\n" + "\n".join(
+        rejected
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_exercise_has_a_mistake_only_its_hidden_check_catches(lesson):
+    report = mistakes(lesson)
+    assert report.solution_error is None, f"the solution failed: {report.solution_error}"
+    problems = [p for p in catalogue_problems(lesson, report) if "visible" in p]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_hidden_checks_across_the_data_boundary_pass_right_answers_and_fail_every_mistake(lesson):
     report = trusted.check_lesson(lesson)
     assert not report.failures, "\n".join(report.failures)
-    assert report.mistakes and report.exercises
+    assert report.mistakes and report.exercises and report.right_answers
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

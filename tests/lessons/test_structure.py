@@ -6,8 +6,10 @@ import re
 import pytest
 
 import tutorial_lib
-from autograder import authoring, course, notebook
+from autograder import authoring, course, notebook, right_answers
 from autograder.mistakes import Mistake, catalogue
+from autograder.right_answers import RightAnswer
+from autograder.verify import MIN_MISTAKES, MIN_RIGHT_ANSWERS
 
 LESSONS = course.lessons()
 HIDDEN_CALL = re.compile(
@@ -71,19 +73,40 @@ def test_each_test_cell_ends_with_one_hidden_check_that_exists(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_every_exercise_has_at_least_two_catalogued_mistakes(lesson):
+def test_every_exercise_has_at_least_four_catalogued_mistakes(lesson):
     exercises = {ex.grade_id for ex in notebook.exercises(solution(lesson))}
     mistakes = catalogue(course.topic(lesson))
     assert set(mistakes) <= exercises, (
         f"mistakes for unknown exercises: {set(mistakes) - exercises}"
     )
+    short = []
     for grade_id in sorted(exercises):
         entries = mistakes.get(grade_id, [])
-        assert len(entries) >= 2, f"{grade_id} needs at least two catalogued mistakes"
+        if len(entries) < MIN_MISTAKES:
+            short.append(f"{grade_id} has {len(entries)}")
         assert len({m.name for m in entries}) == len(entries), f"{grade_id}: duplicate names"
         for m in entries:
             assert isinstance(m, Mistake) and m.message.strip() and m.code.strip()
             compile(m.code, f"{grade_id}/{m.name}", "exec")
+    assert not short, f"each exercise needs {MIN_MISTAKES} catalogued mistakes: {short}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_exercise_has_a_catalogued_right_answer_unlike_the_solution(lesson):
+    nb = solution(lesson)
+    exercises = {ex.grade_id: ex.answer_source for ex in notebook.exercises(nb)}
+    rights = right_answers.catalogue(course.topic(lesson))
+    assert set(rights) <= set(exercises), (
+        f"right answers for unknown exercises: {set(rights) - set(exercises)}"
+    )
+    for grade_id, answer_source in sorted(exercises.items()):
+        entries = rights.get(grade_id, [])
+        assert len(entries) >= MIN_RIGHT_ANSWERS, f"{grade_id} needs a catalogued right answer"
+        assert len({r.name for r in entries}) == len(entries), f"{grade_id}: duplicate names"
+        for r in entries:
+            assert isinstance(r, RightAnswer) and r.why.strip() and r.code.strip()
+            compile(r.code, f"{grade_id}/{r.name}", "exec")
+            assert r.code.strip() != answer_source.strip(), f"{grade_id}/{r.name} is the solution"
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
