@@ -2,7 +2,10 @@
 
 Every answer is reached through the probes in ``autograder/probes/data.py``: they build
 the inputs named in the case, use the learner's dataset, loader, sampler or transforms,
-and return what came out as data. The expected values are computed here.
+and return what came out as data, with flags for the side effects they watched (torch's
+global random state, the caller's tensors and lists). The expected values are computed
+here. Each check covers what the exercise's text asks for and nothing it leaves open:
+return containers, devices and the exact random draws are the learner's choice.
 """
 
 from __future__ import annotations
@@ -12,10 +15,18 @@ import math
 import torch
 
 from autograder import wire
-from autograder.boundary import AnswerRaised, call, observe
+from autograder.boundary import AnswerRaised, observe
 from autograder.probes import data as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
+
+GLOBAL_RNG_HINT = (
+    "It drew from or reseeded the global generator. Create a private one, "
+    "torch.Generator().manual_seed(seed), and pass it as generator=...: without one the draws "
+    "come from the global stream (a new result every run), and torch.manual_seed(seed) "
+    "(also as generator=torch.manual_seed(seed), which returns the global generator) resets "
+    "every later random draw of the program."
+)
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -48,7 +59,8 @@ def _check_pair_result(seen: dict, what: str, message: str) -> None:
 
 def _pair(item: object, what: str) -> tuple:
     """An item must be a (data, label) pair: a tuple or list of two."""
-    check_type(item, (tuple, list), what)
+    if isinstance(item, wire.Unsendable) or not isinstance(item, (tuple, list)):
+        raise _wrong_type(wire.type_name(item), "(data, label) tuple", what)
     if len(item) != 2:
         raise CheckError(f"{what} should be a (data, label) pair, got {len(item)} items.")
     return tuple(item)
@@ -64,32 +76,89 @@ def _label(y: object, what: str) -> int:
         ) from None
 
 
+def _same_data(xi: object, expected: torch.Tensor, what: str, source: str) -> None:
+    """The data of an item: ``expected`` as it is (same dtype and values, on any device)."""
+    if isinstance(xi, wire.Unsendable) or not isinstance(xi, torch.Tensor):
+        raise _wrong_type(wire.type_name(xi), "Tensor", what)
+    if xi.shape == expected.shape and xi.dtype != expected.dtype:
+        raise CheckError(
+            f"{what} has dtype {xi.dtype}, but {source} has dtype {expected.dtype}: return the "
+            "data as it is. A conversion (.float(), torch.tensor(..., dtype=...)) changes what "
+            "the caller stored and rounds float64 values to float32."
+        )
+    _assert_close(xi, expected, what=what, same_device=False)
+
+
+def _same_label(yi: object, expected: torch.Tensor, what: str) -> None:
+    """A label equal to the 0-d tensor ``expected``: a tensor of its dtype, or the same number."""
+    if isinstance(yi, torch.Tensor):
+        if yi.numel() != 1:
+            raise CheckError(
+                f"{what} should be one label, got a tensor of shape {tuple(yi.shape)}."
+            )
+        if yi.dtype != expected.dtype:
+            raise CheckError(
+                f"{what} has dtype {yi.dtype}, but y has dtype {expected.dtype}: return y[i] "
+                "as it is."
+            )
+        value = yi.reshape(()).item()
+    elif type(yi) in (int, float):
+        value = yi
+    else:
+        raise _wrong_type(wire.type_name(yi), "Tensor (y[i])", what)
+    if value != expected.item():
+        raise CheckError(f"{what} is {value}, expected y[i] = {expected.item()}.")
+
+
 # ---------------------------------------------------------------- TensorPairDataset
 
 
 def check_TensorPairDataset(TensorPairDataset) -> None:
-    """Length, items, the transform (applied per access to x only), and the length check."""
+    """Length, items as stored (any dtype, non-contiguous, empty), the caller's tensors left
+    alone, the transform (per access, on x[i] only) and the length check."""
     device = get_device()
     g = _gen(0)
-    for shape in [(1, 3), (5, 2), (7, 1, 4, 4), (4,)]:
-        n = shape[0]
-        x = torch.randn(shape, generator=g).to(device)
+    cases = [
+        ((1, 3), torch.float32, None),
+        ((5, 2), torch.float64, None),
+        ((7, 1, 4, 4), torch.float32, None),
+        ((4,), torch.int64, None),
+        ((3, 6), torch.float32, [1, 0]),  # x is a (6, 3) non-contiguous view
+        ((0, 3), torch.float32, None),
+    ]
+    for shape, dtype, permute in cases:
+        if dtype.is_floating_point:
+            x = torch.randn(shape, generator=g, dtype=dtype)
+        else:
+            x = torch.randint(-50, 50, shape, generator=g, dtype=dtype)
+        x = x.to(device)
+        view = x if permute is None else x.permute(*permute)
+        n = view.shape[0]
         y = torch.randint(0, 3, (n,), generator=g).to(device)
-        what = f"TensorPairDataset(x of shape {shape}, y of shape ({n},))"
-        seen = observe(probes.probe_TensorPairDataset, TensorPairDataset, {"x": x, "y": y}, what)
+        kind = f"{dtype}".removeprefix("torch.")
+        what = f"TensorPairDataset(x of shape {tuple(view.shape)} {kind}, y of shape ({n},))"
+        if permute is not None:
+            what = what.replace(")", ", a non-contiguous view)", 1)
+        case = {"x": x, "y": y, "permute": permute}
+        seen = observe(probes.probe_TensorPairDataset, TensorPairDataset, case, what)
         if seen["len"] != n:
             raise CheckError(
                 f"len({what}) is {seen['len']}, expected {n}: the length is the number of "
                 "samples, x.shape[0], not the number of features."
             )
+        if seen["inputs_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's x or y. A dataset only reads the tensors it was "
+                "given: no in-place operations on them."
+            )
         for i, item in enumerate(seen["items"]):
             xi, yi = _pair(item, f"{what}[{i}]")
-            _assert_close(xi, x[i], what=f"the data of {what}[{i}]")
-            _assert_close(yi, y[i], what=f"the label of {what}[{i}]")
+            _same_data(xi, view[i], f"the data of {what}[{i}]", "x")
+            _same_label(yi, y[i], f"the label of {what}[{i}]")
     x = torch.randn(6, 3, generator=g).to(device)
     y = torch.arange(6, device=device)
     reads = [0, 5, 0]
-    what = "TensorPairDataset(x, y, transform=a transform that adds 1)"
+    what = "TensorPairDataset(x of shape (6, 3), y, transform=a transform that adds 1)"
     seen = observe(
         probes.probe_TensorPairDataset_transform,
         TensorPairDataset,
@@ -98,18 +167,42 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
     )
     if seen["calls_in_init"]:
         raise CheckError(
-            f"TensorPairDataset called the transform {seen['calls_in_init']} times in __init__. "
+            f"TensorPairDataset called the transform in __init__ ({seen['calls_in_init']} calls). "
             "Apply it in __getitem__, one item at a time, so a random augmentation differs "
             "every time an item is read."
+        )
+    if seen["inputs_changed"]:
+        raise CheckError(
+            f"{what} changed the caller's x: after reading item 0 twice, x no longer holds "
+            "what the caller passed. Keep the transformed item in a new variable; never "
+            "write it back into self.x (which is the caller's tensor)."
+        )
+    wrong_shapes = [s for s in seen["shapes"] if s != [3]]
+    if [] in wrong_shapes:
+        raise CheckError(
+            "the transform was called on the label (a 0-d tensor) too: it is for the data "
+            "only. Return (transform(x[i]), y[i])."
+        )
+    if wrong_shapes:
+        raise CheckError(
+            f"the transform was called on a tensor of shape {tuple(wrong_shapes[0])}; it "
+            "should get one item, x[i], of shape (3,). Call transform(self.x[i]), not "
+            "transform(self.x)[i]: a random augmentation of the whole tensor is one draw for "
+            "every item, and it costs the whole data set per item."
         )
     for i, item in zip(reads, seen["items"], strict=True):
         xi, yi = _pair(item, f"TensorPairDataset(..., transform)[{i}]")
         _assert_close(xi, x[i] + 1, what=f"the data of item {i} with a transform that adds 1")
-        _assert_close(yi, y[i], what=f"the label of item {i} (the transform is for x only)")
+        try:
+            _same_label(yi, y[i], f"the label of item {i} with a transform that adds 1")
+        except CheckError as err:
+            raise CheckError(
+                f"{err} The transform is for the data only, never the label."
+            ) from None
     if seen["calls"] != len(reads):
         raise CheckError(
             f"reading three items called the transform {seen['calls']} times, expected 3: "
-            "call it once per __getitem__."
+            "call it once per __getitem__, every time (no caching of transformed items)."
         )
     for nx, ny in [(5, 4), (1, 2)]:
         what = f"TensorPairDataset(x with {nx} rows, y with {ny} rows)"
@@ -119,75 +212,163 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
         if not seen["raised_value_error"]:
             raise CheckError(
                 f"{what} should raise ValueError: mismatched lengths mean some samples have "
-                "no label."
+                "no label. Compare len(x) with len(y) in __init__."
             )
 
 
 # ---------------------------------------------------------------- DigitFolder
 
+OTHER_FILES = ["notes.txt", "labels.csv", "old.pt.bak", "weights.pth"]
+
+
+def _write_order(n: int, g: torch.Generator) -> list[int]:
+    """A seeded order of writing n files that is neither sorted nor reversed (n >= 3)."""
+    while True:
+        order = torch.randperm(n, generator=g).tolist()
+        if n < 3 or order not in (list(range(n)), list(range(n))[::-1]):
+            return order
+
+
+def _check_folder_item(
+    item: object,
+    x: torch.Tensor,
+    y: int,
+    what: str,
+    i: int,
+    new_xs: list,
+    old_xs: list,
+    names: list,
+) -> None:
+    xi, yi = _pair(item, what)
+    if isinstance(xi, wire.Unsendable) or not isinstance(xi, torch.Tensor):
+        raise _wrong_type(wire.type_name(xi), "Tensor", f"the data of {what}")
+    xc = xi.detach().cpu()
+    if xc.shape == old_xs[i].shape and xc.dtype == old_xs[i].dtype and torch.equal(xc, old_xs[i]):
+        raise CheckError(
+            f"{what} returned what the file held when the dataset was built, not what it "
+            "holds now: the files were read in __init__. Keep only the paths in __init__ "
+            "and call torch.load in __getitem__."
+        )
+    match = next(
+        (
+            j
+            for j, other in enumerate(new_xs)
+            if xc.shape == other.shape and xc.dtype == other.dtype and torch.equal(xc, other)
+        ),
+        None,
+    )
+    if match is not None and match != i:
+        raise CheckError(
+            f"{what} returned the contents of {names[match]}, expected {names[i]}: sort the "
+            "file names so that item i is the i-th name in sorted order (os.listdir and "
+            "Path.iterdir return them in no particular order)."
+        )
+    _same_data(xi, x, f"the data of {what}", "the file's 'x'")
+    label = _label(yi, f"the label of {what}")
+    if label != y:
+        raise CheckError(f"the label of {what} is {label}, expected {y}, the file's 'y'.")
+
 
 def check_DigitFolder(DigitFolder) -> None:
-    """Sorted .pt files only, read lazily: files changed after __init__ show their new contents."""
+    """Sorted .pt files only (str or Path folder), read lazily at every access (changed files
+    show their new contents, no caching), dtype kept, unreadable files raise, transform per
+    access on x only."""
     g = _gen(1)
-    for n, shape in [(1, (1, 8, 8)), (6, (3, 4, 5)), (11, (2,))]:
-        xs = [torch.randn(shape, generator=g) for _ in range(n)]
+    cases = [
+        (1, (1, 8, 8), torch.float32, False, None),
+        (6, (3, 4, 5), torch.float64, True, 3),
+        (11, (2,), torch.float32, False, 7),
+        (0, (1, 8, 8), torch.float32, True, None),
+    ]
+    for n, shape, dtype, as_path, truncate in cases:
+        xs = [torch.randn(shape, generator=g, dtype=dtype) for _ in range(n)]
         ys = [int(v) for v in torch.randint(0, 10, (n,), generator=g)]
         names = [f"item_{i:03d}.pt" for i in range(n)]
         # Every file is changed after __init__: a lazy dataset must see the new contents.
         new_xs = [x * -2 + 1 for x in xs]
         new_ys = [(y + 3) % 10 for y in ys]
-        what = f"DigitFolder over {n} .pt files (and two other files)"
-        case = {"xs": xs, "ys": ys, "new_xs": new_xs, "new_ys": new_ys}
+        third = torch.randn(shape, generator=g, dtype=dtype) + 5 if n else None
+        folder = "a pathlib.Path" if as_path else "a str path"
+        what = f"DigitFolder({folder} to {n} .pt files and {len(OTHER_FILES)} other files)"
+        case = {
+            "xs": xs,
+            "ys": ys,
+            "names": names,
+            "write_order": _write_order(n, g),
+            "others": OTHER_FILES,
+            "as_path": as_path,
+            "new_xs": new_xs,
+            "new_ys": new_ys,
+            "third_x": third,
+            "truncate": truncate,
+        }
         seen = observe(probes.probe_DigitFolder, DigitFolder, case, what)
         if seen["len"] != n:
             raise CheckError(
-                f"len({what}) is {seen['len']}, expected {n}. Keep only the file names that "
-                "end in '.pt'."
+                f"len({what}) is {seen['len']}, expected {n}. Keep only the files whose name "
+                f"ends in '.pt' (the folder also holds {', '.join(OTHER_FILES)}): "
+                "p.suffix == '.pt' or name.endswith('.pt'), not '.pt' in name."
             )
         for i, item in enumerate(seen["items"]):
-            xi, yi = _pair(item, f"{what}[{i}]")
-            check_type(xi, torch.Tensor, f"the data of {what}[{i}]")
-            if xi.shape == new_xs[i].shape and torch.equal(xi.cpu(), xs[i]):
+            _check_folder_item(item, new_xs[i], new_ys[i], f"{what}[{i}]", i, new_xs, xs, names)
+        if "reread" in seen:
+            xi, _ = _pair(seen["reread"], f"{what}[0], read again")
+            if isinstance(xi, torch.Tensor) and torch.equal(xi.detach().cpu(), new_xs[0]):
                 raise CheckError(
-                    f"{what}[{i}] returned what the file held when the dataset was built, "
-                    "not what it holds now: the files were read in __init__. Keep only "
-                    "the paths in __init__ and call torch.load in __getitem__."
+                    f"{what}[0], read a second time after its file changed again, returned "
+                    "what the file held at the first read: the item was cached. Call "
+                    "torch.load in __getitem__ every time, so the data on disk is what you get."
                 )
-            expected = next(
-                (
-                    j
-                    for j in range(n)
-                    if xi.shape == new_xs[j].shape and torch.equal(xi.cpu(), new_xs[j])
-                ),
-                None,
-            )
-            if expected is not None and expected != i:
+            _same_data(xi, third, f"the data of {what}[0], read again", "the file's 'x'")
+        if "truncated" in seen:
+            got = seen["truncated"]
+            if not (isinstance(got, dict) and "raised" in got):
                 raise CheckError(
-                    f"{what}[{i}] returned the contents of {names[expected]}, expected "
-                    f"{names[i]}: sort the file names so that item i is the i-th name in "
-                    "sorted order (os.listdir returns them in no particular order)."
+                    f"{what}[{truncate}] returned a {wire.type_name(got)} for a truncated "
+                    "file. A file that cannot be read must raise the error torch.load "
+                    "raises: returning None, a placeholder or another item hides a broken "
+                    "data set."
                 )
-            _assert_close(xi, new_xs[i], what=f"the data of {what}[{i}]")
-            label = _label(yi, f"the label of {what}[{i}]")
-            if label != new_ys[i]:
-                raise CheckError(f"the label of {what}[{i}] is {label}, expected {new_ys[i]}.")
     what = "DigitFolder(folder of 3 files, transform=a transform that adds 1)"
     case = {"xs": [torch.full((1, 2, 2), float(i)) for i in range(3)], "ys": [0, 1, 2], "read": 2}
     seen = observe(probes.probe_DigitFolder_transform, DigitFolder, case, what)
     if seen["calls_in_init"]:
         raise CheckError("DigitFolder called the transform in __init__; call it in __getitem__.")
-    xi, yi = _pair(seen["item"], "DigitFolder(..., transform)[2]")
-    _assert_close(xi, torch.full((1, 2, 2), 3.0), what="item 2 with a transform that adds 1")
-    if _label(yi, "the label of DigitFolder(..., transform)[2]") != 2:
-        raise CheckError("the transform must change only the data, not the label.")
+    for key in ("item", "again"):
+        xi, yi = _pair(seen[key], "DigitFolder(..., transform)[2]")
+        raw = torch.full((1, 2, 2), 2.0)
+        if isinstance(xi, torch.Tensor) and xi.shape == raw.shape and torch.equal(xi.cpu(), raw):
+            raise CheckError(
+                "DigitFolder(folder, transform=a transform that adds 1)[2] returned the file's "
+                "x unchanged: when a transform is given, return (transform(x), y)."
+            )
+        _assert_close(
+            xi,
+            torch.full((1, 2, 2), 3.0),
+            what="item 2 with a transform that adds 1",
+            same_device=False,
+        )
+        if _label(yi, "the label of DigitFolder(..., transform)[2]") != 2:
+            raise CheckError(
+                "the label of item 2 with a transform that adds 1 is not 2: the transform "
+                "must change only the data, never the label."
+            )
+    if seen["calls"] != 2 or any(s != [1, 2, 2] for s in seen["shapes"]):
+        raise CheckError(
+            f"reading item 2 twice called the transform {seen['calls']} times on shapes "
+            f"{[tuple(s) for s in seen['shapes']]}, expected twice on the item's x of shape "
+            "(1, 2, 2): call transform(x) once per __getitem__."
+        )
 
 
 # ---------------------------------------------------------------- split_dataset
 
+SPLIT_OFFSET = 1000  # item i of the probe's dataset is SPLIT_OFFSET + i
 
-def _split_indices(seen: dict, what: str) -> tuple[list[int], list[int]]:
+
+def _split_indices(seen: dict, what: str, n: int) -> tuple[list[int], list[int]]:
     """(train, val) index lists from probe_split_dataset, after the checks on the result's form."""
-    _check_pair_result(seen, what, f"{what} should return (train, val), got {{n}} items.")
+    _check_pair_result(seen, what, f"{what} should return (train_set, val_set), got {{n}} items.")
     parts = []
     for label, part in zip(("training", "validation"), seen["parts"], strict=True):
         if isinstance(part, str):
@@ -195,34 +376,57 @@ def _split_indices(seen: dict, what: str) -> tuple[list[int], list[int]]:
                 f"the {label} part of {what} should be a dataset (len and indexing work), "
                 f"got {part}"
             )
-        parts.append(part)
+        if any(not SPLIT_OFFSET <= v < SPLIT_OFFSET + n for v in part):
+            raise CheckError(
+                f"the {label} part of {what} holds {part[:5]}..., not items of the dataset "
+                f"(which are {SPLIT_OFFSET}, {SPLIT_OFFSET + 1}, ...): return datasets, e.g. "
+                "Subset(dataset, indices) or what random_split returns, not lists of indices."
+            )
+        parts.append([v - SPLIT_OFFSET for v in part])
     return parts[0], parts[1]
 
 
+def _observe_split(split_dataset, n: int, frac: float, seed: int, global_seed: int) -> tuple:
+    what = f"split_dataset(dataset of {n}, val_fraction={frac}, seed={seed})"
+    case = {"n": n, "frac": frac, "seed": seed, "global_seed": global_seed, "offset": SPLIT_OFFSET}
+    seen = observe(probes.probe_split_dataset, split_dataset, case, what)
+    if seen["rng_changed"]:
+        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
+    return what, _split_indices(seen, what, n)
+
+
 def check_split_dataset(split_dataset) -> None:
-    """Sizes, disjoint and complete, random, repeatable per seed, and no change to the global RNG."""
-    for k, (n, frac, seed) in enumerate(
-        [(100, 0.2, 0), (10, 0.25, 3), (37, 0.5, 11), (1000, 0.1, 5), (3, 0.34, 1)]
-    ):
-        what = f"split_dataset(dataset of {n}, val_fraction={frac}, seed={seed})"
-        case = {"n": n, "frac": frac, "seed": seed, "global_seed": 100 + k}
-        seen = observe(probes.probe_split_dataset, split_dataset, case, what)
-        if seen["rng_changed"]:
-            raise CheckError(
-                f"{what} changed torch's global random state. Seed a private generator, "
-                "torch.Generator().manual_seed(seed), and pass it to random_split; "
-                "torch.manual_seed inside a helper silently resets every later random draw."
-            )
-        train, val = _split_indices(seen, what)
+    """Sizes (floor, also 0), disjoint and complete, datasets of items, random, repeatable per
+    seed, different across seeds, and no change to the global RNG."""
+    cases = [
+        (100, 0.2, 0),
+        (10, 0.25, 3),
+        (37, 0.5, 11),
+        (1000, 0.1, 5),
+        (3, 0.34, 1),
+        (9, 0.3, 2),  # 2.7: floor 2, round 3
+        (5, 0.1, 4),  # 0.5: no validation item at all
+        (29, 0.45, 6),
+    ]
+    for k, (n, frac, seed) in enumerate(cases):
+        what, (train, val) = _observe_split(split_dataset, n, frac, seed, 100 + k)
         n_val = math.floor(n * frac)
+        if (len(train), len(val)) == (n_val, n - n_val) and n_val != n - n_val:
+            raise CheckError(
+                f"{what} gave {len(train)} training and {len(val)} validation items: the two "
+                "parts are swapped. Return (train_set, val_set), in that order."
+            )
         if len(val) != n_val or len(train) != n - n_val:
             raise CheckError(
                 f"{what} gave {len(train)} training and {len(val)} validation items, expected "
-                f"{n - n_val} and {n_val} (the validation size is floor(n * val_fraction))."
+                f"{n - n_val} and {n_val}: the validation size is floor(n * val_fraction) "
+                f"= floor({n * frac:g}) (math.floor or int(), not round), the rest is training."
             )
         if sorted(train + val) != list(range(n)):
             raise CheckError(
-                f"{what}: the two parts must be disjoint and together cover every item."
+                f"{what}: the two parts must be disjoint and together hold every item once; "
+                "split one shuffled list of indices into two slices (careful with [-0:], "
+                "which is the whole list)."
             )
         if n >= 37 and (val == list(range(n_val)) or val == list(range(n - n_val, n))):
             raise CheckError(
@@ -230,23 +434,18 @@ def check_split_dataset(split_dataset) -> None:
                 "sorted (by class, by date): shuffle the indices, e.g. with random_split."
             )
         # Called again, with the global random stream elsewhere: only the seed may matter.
-        again = observe(
-            probes.probe_split_dataset, split_dataset, {**case, "global_seed": 200 + k}, what
-        )
-        if _split_indices(again, what)[1] != val:
+        _, (_, again) = _observe_split(split_dataset, n, frac, seed, 200 + k)
+        if again != val:
             raise CheckError(
                 f"calling {what} twice gave two different validation sets. Pass "
                 "generator=torch.Generator().manual_seed(seed) to random_split."
             )
-    vals = []
-    for seed in (0, 1):
-        what = f"split_dataset(dataset of 200, val_fraction=0.3, seed={seed})"
-        case = {"n": 200, "frac": 0.3, "seed": seed, "global_seed": 300}
-        vals.append(
-            _split_indices(observe(probes.probe_split_dataset, split_dataset, case, what), what)[1]
-        )
+    vals = [_observe_split(split_dataset, 200, 0.3, seed, 300)[1][1] for seed in (0, 1)]
     if vals[0] == vals[1]:
-        raise CheckError("seeds 0 and 1 gave the same split: the seed argument must be used.")
+        raise CheckError(
+            "split_dataset(dataset of 200, 0.3, seed) gave the same split for seeds 0 and 1: "
+            "seed the generator with the seed argument, torch.Generator().manual_seed(seed)."
+        )
 
 
 # ---------------------------------------------------------------- make_loaders
@@ -259,12 +458,32 @@ def _epoch(epoch: dict, what: str) -> tuple[list[int], list[int]]:
     return epoch["items"], epoch["sizes"]
 
 
+def _batch_sizes(n: int, batch_size: int) -> list[int]:
+    return [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
+
+
+def _loaders(make_loaders, case: dict, what: str) -> dict:
+    """What probe_make_loaders saw, after the checks on the result's form and side effects."""
+    seen = observe(probes.probe_make_loaders, make_loaders, case, what)
+    if seen["rng_changed"]:
+        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
+    _check_pair_result(seen, what, f"{what} should return (train_loader, val_loader).")
+    for label, info in zip(("training", "validation"), seen["loaders"], strict=True):
+        if not info["is_loader"]:
+            raise _wrong_type(info["type"], "DataLoader", f"the {label} loader of {what}")
+    if any(info["num_workers"] for info in seen["loaders"]):
+        raise CheckError(f"{what}: use num_workers=0 here (workers come later in the lesson).")
+    return seen
+
+
 def check_make_loaders(make_loaders) -> None:
-    """Validation in order and complete; training shuffled, complete and repeatable per seed."""
+    """Validation in order, complete, batch_size; training shuffled, complete, batch_size,
+    repeatable per seed and different across seeds; no change to the global RNG."""
+    firsts = {}
     for k, (n_train, n_val, batch_size, seed) in enumerate(
-        [(50, 23, 8, 0), (40, 10, 16, 1), (30, 1, 4, 2)]
+        [(50, 23, 8, 0), (40, 10, 16, 1), (30, 1, 4, 2), (40, 10, 16, 7)]
     ):
-        what = f"make_loaders(train of {n_train}, val of {n_val}, batch_size={batch_size})"
+        what = f"make_loaders(train of {n_train}, val of {n_val}, batch_size={batch_size}, seed={seed})"
         case = {
             "n_train": n_train,
             "n_val": n_val,
@@ -272,13 +491,7 @@ def check_make_loaders(make_loaders) -> None:
             "seed": seed,
             "global_seed": 100 + k,
         }
-        seen = observe(probes.probe_make_loaders, make_loaders, case, what)
-        _check_pair_result(seen, what, f"{what} should return (train_loader, val_loader).")
-        for label, info in zip(("training", "validation"), seen["loaders"], strict=True):
-            if not info["is_loader"]:
-                raise _wrong_type(info["type"], "DataLoader", f"the {label} loader of {what}")
-        if any(info["num_workers"] for info in seen["loaders"]):
-            raise CheckError(f"{what}: use num_workers=0 here (workers come later in the lesson).")
+        seen = _loaders(make_loaders, case, what)
         val_items, val_sizes = _epoch(seen["val_epoch"], f"the validation loader of {what}")
         expected_val = list(range(100, 100 + n_val))
         if sorted(val_items) != expected_val:
@@ -292,15 +505,20 @@ def check_make_loaders(make_loaders) -> None:
                 "Shuffling validation data changes nothing in the metric but breaks any "
                 "comparison with labels or predictions kept in dataset order: shuffle=False."
             )
-        if max(val_sizes) > batch_size or (n_val > batch_size and val_sizes[0] != batch_size):
-            raise CheckError(f"the validation batches have sizes {val_sizes}; use batch_size.")
+        if val_sizes != _batch_sizes(n_val, batch_size):
+            raise CheckError(
+                f"the validation batches of {what} have sizes {val_sizes}, expected "
+                f"{_batch_sizes(n_val, batch_size)}: pass batch_size to the validation loader "
+                "too."
+            )
         train_what = f"the training loader of {what}"
         first, sizes = _epoch(seen["train_epochs"][0], train_what)
         second, _ = _epoch(seen["train_epochs"][1], train_what)
         if sorted(first) != list(range(n_train)):
             raise CheckError(
                 f"one epoch of the training loader of {what} yielded {len(first)} of "
-                f"{n_train} items; every training item should be used each epoch."
+                f"{n_train} items; every training item should be used each epoch "
+                "(drop_last=False)."
             )
         if first == list(range(n_train)):
             raise CheckError(
@@ -308,19 +526,31 @@ def check_make_loaders(make_loaders) -> None:
                 "shuffle=True, so that batches differ from epoch to epoch."
             )
         if first == second:
-            raise CheckError("two epochs of the training loader had the same order: shuffle=True.")
-        if max(sizes) > batch_size:
-            raise CheckError(f"training batches have sizes {sizes}, larger than {batch_size}.")
+            raise CheckError(
+                f"two epochs of the training loader of {what} had the same order: a fixed "
+                "permutation is not shuffling. Use shuffle=True (with the seeded generator), "
+                "which draws a new order every epoch."
+            )
+        if sizes != _batch_sizes(n_train, batch_size):
+            raise CheckError(
+                f"the training batches of {what} have sizes {sizes}, expected "
+                f"{_batch_sizes(n_train, batch_size)}: pass batch_size to the training loader "
+                "(DataLoader's default is 1)."
+            )
         # Built again, with the global random stream elsewhere: only the seed may matter.
-        rerun = observe(
-            probes.probe_make_loaders, make_loaders, {**case, "global_seed": 200 + k}, what
-        )
-        rerun_first = (rerun.get("train_epochs") or [{"items": None}])[0]
-        if rerun_first.get("items") != first:
+        rerun = _loaders(make_loaders, {**case, "global_seed": 200 + k}, what)
+        if _epoch(rerun["train_epochs"][0], train_what)[0] != first:
             raise CheckError(
                 f"calling {what} twice with seed={seed} gave two different training orders. "
                 "Pass generator=torch.Generator().manual_seed(seed) to the training DataLoader."
             )
+        firsts[(n_train, seed)] = first
+    if firsts[(40, 1)] == firsts[(40, 7)]:
+        raise CheckError(
+            "make_loaders(train of 40, ..., batch_size=16) gave the same training order for "
+            "seeds 1 and 7: seed the generator with the seed argument, "
+            "torch.Generator().manual_seed(seed)."
+        )
 
 
 # ---------------------------------------------------------------- channel_stats
@@ -333,44 +563,108 @@ def _reference_stats(batches: list) -> tuple[torch.Tensor, torch.Tensor]:
     return mean.float(), std.float()
 
 
-def check_channel_stats(channel_stats) -> None:
-    """Pooled mean and (population) std per channel; uneven, size-1 and shifted batches."""
-    device = get_device()
+def _stats_cases(device: torch.device) -> list[tuple[str, dict, bool]]:
+    """(description, case, far from zero) for channel_stats."""
     g = _gen(2)
     cases = []
-    for c, hw, sizes in [(3, 4, [8, 8, 8, 3]), (1, 1, [5, 1, 7]), (2, 3, [4]), (3, 2, [6, 2, 1])]:
+    for c, h, w, sizes, dtype, base, as_list in [
+        (3, 4, 4, [8, 8, 8, 3], torch.float32, None, False),
+        (1, 1, 1, [5, 1, 7], torch.float32, None, True),
+        (2, 3, 3, [4], torch.float32, None, False),
+        (3, 2, 2, [6, 2, 1], torch.float64, None, True),
+        (2, 2, 5, [3, 4], torch.float32, None, False),  # H != W
+        (2, 4, 4, [8, 8, 8], torch.float64, 300.0, False),  # mean far from zero
+        (1, 3, 3, [16, 16, 5], torch.float32, 300.0, True),
+    ]:
         batches = []
         for b, size in enumerate(sizes):
-            # Each batch has its own offset, like a file sorted by class.
-            offset = 3.0 * b - 2.0
-            x = torch.randn(size, c, hw, hw, generator=g) * (1 + b) + offset
-            batches.append({"x": x.to(device), "y": torch.zeros(size, dtype=torch.int64)})
-        cases.append((f"C={c}, H=W={hw}, batch sizes {sizes}", {"batches": batches}))
+            # Each batch has its own offset (and spread), like a file sorted by class.
+            offset = 3.0 * b - 2.0 if base is None else base + 0.5 * b
+            spread = 1.0 + b if base is None else 1.0
+            x = torch.randn(size, c, h, w, generator=g, dtype=dtype) * spread + offset
+            y = torch.zeros(size, dtype=torch.int64)
+            batches.append({"x": x.to(device), "y": y, "as_list": as_list})
+        kind = f"{dtype}".removeprefix("torch.")
+        label = f"C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}"
+        if base is not None:
+            label += f", values near {base:g}"
+        cases.append((label, {"batches": batches}, base is not None))
     # Sent in NHWC; the probe permutes it to (N, C, H, W), a non-contiguous view.
     x = torch.rand(4, 5, 5, 3, generator=g)
     batch = {"x": x.to(device), "y": None, "permute": [0, 3, 1, 2]}
-    cases.append(("a non-contiguous batch (permuted from NHWC)", {"batches": [batch]}))
-    for label, case in cases:
+    cases.append(("a non-contiguous batch (permuted from NHWC)", {"batches": [batch]}, False))
+    return cases
+
+
+def check_channel_stats(channel_stats) -> None:
+    """Pooled mean and population std per channel: uneven, size-1, shifted, float64,
+    H != W, far-from-zero and non-contiguous batches, tuples or lists; batches unchanged."""
+    for label, case, far in _stats_cases(get_device()):
         what = f"channel_stats on {label}"
-        result = observe(probes.probe_channel_stats, channel_stats, case, what)["result"]
-        check_type(result, (tuple, list), what)
+        seen = observe(probes.probe_channel_stats, channel_stats, case, what)
+        if seen["inputs_changed"]:
+            raise CheckError(
+                f"{what} changed the batches it read. x.double() returns x itself when it is "
+                "already float64, so an in-place operation on it (x.pow_(2), x -= mean) "
+                "edits the caller's data: use out-of-place operations (x ** 2)."
+            )
+        result = seen["result"]
+        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
+            raise _wrong_type(wire.type_name(result), "(mean, std) tuple", what)
         if len(result) != 2:
             raise CheckError(f"{what} should return (mean, std), got {len(result)} items.")
         mean, std = result
         exp_mean, exp_std = _reference_stats(probes.stats_batches(case))
         c = exp_mean.shape[0]
         for name, value in (("mean", mean), ("std", std)):
-            check_type(value, torch.Tensor, f"the {name} from {what}")
+            if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
+                raise _wrong_type(wire.type_name(value), "Tensor", f"the {name} from {what}")
             check_shape(value, (c,), names="C", what=f"the {name} from {what}")
             check_dtype(value, torch.float32, f"the {name} from {what}")
-        _assert_close(mean.cpu(), exp_mean, rtol=1e-5, atol=1e-5, what=f"the mean from {what}")
+        hint = (
+            " Count the values of each channel in each batch, B * H * W, and reduce over "
+            "dims (0, 2, 3) only."
+        )
+        try:
+            _assert_close(
+                mean.cpu(),
+                exp_mean,
+                rtol=1e-5,
+                atol=1e-5,
+                what=f"the mean from {what}",
+                same_device=False,
+            )
+        except CheckError as err:
+            raise CheckError(f"{err}{hint}") from None
         hint = (
             " The std of the whole data set is not the average of the batches' stds (nor of "
             "their variances): keep running sums of x and x**2 per channel and a count, then "
             "std = sqrt(E[x**2] - E[x]**2)."
         )
+        if far:
+            hint = (
+                " With values far from zero, E[x**2] - E[x]**2 subtracts two nearly equal "
+                "numbers: accumulate the sums in float64 (x.double()), not float32."
+            )
+        n_values = sum(
+            b[0].shape[0] * b[0].shape[2] * b[0].shape[3] for b in probes.stats_batches(case)
+        )
+        sample = exp_std.double() * math.sqrt(n_values / (n_values - 1))
+        if n_values > 1 and torch.allclose(std.detach().cpu().double(), sample, rtol=2e-5, atol=0):
+            raise CheckError(
+                f"the std from {what} is the sample std (dividing by n - 1): Normalize wants "
+                "the population std, dividing by n, the number of values per channel "
+                "(torch.std(..., correction=0))."
+            )
         try:
-            _assert_close(std.cpu(), exp_std, rtol=1e-4, atol=1e-5, what=f"the std from {what}")
+            _assert_close(
+                std.cpu(),
+                exp_std,
+                rtol=1e-4,
+                atol=1e-5,
+                what=f"the std from {what}",
+                same_device=False,
+            )
         except CheckError as err:
             raise CheckError(f"{err}{hint}") from None
 
@@ -379,138 +673,261 @@ def check_channel_stats(channel_stats) -> None:
 
 
 def check_make_transforms(make_transforms) -> None:
-    """Eval: deterministic normalisation only. Train: random geometry, then normalisation."""
+    """Eval: deterministic normalisation only, per channel. Train: random geometry keeping the
+    size (any H, W), then normalisation. Neither changes its input; building them leaves the
+    global RNG alone."""
     device = get_device()
     g = _gen(3)
     for k, (mean, std) in enumerate([([0.3], [0.2]), ([0.5, 0.4, 0.1], [0.25, 0.5, 2.0])]):
         c = len(mean)
-        sizes = (8, 12)
-        images = [torch.rand(c, hw, hw, generator=g).to(device) for hw in sizes]
-        zeros = [torch.zeros(c, hw, hw, device=device) for hw in sizes]
-        batch = torch.rand(5, c, 8, 8, generator=g).to(device)
+        sizes = [(8, 8), (12, 10)]
+        images = [torch.rand(c, h, w, generator=g).to(device) for h, w in sizes]
+        zeros = [torch.zeros(c, h, w, device=device) for h, w in sizes]
         what = f"make_transforms(mean={mean}, std={std})"
-        case = {
-            "mean": mean,
-            "std": std,
-            "images": images,
-            "zeros": zeros,
-            "batch": batch,
-            "global_seed": 100 + k,
-        }
+        case = {"mean": mean, "std": std, "images": images, "zeros": zeros, "global_seed": 100 + k}
         seen = observe(probes.probe_make_transforms, make_transforms, case, what)
+        if seen["rng_changed"]:
+            raise CheckError(
+                f"{what} changed torch's global random state while building the transforms. "
+                "Leave it alone: torch.manual_seed in here resets every later random draw of "
+                "the program (weight initialisation, shuffling), and the transforms draw their "
+                "random parameters when they are applied anyway."
+            )
         _check_pair_result(seen, what, f"{what} should return (train_tf, eval_tf).")
         m = torch.tensor(mean, device=device).view(c, 1, 1)
         s = torch.tensor(std, device=device).view(c, 1, 1)
-        for hw, img, zero, outs in zip(sizes, images, zeros, seen["images"], strict=True):
-            expected = (img - m) / s
+        for (h, w), img, zero, outs in zip(sizes, images, zeros, seen["images"], strict=True):
+            shape = f"({c}, {h}, {w})"
+            for key, name in (
+                ("eval_changed_input", "eval_tf"),
+                ("train_changed_input", "train_tf"),
+                ("train_zeros_changed_input", "train_tf"),
+            ):
+                if outs[key]:
+                    raise CheckError(
+                        f"{name} changed the image it was given (a {shape} image of {what}): "
+                        "a transform returns a new tensor. Drop inplace=True from Normalize "
+                        "and in-place operations such as img.sub_(...)."
+                    )
+            first, again = outs["eval"], outs["eval_again"]
+            if (
+                isinstance(first, torch.Tensor)
+                and isinstance(again, torch.Tensor)
+                and (first.shape != again.shape or not torch.equal(first.cpu(), again.cpu()))
+            ):
+                raise CheckError(
+                    f"eval_tf gave two different results for the same {shape} image: "
+                    "validation and test data get no random augmentation, or the metric "
+                    "changes run to run. (Did you return (eval_tf, train_tf) instead of "
+                    "(train_tf, eval_tf)?)"
+                )
             _assert_close(
-                outs["eval"],
-                expected,
+                first,
+                (img - m) / s,
                 rtol=1e-5,
                 atol=1e-5,
-                what=f"eval_tf of a ({c}, {hw}, {hw}) image; expected (image - mean) / std",
+                what=f"eval_tf of a {shape} image; expected (image - mean) / std per channel",
+                same_device=False,
             )
-            again = outs["eval_again"]
-            if not (isinstance(again, torch.Tensor) and torch.equal(again, outs["eval"])):
-                raise CheckError(
-                    "eval_tf gave two different results for the same image: validation and "
-                    "test data get no random augmentation, or the metric changes run to run."
-                )
             train = outs["train"]
             for o in train:
-                check_type(o, torch.Tensor, "train_tf(image)")
-                check_shape(o, (c, hw, hw), names="C H W", what="train_tf(image)")
+                if isinstance(o, wire.Unsendable) or not isinstance(o, torch.Tensor):
+                    raise _wrong_type(wire.type_name(o), "Tensor", "train_tf(image)")
+                check_shape(o, (c, h, w), names="C H W", what=f"train_tf of a {shape} image")
             if all(torch.equal(o, train[0]) for o in train):
                 raise CheckError(
-                    "train_tf gave the same result 12 times for one image: it should apply a "
-                    "random augmentation (e.g. v2.RandomAffine) before normalising."
+                    f"train_tf gave the same result 12 times for one {shape} image: it should "
+                    "apply a random augmentation (e.g. v2.RandomAffine) before normalising, "
+                    "drawing new random parameters at every call."
                 )
             for o in outs["train_zeros"]:  # several draws: one may happen to move nothing
+                check_shape(o, (c, h, w), names="C H W", what=f"train_tf of a {shape} image")
                 _assert_close(
                     o,
                     (zero - m) / s,
                     rtol=1e-5,
                     atol=1e-5,
                     what=(
-                        "train_tf of an all-zero image (moving zeros around leaves zeros, so "
-                        "after normalisation every pixel should be -mean/std; normalise after "
-                        "the geometric augmentation, whose fill value 0 is meant for raw pixels)"
+                        f"train_tf of an all-zero {shape} image (moving zeros around leaves "
+                        "zeros, so after normalisation every pixel should be -mean/std; "
+                        "normalise after the geometric augmentation, whose fill value 0 is "
+                        "meant for raw pixels)"
                     ),
+                    same_device=False,
                 )
-        _assert_close(seen["batch"], (batch - m) / s, rtol=1e-5, atol=1e-5, what="eval_tf(batch)")
 
 
 # ---------------------------------------------------------------- pad_collate
 
 
-def check_pad_collate(pad_collate) -> None:
-    """Padded values, lengths (even with genuine zeros at the end), labels, pad value, dtypes."""
-    device = get_device()
+def _pad_cases(device: torch.device) -> list[dict]:
+    """pad_collate cases: seqs (as sent), labels, label dtype, pad value (None: the default)."""
     g = _gen(4)
+    ninf = float("-inf")
     cases = []
-    for lengths, f, dtype in [
-        ([3, 1, 5], 2, torch.float32),
-        ([1], 1, torch.float32),
-        ([4, 4], 3, torch.float64),
-        ([2, 6, 1, 3], 1, torch.float32),
+    for lengths, f, dtype, pad_value, label_dtype, transposed in [
+        ([3, 1, 5], 2, torch.float32, None, None, False),
+        ([3, 1, 5], 2, torch.float32, -1.0, "int64", False),
+        ([1], 1, torch.float32, 7.5, None, False),
+        ([4, 4], 3, torch.float64, ninf, "int32", False),
+        ([2, 6, 1, 3], 1, torch.float32, 0.0, None, True),
+        ([2, 6, 1, 3], 2, torch.float32, ninf, "int64", False),
+        ([1, 1, 1], 2, torch.float16, -1.0, None, False),
+        ([2, 5, 2, 5], 3, torch.float64, 7.5, "int64", True),
+        ([5, 3, 1], 1, torch.float32, None, None, False),
     ]:
-        seqs = [torch.randn(n, f, generator=g, dtype=dtype) for n in lengths]
-        cases.append((seqs, [int(v) for v in torch.randint(0, 5, (len(seqs),), generator=g)]))
+        seqs = [torch.randn(n, f, generator=g, dtype=torch.float64).to(dtype) for n in lengths]
+        labels = [int(v) for v in torch.randint(0, 5, (len(seqs),), generator=g)]
+        cases.append(
+            {
+                "seqs": [(s.t().contiguous() if transposed else s).to(device) for s in seqs],
+                "labels": labels,
+                "label_dtype": label_dtype,
+                "pad_value": pad_value,
+                "transposed": transposed,
+            }
+        )
     zero_tail = [torch.tensor([[1.0], [2.0], [0.0], [0.0]]), torch.tensor([[0.0], [3.0]])]
-    cases.append((zero_tail, [1, 0]))  # genuine zeros are data, not padding
-    for seqs, labels in cases:
-        for pad_value in (0.0, -1.0, 7.5):
-            lengths = [s.shape[0] for s in seqs]
-            for as_tensor in (False, True):
-                batch = [
-                    (s.to(device), torch.tensor(lab) if as_tensor else lab)
-                    for s, lab in zip(seqs, labels, strict=True)
-                ]
-                what = f"pad_collate(batch of lengths {lengths}, pad_value={pad_value}" + (
-                    ", labels as tensors)" if as_tensor else ")"
-                )
-                case = {"args": [batch], "kwargs": {"pad_value": pad_value}}
-                result = observe(call, pad_collate, case, what)["result"]
-                check_type(result, (tuple, list), what)
-                if len(result) != 3:
-                    raise CheckError(f"{what} should return (padded, lengths, labels).")
-                padded, lens, labs = result
-                b, lmax, f = len(seqs), max(lengths), seqs[0].shape[1]
-                check_type(padded, torch.Tensor, f"padded from {what}")
-                check_shape(padded, (b, lmax, f), names="B L_max F", what=f"padded from {what}")
-                expected = torch.full((b, lmax, f), pad_value, dtype=seqs[0].dtype, device=device)
-                for i, s in enumerate(seqs):
-                    expected[i, : s.shape[0]] = s
-                check_type(lens, torch.Tensor, f"lengths from {what}")
-                check_dtype(lens, torch.int64, f"lengths from {what}")
-                got_lens = [int(v) for v in lens.reshape(-1)]
-                if got_lens != lengths:
-                    raise CheckError(
-                        f"lengths from {what} are {got_lens}, expected {lengths}. Take each "
-                        "length from the item itself (seq.shape[0]) before padding; counting "
-                        "non-zero rows fails when the data holds real zeros."
+    for pad_value, label_dtype in ((None, None), (-1.0, "int64")):  # genuine zeros are data
+        cases.append(
+            {
+                "seqs": [s.to(device) for s in zero_tail],
+                "labels": [1, 0],
+                "label_dtype": label_dtype,
+                "pad_value": pad_value,
+                "transposed": False,
+            }
+        )
+    return cases
+
+
+def _describe_pad_case(case: dict) -> str:
+    seqs = [s.t() if case["transposed"] else s for s in case["seqs"]]
+    lengths = [s.shape[0] for s in seqs]
+    dtype = f"{seqs[0].dtype}".removeprefix("torch.")
+    pad = "" if case["pad_value"] is None else f", pad_value={case['pad_value']}"
+    extras = [f"{dtype} sequences"]
+    if case["transposed"]:
+        extras.append("non-contiguous")
+    if case["label_dtype"]:
+        extras.append(f"labels as 0-d {case['label_dtype']} tensors")
+    return f"pad_collate(batch of lengths {lengths}{pad}) ({', '.join(extras)})"
+
+
+def _first_difference(padded: torch.Tensor, expected: torch.Tensor) -> tuple[int, ...] | None:
+    same = (padded == expected) | (torch.isnan(padded) & torch.isnan(expected))
+    if bool(same.all()):
+        return None
+    return tuple(int(i) for i in torch.nonzero(~same)[0].tolist())
+
+
+def check_pad_collate(pad_collate) -> None:
+    """Padded values (exact, any float dtype, pad value default / -1 / 7.5 / -inf), batch
+    order kept, lengths from the items (real zeros at the end), labels from ints or 0-d
+    integer tensors as int64, B = 1 and length-1 items, non-contiguous items, the caller's
+    list and sequences left alone."""
+    for case in _pad_cases(get_device()):
+        what = _describe_pad_case(case)
+        seen = observe(probes.probe_pad_collate, pad_collate, case, what)
+        result = seen["result"]
+        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
+            raise _wrong_type(wire.type_name(result), "(padded, lengths, labels) tuple", what)
+        if len(result) != 3:
+            raise CheckError(
+                f"{what} should return (padded, lengths, labels), got {len(result)} items."
+            )
+        if seen["batch_reordered"]:
+            raise CheckError(
+                f"{what} reordered the caller's list of items (batch.sort(...) sorts it in "
+                "place). Keep the batch's order, and leave the list you were given as it was."
+            )
+        if seen["seqs_changed"]:
+            raise CheckError(
+                f"{what} changed the sequences it was given: build the padded tensor as a new "
+                "tensor, with no in-place operations on the items."
+            )
+        padded, lens, labs = result
+        seqs = [(s.t() if case["transposed"] else s).cpu() for s in case["seqs"]]
+        lengths = [s.shape[0] for s in seqs]
+        b, lmax, f = len(seqs), max(lengths), seqs[0].shape[1]
+        pad_value = 0.0 if case["pad_value"] is None else case["pad_value"]
+        if isinstance(padded, wire.Unsendable) or not isinstance(padded, torch.Tensor):
+            raise _wrong_type(wire.type_name(padded), "Tensor", f"padded from {what}")
+        check_shape(padded, (b, lmax, f), names="B L_max F", what=f"padded from {what}")
+        if isinstance(lens, wire.Unsendable) or not isinstance(lens, torch.Tensor):
+            raise _wrong_type(wire.type_name(lens), "Tensor", f"lengths from {what}")
+        check_dtype(lens, torch.int64, f"lengths from {what}")
+        got_lens = [int(v) for v in lens.reshape(-1)]
+        if got_lens != lengths and sorted(got_lens) == sorted(lengths):
+            raise CheckError(
+                f"lengths from {what} are {got_lens}, expected {lengths} in the batch's own "
+                "order: the items were reordered (sorted by length?). Row i of padded, "
+                "lengths and labels must stay item i of the batch, or the labels and anything "
+                "the caller lined up with the items no longer match. Keep the order; "
+                "pack_padded_sequence(..., enforce_sorted=False) does not need sorted input."
+            )
+        if got_lens != lengths:
+            raise CheckError(
+                f"lengths from {what} are {got_lens}, expected {lengths}. Take each "
+                "length from the item itself (seq.shape[0]) before padding; counting "
+                "non-zero rows fails when the data holds real zeros."
+            )
+        check_dtype(padded, seqs[0].dtype, f"padded from {what} (keep the sequences' dtype)")
+        expected = torch.full((b, lmax, f), pad_value, dtype=seqs[0].dtype)
+        for i, s in enumerate(seqs):
+            expected[i, : s.shape[0]] = s
+        got = padded.detach().cpu()
+        where = _first_difference(got, expected)
+        if where is not None:
+            i, t, _ = where
+            value, wanted = float(got[where]), float(expected[where])
+            if t < lengths[i]:
+                extra = ""
+                if math.isnan(value) and pad_value == float("-inf"):
+                    extra = (
+                        " (0 * -inf is nan: do not build the padding by multiplying a mask "
+                        "with pad_value; fill a new tensor with pad_value and copy the items in)"
                     )
-                check_dtype(
-                    padded, seqs[0].dtype, f"padded from {what} (keep the sequences' dtype)"
+                elif seqs[0].dtype != torch.float32:
+                    extra = (
+                        f" (copy the {seqs[0].dtype} values as they are: no float32 working "
+                        "copy, which rounds them)"
+                    )
+                raise CheckError(
+                    f"padded from {what} differs from the items at {where}: got {value!r}, "
+                    f"expected {wanted!r}, step {t} of item {i}.{extra} Real values go first "
+                    "in each row, unchanged; the rest is pad_value."
                 )
-                try:
-                    _assert_close(padded, expected, what=f"padded from {what}")
-                except CheckError as err:
-                    raise CheckError(
-                        f"{err} Real values go first in each row; the rest is pad_value."
-                    ) from None
-                check_type(labs, torch.Tensor, f"labels from {what}")
-                check_dtype(labs, torch.int64, f"labels from {what}")
-                _assert_close(
-                    labs.reshape(-1).cpu(), torch.tensor(labels), what=f"labels from {what}"
-                )
+            default = (
+                " (the default, when pad_value is not passed)" if case["pad_value"] is None else ""
+            )
+            raise CheckError(
+                f"padded from {what} holds {value!r} at {where}, after the end of item {i} "
+                f"(length {lengths[i]}); the padding should be pad_value = {pad_value!r}"
+                f"{default}. Pass padding_value=pad_value to pad_sequence, or fill with it."
+            )
+        if isinstance(labs, wire.Unsendable) or not isinstance(labs, torch.Tensor):
+            raise _wrong_type(wire.type_name(labs), "Tensor", f"labels from {what}")
+        if labs.dtype != torch.int64:
+            raise CheckError(
+                f"labels from {what} have dtype {labs.dtype}, expected torch.int64 (what "
+                "cross_entropy wants), whatever the items' labels are: e.g. "
+                "torch.tensor([int(label) for _, label in batch])."
+            )
+        got_labels = [int(v) for v in labs.reshape(-1)]
+        if got_labels != case["labels"]:
+            raise CheckError(
+                f"labels from {what} are {got_labels}, expected {case['labels']}: label i is "
+                "the label of item i, in the batch's order."
+            )
 
 
 # ---------------------------------------------------------------- balanced_sampler
 
 
 def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
-    """The indices the learner's sampler drew for ``case``, after the type checks."""
+    """The indices the learner's sampler drew for ``case``, after the type and side-effect
+    checks."""
     try:
         seen = observe(probes.probe_balanced_sampler, balanced_sampler, case, what)
     except AnswerRaised as err:
@@ -519,7 +936,20 @@ def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
                 f"{err}. Sample with replacement (replacement=True): a small class must be "
                 "drawn more often than it has samples."
             ) from None
+        if err.type_name == "IndexError":
+            raise CheckError(
+                f"{err}. The class ids here are not 0..K-1: index the counts by the label "
+                "itself, torch.bincount(labels)[labels], or use the inverse indices of "
+                "torch.unique(labels, return_inverse=True, return_counts=True)."
+            ) from None
         raise
+    if seen["labels_changed"]:
+        raise CheckError(
+            f"{what} changed the caller's labels tensor: compute from it without in-place "
+            "operations (labels - labels.min(), not labels -= ...)."
+        )
+    if seen["rng_changed"]:
+        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
     if not seen["is_sampler"]:
         raise _wrong_type(seen["type"], "Sampler", what)
     if "not_iterable" in seen:
@@ -530,13 +960,16 @@ def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
 
 
 def check_balanced_sampler(balanced_sampler) -> None:
-    """Every class drawn about equally often, one weight per sample, repeatable per seed."""
+    """Every class drawn about equally often (ids not 0..K-1, some missing), one weight per
+    sample, with replacement, num_samples draws, repeatable per seed, different across
+    seeds; the caller's labels and the global RNG left alone."""
     g = _gen(5)
     cases = [
         ([0] * 200 + [1] * 20 + [2] * 5, 3000, 0.05),
         ([0] * 900 + [1] * 90 + [2] * 10, 600, 0.07),
         ([5] * 30 + [2] * 300, 2000, 0.05),  # class ids need not start at 0
         ([1] * 8 + [0] * 2 + [3] * 50, 2000, 0.05),
+        ([4] * 12 + [7] * 3, 1, None),  # one draw
     ]
     for k, (values, num_samples, tol) in enumerate(cases):
         labels = torch.tensor(values)[torch.randperm(len(values), generator=g)]
@@ -548,15 +981,20 @@ def check_balanced_sampler(balanced_sampler) -> None:
         case = {"labels": labels, "num_samples": num_samples, "seed": 0, "global_seed": 100 + k}
         draws = _draws(balanced_sampler, case, what)
         if len(draws) != num_samples:
-            raise CheckError(f"{what} drew {len(draws)} indices, expected {num_samples}.")
+            raise CheckError(
+                f"{what} drew {len(draws)} indices, expected num_samples={num_samples}: pass "
+                "num_samples to WeightedRandomSampler."
+            )
+        if min(draws) < 0 or max(draws) >= len(values):
+            raise CheckError(f"{what} drew indices outside range({len(values)}).")
+        if tol is None:
+            continue
         if max(draws) < len(classes) < len(values):
             raise CheckError(
                 f"{what} only ever drew indices below {len(classes)}: WeightedRandomSampler "
                 "got one weight per class. It needs one weight per sample: weights = "
                 "(1 / class_counts)[labels], of shape (N,)."
             )
-        if min(draws) < 0 or max(draws) >= len(values):
-            raise CheckError(f"{what} drew indices outside range({len(values)}).")
         drawn = labels[torch.tensor(draws)]
         shares = {c: float((drawn == c).float().mean()) for c in classes}
         target = 1 / len(classes)
@@ -584,4 +1022,7 @@ def check_balanced_sampler(balanced_sampler) -> None:
         case = {"labels": labels, "num_samples": 100, "seed": seed, "global_seed": 300}
         by_seed.append(_draws(balanced_sampler, case, what))
     if by_seed[0] == by_seed[1]:
-        raise CheckError("seeds 0 and 1 gave the same draws: the seed argument must be used.")
+        raise CheckError(
+            "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "
+            "torch.Generator().manual_seed(seed)."
+        )

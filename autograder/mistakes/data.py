@@ -50,6 +50,103 @@ MISTAKES = {
                 "        return x, self.y[i]\n"
             ),
         ),
+        Mistake(
+            name="transform-on-whole-x",
+            message="The transform got all of x and the item was cut from its output: call "
+            "transform(self.x[i]) on one item. A random augmentation of the whole tensor is "
+            "one draw shared by every item, and each read pays for the whole data set.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        if self.transform is None:\n"
+                "            return self.x[i], self.y[i]\n"
+                "        return self.transform(self.x)[i], self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="transform-on-label-too",
+            message="The transform is for the data only: return (transform(x[i]), y[i]); a label "
+            "passed through an augmentation is no longer the label.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        if self.transform is None:\n"
+                "            return self.x[i], self.y[i]\n"
+                "        return self.transform(self.x[i]), self.transform(self.y[i])\n"
+            ),
+        ),
+        Mistake(
+            name="writes-transform-back",
+            message="Writing the transformed item back into self.x changes the caller's tensor and "
+            "compounds the transform at every read: keep the result in a new variable.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        if self.transform is not None:\n"
+                "            self.x[i] = self.transform(self.x[i])\n"
+                "        return self.x[i], self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="casts-to-float32",
+            message="Return x[i] as it is: converting x to float32 rounds float64 data and turns "
+            "integer data into floats the caller did not ask for.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x.float(), y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "        return x, self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="caches-transformed-items",
+            message="Caching transformed items freezes a random augmentation after the first read: "
+            "call the transform at every __getitem__.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "        self.cache = {}\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        if i not in self.cache:\n"
+                "            x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "            self.cache[i] = (x, self.y[i])\n"
+                "        return self.cache[i]\n"
+            ),
+        ),
     ],
     "DigitFolder": [
         Mistake(
@@ -103,6 +200,127 @@ MISTAKES = {
                 "        return item['x'], item['y']\n"
             ),
         ),
+        Mistake(
+            name="caches-loaded-files",
+            message="A cache in __getitem__ returns what a file held at its first read: call "
+            "torch.load every time, so a changed file is seen the next time it is read.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        self.transform = transform\n"
+                "        self.cache = {}\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        if i not in self.cache:\n"
+                "            self.cache[i] = torch.load(self.paths[i])\n"
+                "        item = self.cache[i]\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="swallows-unreadable-files",
+            message="A file that cannot be read must raise: returning None (or another item) for a "
+            "truncated file hides a broken data set until training fails far away.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        try:\n"
+                "            item = torch.load(self.paths[i])\n"
+                "        except Exception:\n"
+                "            return None\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="pt-anywhere-in-name",
+            message="Keep the names that END in .pt (p.suffix == '.pt'): 'old.pt.bak' contains .pt "
+            "but is not a sample.",
+            code=_IMPORTS
+            + (
+                "import os\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(os.path.join(folder, n) for n in os.listdir(folder) if '.pt' in n)\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="transform-on-label-too",
+            message="The transform changes the data only; the label comes back as the file holds it.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        if self.transform is None:\n"
+                "            return item['x'], item['y']\n"
+                "        return self.transform(item['x']), self.transform(item['y'])\n"
+            ),
+        ),
+        Mistake(
+            name="casts-to-float32",
+            message="Return the tensor the file holds as it is: .float() rounds float64 data.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'].float()\n"
+                "        if self.transform is not None:\n"
+                "            x = self.transform(x)\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="unsorted-paths",
+            message="Path.iterdir and os.listdir return names in no particular order: sort them, so "
+            "item i is the i-th name in sorted order.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = [p for p in Path(folder).iterdir() if p.suffix == '.pt']\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
     ],
     "split_dataset": [
         Mistake(
@@ -138,6 +356,69 @@ MISTAKES = {
                 "    n_val = math.floor(len(dataset) * val_fraction)\n"
                 "    n_train = len(dataset) - n_val\n"
                 "    return Subset(dataset, range(n_train)), Subset(dataset, range(n_train, len(dataset)))\n"
+            ),
+        ),
+        Mistake(
+            name="generator-is-global-seed",
+            message="generator=torch.manual_seed(seed) reseeds torch's global generator (and returns "
+            "it): every later random draw of the program restarts. Use "
+            "torch.Generator().manual_seed(seed).",
+            code=(
+                "import math, torch\n"
+                "from torch.utils.data import random_split\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    return tuple(random_split(dataset, [len(dataset) - n_val, n_val], generator=torch.manual_seed(seed)))\n"
+            ),
+        ),
+        Mistake(
+            name="rounds-val-size",
+            message="The validation set holds floor(n * val_fraction) items: round() gives one more "
+            "when the fraction part is .5 or above.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import random_split\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = round(len(dataset) * val_fraction)\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    return tuple(random_split(dataset, [len(dataset) - n_val, n_val], generator=g))\n"
+            ),
+        ),
+        Mistake(
+            name="negative-slice-for-val",
+            message="perm[-n_val:] is the WHOLE list when n_val is 0: slice from the front, "
+            "perm[:n_val] and perm[n_val:].",
+            code=(
+                "import math, torch\n"
+                "from torch.utils.data import Subset\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    perm = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed)).tolist()\n"
+                "    return Subset(dataset, perm[:len(dataset) - n_val]), Subset(dataset, perm[-n_val:])\n"
+            ),
+        ),
+        Mistake(
+            name="returns-index-lists",
+            message="Return two datasets (Subset(dataset, indices)), not the lists of indices.",
+            code=(
+                "import math, torch\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    perm = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed)).tolist()\n"
+                "    return perm[n_val:], perm[:n_val]\n"
+            ),
+        ),
+        Mistake(
+            name="seed-ignored",
+            message="A generator seeded with a constant gives the same split for every seed: seed it "
+            "with the seed argument.",
+            code=(
+                "import math, torch\n"
+                "from torch.utils.data import random_split\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    g = torch.Generator().manual_seed(0)\n"
+                "    return tuple(random_split(dataset, [len(dataset) - n_val, n_val], generator=g))\n"
             ),
         ),
     ],
@@ -184,6 +465,56 @@ MISTAKES = {
                 "    g = torch.Generator().manual_seed(seed)\n"
                 "    return (DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=g),\n"
                 "            DataLoader(val_set, batch_size=batch_size, drop_last=True))\n"
+            ),
+        ),
+        Mistake(
+            name="generator-is-global-seed",
+            message="generator=torch.manual_seed(seed) reseeds torch's global generator (and returns "
+            "it): use a private torch.Generator().manual_seed(seed).",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    return (DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=torch.manual_seed(seed)),\n"
+                "            DataLoader(val_set, batch_size=batch_size))\n"
+            ),
+        ),
+        Mistake(
+            name="seed-ignored",
+            message="A generator seeded with a constant gives the same order for every seed: seed it "
+            "with the seed argument.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator().manual_seed(0)\n"
+                "    return (DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=g),\n"
+                "            DataLoader(val_set, batch_size=batch_size))\n"
+            ),
+        ),
+        Mistake(
+            name="train-batch-size-default",
+            message="Pass batch_size to the training loader too: DataLoader's default is 1.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    return (DataLoader(train_set, shuffle=True, generator=g),\n"
+                "            DataLoader(val_set, batch_size=batch_size))\n"
+            ),
+        ),
+        Mistake(
+            name="fixed-permutation",
+            message="A permutation drawn once and given as the sampler repeats every epoch: "
+            "shuffle=True draws a new order each epoch.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    order = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(seed)).tolist()\n"
+                "    return (DataLoader(train_set, batch_size=batch_size, sampler=order),\n"
+                "            DataLoader(val_set, batch_size=batch_size))\n"
             ),
         ),
     ],
@@ -253,6 +584,72 @@ MISTAKES = {
                 "    return mean.float(), (s2 / n - mean ** 2).sqrt().float()\n"
             ),
         ),
+        Mistake(
+            name="float32-sums",
+            message="Accumulate in float64: with values far from zero, E[x**2] - E[x]**2 subtracts "
+            "two nearly equal float32 numbers and loses most digits.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp_min(0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="squares-in-place",
+            message="x.double() returns x itself when it is already float64, so x.pow_(2) squares the"
+            " caller's data: use x ** 2.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + x.pow_(2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp_min(0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="count-h-times-h",
+            message="Each channel of a batch holds B * H * W values: H * H is right only for square "
+            "images.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[2]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp_min(0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="sample-std",
+            message="Normalize wants the population std (divide by n), not the sample std (n - 1).",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), ((s2 - n * mean ** 2) / (n - 1)).clamp_min(0).sqrt().float()\n"
+            ),
+        ),
     ],
     "make_transforms": [
         Mistake(
@@ -297,6 +694,51 @@ MISTAKES = {
                 "from torchvision.transforms import v2\n"
                 "def make_transforms(mean, std):\n"
                 "    return v2.Normalize(mean, std), v2.Normalize(mean, std)\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-global-rng",
+            message="torch.manual_seed inside make_transforms resets torch's global random stream for"
+            " the whole program; leave it alone.",
+            code=(
+                "import torch\n"
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    torch.manual_seed(0)\n"
+                "    normalize = v2.Normalize(mean=mean, std=std)\n"
+                "    return v2.Compose([v2.RandomAffine(degrees=15, translate=(0.1, 0.1)), normalize]), normalize\n"
+            ),
+        ),
+        Mistake(
+            name="crop-size-hard-coded",
+            message="RandomResizedCrop(8) makes every image 8x8: the augmentation must keep each "
+            "image's own size.",
+            code=(
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    normalize = v2.Normalize(mean=mean, std=std)\n"
+                "    return v2.Compose([v2.RandomResizedCrop(8, scale=(0.8, 1.0)), normalize]), normalize\n"
+            ),
+        ),
+        Mistake(
+            name="first-channel-stats",
+            message="Normalise each channel with its own mean and std: pass the whole lists to "
+            "v2.Normalize.",
+            code=(
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    normalize = v2.Normalize(mean=[mean[0]] * len(mean), std=[std[0]] * len(std))\n"
+                "    return v2.Compose([v2.RandomAffine(degrees=15, translate=(0.1, 0.1)), normalize]), normalize\n"
+            ),
+        ),
+        Mistake(
+            name="returns-swapped",
+            message="Return (train_tf, eval_tf) in that order: the augmenting one first.",
+            code=(
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    normalize = v2.Normalize(mean=mean, std=std)\n"
+                "    return normalize, v2.Compose([v2.RandomAffine(degrees=15, translate=(0.1, 0.1)), normalize])\n"
             ),
         ),
     ],
@@ -370,6 +812,88 @@ MISTAKES = {
                 "    return padded, lengths, labels\n"
             ),
         ),
+        Mistake(
+            name="sorts-by-length",
+            message="Sorting the items by length reorders the batch: row i no longer belongs to the "
+            "caller's item i (nor to anything kept in the batch's order). Keep the order; "
+            "pack_padded_sequence(..., enforce_sorted=False) needs no sorting.",
+            code=(
+                "import torch\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    batch = sorted(batch, key=lambda item: item[0].shape[0], reverse=True)\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    padded = pad_sequence(seqs, batch_first=True, padding_value=pad_value)\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="sorts-caller-list",
+            message="batch.sort(...) sorts the caller's list in place and reorders the batch: leave "
+            "the list as it was given.",
+            code=(
+                "import torch\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    batch.sort(key=lambda item: item[0].shape[0], reverse=True)\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    padded = pad_sequence(seqs, batch_first=True, padding_value=pad_value)\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="mask-times-pad-value",
+            message="0 * -inf is nan: padding built as mask * pad_value turns real values into nan "
+            "for pad_value=-inf. Fill a new tensor with pad_value, then copy the items in.",
+            code=(
+                "import torch\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    padded = pad_sequence(seqs, batch_first=True)\n"
+                "    pad = torch.arange(padded.shape[1], device=padded.device)[None, :] >= lengths.to(padded.device)[:, None]\n"
+                "    padded = padded + pad[..., None].to(padded.dtype) * pad_value\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="Build the padded tensor in the sequences' own dtype: a float32 working copy "
+            "rounds float64 values even if you convert back at the end.",
+            code=(
+                "import torch\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    padded = torch.full((len(seqs), int(lengths.max()), seqs[0].shape[1]), pad_value,\n"
+                "                        device=seqs[0].device)\n"
+                "    for i, s in enumerate(seqs):\n"
+                "        padded[i, : len(s)] = s\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded.to(seqs[0].dtype), lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="labels-keep-item-dtype",
+            message="labels must be int64 whatever the items hold: stacking 0-d int32 tensors keeps "
+            "int32; build them with torch.tensor([int(y) for _, y in batch]).",
+            code=(
+                "import torch\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    padded = pad_sequence(seqs, batch_first=True, padding_value=pad_value)\n"
+                "    labels = torch.stack([torch.as_tensor(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
     ],
     "balanced_sampler": [
         Mistake(
@@ -415,6 +939,61 @@ MISTAKES = {
                 "def balanced_sampler(labels, num_samples, seed):\n"
                 "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
                 "    return WeightedRandomSampler(weights, num_samples, replacement=True)\n"
+            ),
+        ),
+        Mistake(
+            name="generator-is-global-seed",
+            message="generator=torch.manual_seed(seed) reseeds torch's global generator (and returns "
+            "it): use a private torch.Generator().manual_seed(seed).",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.manual_seed(seed))\n"
+            ),
+        ),
+        Mistake(
+            name="unique-counts-by-label",
+            message="torch.unique's counts are in the order of the sorted unique ids, not indexed by "
+            "the id: with ids that are not 0..K-1, index them with return_inverse, or use "
+            "bincount(labels)[labels].",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    _, counts = torch.unique(labels, return_counts=True)\n"
+                "    weights = 1.0 / counts[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.Generator().manual_seed(seed))\n"
+            ),
+        ),
+        Mistake(
+            name="remaps-labels-in-place",
+            message="labels -= labels.min() changes the caller's labels tensor: compute from it out "
+            "of place.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    labels -= labels.min()\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.Generator().manual_seed(seed))\n"
+            ),
+        ),
+        Mistake(
+            name="seed-ignored",
+            message="A generator seeded with a constant draws the same indices for every seed: seed "
+            "it with the seed argument.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.Generator().manual_seed(0))\n"
             ),
         ),
     ],

@@ -4,7 +4,10 @@ The answers here return objects that are not data (datasets, loaders, samplers,
 transforms), so the probes use them the way the checks did (index, iterate, apply) and
 return what came out. Random draws that an answer might take from torch's global
 generator are made under a seed named in the case, and the caller's global state is put
-back afterwards, so that a replay of the same case gives the same data.
+back afterwards, so that a replay of the same case gives the same data. Side effects are
+observed here and returned as flags: whether the answer changed torch's global random
+state, the caller's tensors or the caller's list. Warnings an answer raises are silenced
+(nbgrader scores any stderr output as a failure).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import contextlib
 import itertools
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import torch
@@ -30,48 +34,94 @@ def container(result: object) -> dict:
 
 
 @contextlib.contextmanager
+def quiet():
+    """Silence the warnings an answer raises (they would reach stderr)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@contextlib.contextmanager
 def seeded_global_rng(seed: int):
     """Seed torch's global CPU generator for the block; restore the caller's state after."""
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), quiet():
         torch.default_generator.manual_seed(seed)
         yield
 
 
+def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and values (NaNs equal to NaNs)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.is_floating_point:
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
+
+
 class CountingTransform:
-    """A transform that adds 1 and counts how often it was called."""
+    """A transform that adds 1, and records the shape of every tensor it was called on."""
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.shapes: list[list[int]] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.shapes)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        self.calls += 1
+        self.shapes.append(list(x.shape))
         return x + 1
 
 
 # ---------------------------------------------------------------- TensorPairDataset
 
 
+def _pair_inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """x (permuted into a non-contiguous view when the case says so) and y."""
+    x = case["x"]
+    if case.get("permute") is not None:
+        x = x.permute(*case["permute"])
+    return x, case["y"]
+
+
 def probe_TensorPairDataset(TensorPairDataset, case: dict) -> dict:
-    """len(ds) and the items ds[0], ds[1], ... (as many as x has rows, at most len(ds))."""
-    x, y = case["x"], case["y"]
-    ds = TensorPairDataset(x, y)
-    length = len(ds)
-    return {"len": length, "items": [ds[i] for i in range(min(len(x), length))]}
+    """len(ds), the items ds[0], ds[1], ... (as many as x has rows, at most len(ds)), and
+    whether building and reading changed the caller's x or y."""
+    x, y = _pair_inputs(case)
+    x_before, y_before = x.clone(), y.clone()
+    with quiet():
+        ds = TensorPairDataset(x, y)
+        length = len(ds)
+        items = [ds[i] for i in range(min(len(x), length))]
+    changed = not (same_tensor(x, x_before) and same_tensor(y, y_before))
+    return {"len": length, "items": items, "inputs_changed": changed}
 
 
 def probe_TensorPairDataset_transform(TensorPairDataset, case: dict) -> dict:
-    """Transform calls made by __init__, the items read at case["reads"], calls made in all."""
+    """Transform calls made by __init__, the items read at case["reads"], the shapes the
+    transform was called on, and whether the caller's x or y changed."""
+    x, y = _pair_inputs(case)
+    x_before, y_before = x.clone(), y.clone()
     transform = CountingTransform()
-    ds = TensorPairDataset(case["x"], case["y"], transform=transform)
-    calls_in_init = transform.calls
-    items = [ds[i] for i in case["reads"]]
-    return {"calls_in_init": calls_in_init, "items": items, "calls": transform.calls}
+    with quiet():
+        ds = TensorPairDataset(x, y, transform=transform)
+        calls_in_init = transform.calls
+        items = [ds[i] for i in case["reads"]]
+    changed = not (same_tensor(x, x_before) and same_tensor(y, y_before))
+    return {
+        "calls_in_init": calls_in_init,
+        "items": items,
+        "calls": transform.calls,
+        "shapes": transform.shapes,
+        "inputs_changed": changed,
+    }
 
 
 def probe_TensorPairDataset_mismatch(TensorPairDataset, case: dict) -> dict:
     """Whether building from x with nx rows and y with ny rows raises ValueError."""
     try:
-        TensorPairDataset(torch.zeros(case["nx"], 2), torch.zeros(case["ny"]))
+        with quiet():
+            TensorPairDataset(torch.zeros(case["nx"], 2), torch.zeros(case["ny"]))
     except ValueError as err:
         return {"raised_value_error": True, "message": str(err)[:300]}
     return {"raised_value_error": False}
@@ -84,40 +134,70 @@ def _write_item(path: Path, x: torch.Tensor, y: int) -> None:
     torch.save({"x": x, "y": torch.tensor(y)}, path)
 
 
-def probe_DigitFolder(DigitFolder, case: dict) -> dict:
-    """A fresh folder of .pt files (written in reverse order, plus two other files).
+def _read(ds: object, i: int) -> object:
+    """ds[i], or what it raised as {"raised": [type name, message]}."""
+    try:
+        return ds[i]
+    except Exception as err:  # a file that cannot be read must raise; report how
+        return {"raised": [type_name(err), str(err)[:300]]}
 
-    Builds the dataset, then rewrites every .pt file with case["new_xs"], case["new_ys"],
-    and only then reads the items: len(ds) and ds[i] as they came out.
+
+def probe_DigitFolder(DigitFolder, case: dict) -> dict:
+    """A fresh folder of .pt files named case["names"], written in case["write_order"], plus
+    files that are not samples (case["others"]).
+
+    Builds the dataset (from a str, or a Path when case["as_path"]), then rewrites every .pt
+    file with case["new_xs"], case["new_ys"], and only then reads the items: len(ds) and
+    ds[i]. Then, if the case says so, rewrites file 0 once more (case["third_x"]) and reads
+    item 0 again ("reread"), and truncates file case["truncate"] and reads it ("truncated").
     """
-    xs, ys = case["xs"], case["ys"]
+    xs, ys, names = case["xs"], case["ys"], case["names"]
     n = len(xs)
     folder = Path(tempfile.mkdtemp(prefix="digitfolder-probe-"))
     try:
-        names = [f"item_{i:03d}.pt" for i in range(n)]
-        for i in reversed(range(n)):  # written in reverse order: only sorting restores it
+        for i in case["write_order"]:  # not in sorted order: only sorting restores it
             _write_item(folder / names[i], xs[i], ys[i])
-        (folder / "notes.txt").write_text("not a sample\n")
-        (folder / "labels.csv").write_text("i,y\n")
-        ds = DigitFolder(str(folder))
-        length = len(ds)
-        for i in range(n):  # change every file after __init__
-            _write_item(folder / names[i], case["new_xs"][i], case["new_ys"][i])
-        return {"len": length, "items": [ds[i] for i in range(min(n, length))]}
+        for other in case["others"]:
+            (folder / other).write_text("not a sample\n")
+        with quiet():
+            ds = DigitFolder(folder if case["as_path"] else str(folder))
+            length = len(ds)
+            for i in range(n):  # change every file after __init__
+                _write_item(folder / names[i], case["new_xs"][i], case["new_ys"][i])
+            seen = {"len": length, "items": [ds[i] for i in range(min(n, length))]}
+            if case.get("third_x") is not None and length >= 1:
+                _write_item(folder / names[0], case["third_x"], case["new_ys"][0])
+                seen["reread"] = ds[0]
+            k = case.get("truncate")
+            if k is not None and length > k:
+                data = (folder / names[k]).read_bytes()
+                (folder / names[k]).write_bytes(data[: len(data) // 3])
+                seen["truncated"] = _read(ds, k)
+        return seen
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
-    """Files t_i.pt from case["xs"], case["ys"]; a counting transform; ds[case["read"]]."""
+    """Files t_i.pt from case["xs"], case["ys"]; a counting transform; ds[case["read"]] read
+    twice; the shapes the transform was called on."""
     folder = Path(tempfile.mkdtemp(prefix="digitfolder-probe-"))
     try:
         for i, (x, y) in enumerate(zip(case["xs"], case["ys"], strict=True)):
             _write_item(folder / f"t_{i}.pt", x, y)
         transform = CountingTransform()
-        ds = DigitFolder(str(folder), transform=transform)
-        calls_in_init = transform.calls
-        return {"calls_in_init": calls_in_init, "item": ds[case["read"]]}
+        with quiet():
+            ds = DigitFolder(str(folder), transform=transform)
+            calls_in_init = transform.calls
+            item = ds[case["read"]]
+            again = ds[case["read"]]
+        return {
+            "calls_in_init": calls_in_init,
+            "item": item,
+            "again": again,
+            "calls": transform.calls,
+            "shapes": transform.shapes,
+        }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -126,19 +206,22 @@ def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
 
 
 class Indexed(Dataset):
-    """Item i is the integer i, so a subset reveals which indices it holds."""
+    """Item i is the integer offset + i, so a subset reveals which items it holds (and a
+    list of indices is told apart from a dataset of items)."""
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    def __init__(self, n: int, offset: int) -> None:
+        self.n, self.offset = n, offset
 
     def __len__(self) -> int:
         return self.n
 
     def __getitem__(self, i: int) -> int:
-        return i
+        if not -self.n <= i < self.n:
+            raise IndexError(f"index {i} out of range for {self.n} items")
+        return self.offset + int(i) % self.n
 
 
-def _indices(subset: object) -> list[int] | str:
+def _items(subset: object) -> list[int] | str:
     """The items of a subset of an Indexed dataset, or why it cannot be read as a dataset."""
     try:
         return [int(subset[i]) for i in range(len(subset))]
@@ -147,18 +230,18 @@ def _indices(subset: object) -> list[int] | str:
 
 
 def probe_split_dataset(split_dataset, case: dict) -> dict:
-    """split_dataset(Indexed(n), frac, seed) under a seeded global RNG.
+    """split_dataset(Indexed(n, offset), frac, seed) under a seeded global RNG.
 
     Returns whether the call changed the global random state, the result's type and length,
-    and for a pair the indices each part holds (or a TypeError's message).
+    and for a pair the items each part holds (or a TypeError's message).
     """
     with seeded_global_rng(case["global_seed"]):
         before = torch.get_rng_state()
-        result = split_dataset(Indexed(case["n"]), case["frac"], case["seed"])
+        result = split_dataset(Indexed(case["n"], case["offset"]), case["frac"], case["seed"])
         rng_changed = not torch.equal(before, torch.get_rng_state())
-    seen = {"rng_changed": rng_changed, **container(result)}
-    if seen["len"] == 2:
-        seen["parts"] = [_indices(part) for part in result]
+        seen = {"rng_changed": rng_changed, **container(result)}
+        if seen["len"] == 2:
+            seen["parts"] = [_items(part) for part in result]
     return seen
 
 
@@ -180,15 +263,18 @@ def _epoch(loader: object) -> dict:
 def probe_make_loaders(make_loaders, case: dict) -> dict:
     """make_loaders(TensorDataset(arange(n_train)), TensorDataset(arange(100, 100 + n_val)), ...).
 
-    Under a seeded global RNG: the result's type and length; per loader whether it is a
-    DataLoader and its num_workers; then (only for two DataLoaders without workers) one
-    validation epoch and two training epochs, as item lists and batch sizes.
+    Under a seeded global RNG: whether the call itself changed the global random state; the
+    result's type and length; per loader whether it is a DataLoader and its num_workers;
+    then (only for two DataLoaders without workers) one validation epoch and two training
+    epochs, as item lists and batch sizes.
     """
     train_set = TensorDataset(torch.arange(case["n_train"]))
     val_set = TensorDataset(torch.arange(100, 100 + case["n_val"]))
     with seeded_global_rng(case["global_seed"]):
+        before = torch.get_rng_state()
         result = make_loaders(train_set, val_set, case["batch_size"], case["seed"])
-        seen = container(result)
+        rng_changed = not torch.equal(before, torch.get_rng_state())
+        seen = {"rng_changed": rng_changed, **container(result)}
         if seen["len"] != 2:
             return seen
         seen["loaders"] = [
@@ -209,18 +295,24 @@ def probe_make_loaders(make_loaders, case: dict) -> dict:
 # ---------------------------------------------------------------- channel_stats
 
 
-def stats_batches(case: dict) -> list[tuple]:
-    """The (x, y) batches of a channel_stats case; x is permuted when the case says so."""
+def stats_batches(case: dict) -> list:
+    """The (x, y) batches of a channel_stats case; x is permuted when the case says so, and
+    a batch is a list [x, y] (as a DataLoader yields it) when the case says so."""
     batches = []
     for b in case["batches"]:
         x = b["x"] if b.get("permute") is None else b["x"].permute(*b["permute"])
-        batches.append((x, b["y"]))
+        batches.append([x, b["y"]] if b.get("as_list") else (x, b["y"]))
     return batches
 
 
 def probe_channel_stats(channel_stats, case: dict) -> dict:
-    """What channel_stats returned for the case's batches."""
-    return {"result": channel_stats(stats_batches(case))}
+    """What channel_stats returned for the case's batches, and whether it changed them."""
+    batches = stats_batches(case)
+    before = [b[0].clone() for b in batches]
+    with quiet():
+        result = channel_stats(batches)
+    changed = not all(same_tensor(b[0], x) for b, x in zip(batches, before, strict=True))
+    return {"result": result, "inputs_changed": changed}
 
 
 # ---------------------------------------------------------------- make_transforms
@@ -229,26 +321,68 @@ def probe_channel_stats(channel_stats, case: dict) -> dict:
 def probe_make_transforms(make_transforms, case: dict) -> dict:
     """make_transforms(mean, std), then the transforms applied under a seeded global RNG.
 
-    Per image in case["images"]: eval_tf twice, train_tf twelve times, and train_tf five
-    times on case["zeros"] of the same size; finally eval_tf(case["batch"]).
+    Whether building them changed the global random state; per image in case["images"]:
+    eval_tf twice, train_tf twelve times, and train_tf five times on case["zeros"] of the
+    same size; and whether any of that changed the images it was given.
     """
     with seeded_global_rng(case["global_seed"]):
-        result = make_transforms(case["mean"], case["std"])
-        seen = container(result)
+        before = torch.get_rng_state()
+        result = make_transforms(list(case["mean"]), list(case["std"]))
+        rng_changed = not torch.equal(before, torch.get_rng_state())
+        seen = {"rng_changed": rng_changed, **container(result)}
         if seen["len"] != 2:
             return seen
         train_tf, eval_tf = result
-        seen["images"] = [
-            {
-                "eval": eval_tf(img),
-                "eval_again": eval_tf(img),
-                "train": [train_tf(img) for _ in range(12)],
-                "train_zeros": [train_tf(zeros) for _ in range(5)],
+        seen["images"] = []
+        for img, zeros in zip(case["images"], case["zeros"], strict=True):
+            img_before, zeros_before = img.clone(), zeros.clone()
+            first = eval_tf(img)
+            eval_changed = not same_tensor(img, img_before)
+            outs = {
+                "eval": first,
+                "eval_again": eval_tf(img_before.clone()),
+                "eval_changed_input": eval_changed,
+                "train": [train_tf(img_before.clone()) for _ in range(11)],
             }
-            for img, zeros in zip(case["images"], case["zeros"], strict=True)
-        ]
-        seen["batch"] = eval_tf(case["batch"])
+            last = train_tf(img)
+            outs["train"].append(last)
+            outs["train_changed_input"] = not eval_changed and not same_tensor(img, img_before)
+            outs["train_zeros"] = [train_tf(zeros) for _ in range(5)]
+            outs["train_zeros_changed_input"] = not same_tensor(zeros, zeros_before)
+            seen["images"].append(outs)
     return seen
+
+
+# ---------------------------------------------------------------- pad_collate
+
+
+def probe_pad_collate(pad_collate, case: dict) -> dict:
+    """pad_collate(batch) or pad_collate(batch, pad_value=...) on the case's items.
+
+    Items are (seq, label): seq transposed from case["seqs"] (stored as (F, L_i)) when the
+    case says so, a non-contiguous view; labels as Python ints or 0-d tensors of
+    case["label_dtype"]. Returns the result and whether the call reordered or changed the
+    caller's list or its sequences.
+    """
+    seqs = [s.t() if case.get("transposed") else s for s in case["seqs"]]
+    dtype = case.get("label_dtype")
+    labels = [
+        lab if dtype is None else torch.tensor(lab, dtype=getattr(torch, dtype))
+        for lab in case["labels"]
+    ]
+    batch = list(zip(seqs, labels, strict=True))
+    before = list(batch)
+    clones = [s.clone() for s in seqs]
+    with quiet():
+        if case.get("pad_value") is None:
+            result = pad_collate(batch)
+        else:
+            result = pad_collate(batch, pad_value=case["pad_value"])
+    reordered = len(batch) != len(before) or any(
+        a is not b for a, b in zip(batch, before, strict=False)
+    )
+    changed = not all(same_tensor(s, c) for s, c in zip(seqs, clones, strict=True))
+    return {"result": result, "batch_reordered": reordered, "seqs_changed": changed}
 
 
 # ---------------------------------------------------------------- balanced_sampler
@@ -256,17 +390,22 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
 
 def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
     """balanced_sampler(labels, num_samples, seed) under a seeded global RNG: its type and,
-    for a Sampler, the indices it draws (at most 10 * num_samples + 100 of them)."""
+    for a Sampler, the indices it draws (at most 10 * num_samples + 100 of them); whether
+    building and drawing changed the global random state or the caller's labels."""
     num_samples = case["num_samples"]
+    labels = case["labels"]
+    labels_before = labels.clone()
     with seeded_global_rng(case["global_seed"]):
-        sampler = balanced_sampler(case["labels"], num_samples, case["seed"])
+        before = torch.get_rng_state()
+        sampler = balanced_sampler(labels, num_samples, case["seed"])
         seen = {"type": type_name(sampler), "is_sampler": isinstance(sampler, Sampler)}
-        if not seen["is_sampler"]:
-            return seen
-        cap = 10 * num_samples + 100
-        try:
-            seen["draws"] = [int(i) for i in itertools.islice(sampler, cap + 1)]
-        except TypeError as err:
-            seen["not_iterable"] = str(err)[:300]
-        seen["cap"] = cap
+        if seen["is_sampler"]:
+            cap = 10 * num_samples + 100
+            try:
+                seen["draws"] = [int(i) for i in itertools.islice(sampler, cap + 1)]
+            except TypeError as err:
+                seen["not_iterable"] = str(err)[:300]
+            seen["cap"] = cap
+        seen["rng_changed"] = not torch.equal(before, torch.get_rng_state())
+    seen["labels_changed"] = not same_tensor(labels, labels_before)
     return seen

@@ -1,0 +1,375 @@
+"""Right answers for 04_data's exercises, written unlike the solution (see __init__.py)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "TensorPairDataset": [
+        RightAnswer(
+            name="subclass-of-TensorDataset",
+            why="Builds on TensorDataset (which indexes every tensor and takes its length from "
+            "the first one) and checks sizes with x.shape[0] != y.shape[0] before it, since "
+            "TensorDataset itself would raise AssertionError, not ValueError.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import TensorDataset\n"
+                "\n"
+                "class TensorPairDataset(TensorDataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if x.shape[0] != y.shape[0]:\n"
+                "            raise ValueError(f'{x.shape[0]} samples but {y.shape[0]} labels')\n"
+                "        super().__init__(x, y)\n"
+                "        self.transform = transform\n"
+                "\n"
+                "    def __getitem__(self, i):\n"
+                "        x, y = super().__getitem__(i)\n"
+                "        return (x if self.transform is None else self.transform(x)), y\n"
+            ),
+        ),
+        RightAnswer(
+            name="size-and-callable-check",
+            why="Uses x.size(0) for the length, stores the count once, and tests the transform "
+            "with callable() instead of `is not None`: the same behaviour for every transform "
+            "the text allows.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        self.n = x.size(0)\n"
+                "        if y.size(0) != self.n:\n"
+                "            raise ValueError('x and y need the same number of samples')\n"
+                "        self.x, self.y = x, y\n"
+                "        self.transform = transform\n"
+                "\n"
+                "    def __len__(self):\n"
+                "        return self.n\n"
+                "\n"
+                "    def __getitem__(self, i):\n"
+                "        data = self.x[i]\n"
+                "        if callable(self.transform):\n"
+                "            data = self.transform(data)\n"
+                "        return data, self.y[i]\n"
+            ),
+        ),
+    ],
+    "DigitFolder": [
+        RightAnswer(
+            name="os-listdir-and-int-label",
+            why="os.listdir and os.path.join on os.fspath(folder) (str or Path), torch.load "
+            "with weights_only=True and map_location='cpu', and the label as a Python int: "
+            "the text asks for the label, and int(y) is the same number.",
+            code=(
+                "import os\n"
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        folder = os.fspath(folder)\n"
+                "        names = sorted(n for n in os.listdir(folder) if n.endswith('.pt'))\n"
+                "        self.paths = [os.path.join(folder, n) for n in names]\n"
+                "        self.transform = transform\n"
+                "\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i], weights_only=True, map_location='cpu')\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, int(item['y'])\n"
+            ),
+        ),
+        RightAnswer(
+            name="glob-sorted",
+            why="glob.glob(folder/*.pt) sorted, which keeps only names ending in .pt; the "
+            "files are still opened in __getitem__ only.",
+            code=(
+                "import glob\n"
+                "import os\n"
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(glob.glob(os.path.join(str(folder), '*.pt')))\n"
+                "        self.transform = transform\n"
+                "\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x, y = item['x'], item['y']\n"
+                "        if self.transform:\n"
+                "            x = self.transform(x)\n"
+                "        return x, y\n"
+            ),
+        ),
+    ],
+    "split_dataset": [
+        RightAnswer(
+            name="randperm-and-subsets",
+            why="A seeded torch.randperm cut into two Subsets, returned as a list: the text asks "
+            "for two datasets and a private generator, not for random_split.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch.utils.data import Subset\n"
+                "\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    g = torch.Generator()\n"
+                "    g.manual_seed(seed)\n"
+                "    perm = torch.randperm(len(dataset), generator=g).tolist()\n"
+                "    return [Subset(dataset, perm[n_val:]), Subset(dataset, perm[:n_val])]\n"
+            ),
+        ),
+        RightAnswer(
+            name="fractions-to-random-split",
+            why="random_split accepts fractions; with two parts it gives the validation part "
+            "floor(n * val_fraction) items (the remainder goes to the first part).",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import random_split\n"
+                "\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    train_set, val_set = random_split(\n"
+                "        dataset, [1 - val_fraction, val_fraction], generator=g\n"
+                "    )\n"
+                "    return train_set, val_set\n"
+            ),
+        ),
+        RightAnswer(
+            name="fork-rng-then-manual-seed",
+            why="Seeds the global generator only inside torch.random.fork_rng, which puts the "
+            "caller's global state back afterwards: the global stream is left as it was.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch.utils.data import random_split\n"
+                "\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction)\n"
+                "    with torch.random.fork_rng(devices=[]):\n"
+                "        torch.manual_seed(seed)\n"
+                "        parts = random_split(dataset, [len(dataset) - n_val, n_val])\n"
+                "    return parts[0], parts[1]\n"
+            ),
+        ),
+        RightAnswer(
+            name="numpy-private-generator",
+            why="A private NumPy Generator seeded with the seed: repeatable, seed-dependent and "
+            "leaves torch's global state alone, which is what the text asks of the generator.",
+            code=(
+                "import numpy as np\n"
+                "from torch.utils.data import Subset\n"
+                "\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n = len(dataset)\n"
+                "    n_val = int(n * val_fraction)\n"
+                "    perm = np.random.default_rng(seed).permutation(n)\n"
+                "    return Subset(dataset, perm[n_val:].tolist()), Subset(dataset, perm[:n_val].tolist())\n"
+            ),
+        ),
+    ],
+    "make_loaders": [
+        RightAnswer(
+            name="explicit-samplers",
+            why="A RandomSampler with the seeded generator and a SequentialSampler are what "
+            "shuffle=True/False build inside DataLoader; the pair is returned as a list.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader, RandomSampler, SequentialSampler\n"
+                "\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator()\n"
+                "    g.manual_seed(seed)\n"
+                "    train_loader = DataLoader(\n"
+                "        train_set, batch_size=batch_size, sampler=RandomSampler(train_set, generator=g)\n"
+                "    )\n"
+                "    val_loader = DataLoader(val_set, batch_size=batch_size, sampler=SequentialSampler(val_set))\n"
+                "    return [train_loader, val_loader]\n"
+            ),
+        ),
+        RightAnswer(
+            name="batch-sampler",
+            why="A BatchSampler over a seeded RandomSampler, every flag spelled out for the "
+            "validation loader: the same batches as shuffle=True with batch_size.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import BatchSampler, DataLoader, RandomSampler\n"
+                "\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    batches = BatchSampler(RandomSampler(train_set, generator=g), batch_size, drop_last=False)\n"
+                "    train_loader = DataLoader(train_set, batch_sampler=batches, num_workers=0)\n"
+                "    val_loader = DataLoader(val_set, batch_size=batch_size, shuffle=False,\n"
+                "                            num_workers=0, drop_last=False, pin_memory=False)\n"
+                "    return train_loader, val_loader\n"
+            ),
+        ),
+    ],
+    "channel_stats": [
+        RightAnswer(
+            name="merge-batch-moments",
+            why="Chan's parallel formula: each batch's own mean and population variance (in "
+            "float64), merged with the count and the shift between means. Equivalent to the "
+            "pooled sums, and more stable.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def channel_stats(loader):\n"
+                "    n, mean, m2 = 0, None, None\n"
+                "    for x, _ in loader:\n"
+                "        x = x.to(torch.float64)\n"
+                "        k = x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        b_mean = x.mean(dim=(0, 2, 3))\n"
+                "        b_m2 = ((x - b_mean.view(1, -1, 1, 1)) ** 2).sum(dim=(0, 2, 3))\n"
+                "        if mean is None:\n"
+                "            n, mean, m2 = k, b_mean, b_m2\n"
+                "            continue\n"
+                "        delta = b_mean - mean\n"
+                "        total = n + k\n"
+                "        mean = mean + delta * k / total\n"
+                "        m2 = m2 + b_m2 + delta**2 * n * k / total\n"
+                "        n = total\n"
+                "    return mean.to(torch.float32), (m2 / n).sqrt().to(torch.float32)\n"
+            ),
+        ),
+        RightAnswer(
+            name="two-pass-channels-first",
+            why="Two passes over the loader (mean first, then squared deviations), each batch "
+            "reshaped to (C, B*H*W) with transpose + reshape, which copies non-contiguous "
+            "input; the text allows reading the loader twice.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def channel_stats(loader):\n"
+                "    total, count = 0, 0\n"
+                "    for x, _ in loader:\n"
+                "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()  # (C, B*H*W)\n"
+                "        total = total + v.sum(dim=1)\n"
+                "        count += v.shape[1]\n"
+                "    mean = total / count\n"
+                "    squares = 0\n"
+                "    for x, _ in loader:\n"
+                "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()\n"
+                "        squares = squares + ((v - mean[:, None]) ** 2).sum(dim=1)\n"
+                "    return mean.float(), torch.sqrt(squares / count).float()\n"
+            ),
+        ),
+    ],
+    "make_transforms": [
+        RightAnswer(
+            name="torchvision-v1-rotation",
+            why="The older torchvision.transforms API (it works on tensors too), with a random "
+            "rotation as the geometric augmentation: the text asks for one that keeps the "
+            "size, RandomAffine is only an example.",
+            code=(
+                "from torchvision import transforms as T\n"
+                "\n"
+                "def make_transforms(mean, std):\n"
+                "    normalize = T.Normalize(mean, std)\n"
+                "    return T.Compose([T.RandomRotation(20), normalize]), normalize\n"
+            ),
+        ),
+        RightAnswer(
+            name="plain-functions",
+            why="Two plain functions: normalisation written with tensors moved to the image's "
+            "device, and a padded random crop of the image's own size (fill 0) before it.",
+            code=(
+                "import torch\n"
+                "from torchvision.transforms import v2\n"
+                "\n"
+                "def make_transforms(mean, std):\n"
+                "    m = torch.tensor(mean).view(-1, 1, 1)\n"
+                "    s = torch.tensor(std).view(-1, 1, 1)\n"
+                "\n"
+                "    def eval_tf(img):\n"
+                "        return (img - m.to(img.device, img.dtype)) / s.to(img.device, img.dtype)\n"
+                "\n"
+                "    def train_tf(img):\n"
+                "        crop = v2.RandomCrop(size=tuple(img.shape[-2:]), padding=2)\n"
+                "        return eval_tf(crop(img))\n"
+                "\n"
+                "    return train_tf, eval_tf\n"
+            ),
+        ),
+    ],
+    "pad_collate": [
+        RightAnswer(
+            name="full-then-copy",
+            why="A tensor filled with pad_value in the sequences' dtype and device, each item "
+            "copied into its row; lengths and labels with dtype=torch.long; a list returned.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [seq for seq, _ in batch]\n"
+                "    lengths = torch.tensor([len(seq) for seq in seqs], dtype=torch.long)\n"
+                "    first = seqs[0]\n"
+                "    padded = torch.full((len(seqs), int(lengths.max()), first.shape[1]), pad_value,\n"
+                "                        dtype=first.dtype, device=first.device)\n"
+                "    for i, seq in enumerate(seqs):\n"
+                "        padded[i, : len(seq)] = seq\n"
+                "    labels = torch.as_tensor([int(label) for _, label in batch], dtype=torch.long)\n"
+                "    return [padded, lengths, labels]\n"
+            ),
+        ),
+        RightAnswer(
+            name="functional-pad-and-stack",
+            why="torch.nn.functional.pad on the time axis of each item, then stack: the same "
+            "(B, L_max, F) tensor as pad_sequence.",
+            code=(
+                "import torch\n"
+                "import torch.nn.functional as F\n"
+                "\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    longest = max(seq.shape[0] for seq, _ in batch)\n"
+                "    rows = [F.pad(seq, (0, 0, 0, longest - seq.shape[0]), value=pad_value) for seq, _ in batch]\n"
+                "    lengths = torch.tensor([seq.shape[0] for seq, _ in batch])\n"
+                "    labels = torch.tensor([int(label) for _, label in batch])\n"
+                "    return torch.stack(rows), lengths, labels\n"
+            ),
+        ),
+    ],
+    "balanced_sampler": [
+        RightAnswer(
+            name="unique-inverse-counts",
+            why="torch.unique with return_inverse and return_counts gives each sample's class "
+            "count whatever the ids are; float32 weights are as good as float64.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    _, inverse, counts = torch.unique(labels, return_inverse=True, return_counts=True)\n"
+                "    weights = 1.0 / counts[inverse].float()\n"
+                "    g = torch.Generator()\n"
+                "    g.manual_seed(seed)\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True, generator=g)\n"
+            ),
+        ),
+        RightAnswer(
+            name="counter-weights-list",
+            why="Class counts from collections.Counter and the weights as a Python list, which "
+            "WeightedRandomSampler accepts as readily as a tensor.",
+            code=(
+                "from collections import Counter\n"
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    ids = labels.tolist()\n"
+                "    counts = Counter(ids)\n"
+                "    weights = [1.0 / counts[c] for c in ids]\n"
+                "    return WeightedRandomSampler(\n"
+                "        weights, num_samples=num_samples, replacement=True,\n"
+                "        generator=torch.Generator().manual_seed(seed),\n"
+                "    )\n"
+            ),
+        ),
+    ],
+}
