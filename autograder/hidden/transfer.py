@@ -32,105 +32,203 @@ def _changed(
     ]
 
 
+def _describe_head(case: dict) -> str:
+    kind = "LayerNorm then Linear" if case.get("head_kind") == "seq" else "Linear"
+    bias = "" if case.get("head_bias", True) else ", bias=False"
+    return f"{kind}{bias}"
+
+
 def check_replace_head(replace_head) -> None:
-    """Several head names, widths, class counts, dtypes; the rest of the model untouched."""
+    """Several head names, widths, class counts, dtypes and devices (meta too, which shows a
+    device taken from anywhere but the old head); bias-free heads, a head that is not the last
+    child, a root parameter and a buffer; fresh weights from the caller's random stream; the
+    rest of the model untouched."""
     device = get_device()
     g = torch.Generator().manual_seed(0)
-    cases = [
-        ("head", 64, 10, 3, torch.float32),
-        ("fc", 7, 5, 1, torch.float32),
-        ("classifier", 33, 2, 2, torch.float64),
-        ("head", 5, 4, 4, torch.float32),  # as many classes as before: still a fresh layer
+    cases = [  # (head name, in, old classes, new classes, dtype, options)
+        ("head", 64, 10, 3, torch.float32, {}),
+        ("fc", 7, 5, 1, torch.float32, {"head_bias": False, "aux": True}),
+        ("classifier", 33, 2, 2, torch.float64, {"root_param": True}),
+        ("head", 5, 4, 4, torch.float32, {}),  # as many classes as before: still a fresh layer
+        ("fc", 6, 3, 5, torch.float32, {"head_dtype": torch.float64, "extra": "fc_norm"}),
+        ("head", 9, 4, 2, torch.float32, {"meta": True}),  # no values: only the device tells
     ]
-    for head_attr, in_features, old_classes, num_classes, dtype in cases:
+    first_weight = None
+    for head_attr, in_features, old_classes, num_classes, dtype, options in cases:
+        options = dict(options)
+        on_meta = options.pop("meta", False)
         case = {
             "seed": int(torch.randint(0, 10_000, (1,), generator=g)),
             "in_features": in_features,
             "out_features": old_classes,
             "head_attr": head_attr,
             "dtype": dtype,
-            "device": device,
+            "device": torch.device("meta") if on_meta else device,
             "num_classes": num_classes,
+            **options,
         }
+        head_dtype = options.get("head_dtype") or dtype
         reference = probes.build_net(case).eval()
         old_head = getattr(reference, head_attr)
-        old_weight = old_head.weight.detach().clone()
-        before = probes.state_of(reference)
+        before = None if on_meta else probes.state_of(reference)
+        flags_before = {n: p.requires_grad for n, p in reference.named_parameters()}
         case["x"] = torch.randn(3, 6, generator=g).to(device=device, dtype=dtype)
-        what = f"replace_head(model, {num_classes}, head_attr={head_attr!r}) (old head {old_head})"
+        where = "on the meta device" if on_meta else f"{dtype}"
+        what = (
+            f"replace_head(model, {num_classes}, head_attr={head_attr!r}) (old head {old_head}, "
+            f"model {where})"
+        )
         try:
             seen = observe(probes.probe_replace_head, replace_head, case, what)
         except AnswerRaised as err:
             if err.type_name != "AttributeError":
                 raise
             raise CheckError(
-                f"{what} raised AttributeError: {err.message}. The head is getattr(model, head_attr); "
-                "replace it with setattr(model, head_attr, new_layer)."
+                f"{what} raised AttributeError: {err.message}. The head is getattr(model, head_attr) "
+                "(it may have no bias, and need not be the last child); read in_features, "
+                "weight.device and weight.dtype from it and replace it with setattr(model, "
+                "head_attr, new_layer)."
             ) from None
         if not seen["returned_model"]:
-            raise CheckError(f"{what} returned {seen['returned_type']}; return the model itself.")
+            raise CheckError(
+                f"{what} returned {seen['returned_type']}; return the model itself (the same "
+                "object, with its head replaced)."
+            )
         new_head = seen["head"]
         if new_head is None:
             raise CheckError(
-                f"model.{head_attr} after {what} should be a Linear, got {seen['head_type']}."
+                f"model.{head_attr} after {what} should be an nn.Linear, got {seen['head_type']}: "
+                "build a new nn.Linear(old.in_features, num_classes)."
             )
         if new_head["in_features"] != in_features:
             raise CheckError(
                 f"after {what} the head has in_features={new_head['in_features']}, expected "
                 f"{in_features}: read it from the old head (old.in_features), do not hard-code it."
             )
-        weight = new_head["weight"]
-        if tuple(weight.shape) != (num_classes, in_features):
+        if tuple(new_head["shape"]) != (num_classes, in_features):
             raise CheckError(
-                f"after {what} the head's weight has shape {tuple(weight.shape)}, expected "
-                f"{(num_classes, in_features)}. Setting .out_features does not resize the weight: "
-                "build a new nn.Linear."
+                f"after {what} the head's weight has shape {tuple(new_head['shape'])}, expected "
+                f"{(num_classes, in_features)}. Setting .out_features does not resize the weight, "
+                "and replacing another layer (the last child, say) leaves the head as it was: "
+                f"build a new nn.Linear and setattr(model, {head_attr!r}, ...)."
             )
-        if new_head["dtype"] != dtype or new_head["device"].type != device.type:
+        if new_head["device"].type != case["device"].type:
             raise CheckError(
-                f"after {what} the head is {new_head['dtype']} on {new_head['device']}, but "
-                f"the model is {dtype} on {device}: create it with device=old.weight.device, "
-                "dtype=old.weight.dtype."
+                f"after {what} the head is on {new_head['device']}, but the old head was on "
+                f"{case['device']}: take the device from the old head (device=old.weight.device), "
+                "not from a global `device` or from elsewhere in the model."
             )
-        if num_classes == old_classes and torch.equal(weight.cpu(), old_weight.cpu()):
-            raise CheckError(f"after {what} the head still has the old weights: make a new layer.")
-        changed = _changed(before, seen["state"], skip_prefix=f"{head_attr}.")
-        if changed:
-            raise CheckError(f"{what} changed parts of the model other than the head: {changed}.")
+        if new_head["dtype"] != head_dtype:
+            raise CheckError(
+                f"after {what} the head is {new_head['dtype']}, but the old head was {head_dtype}: "
+                "create it with dtype=old.weight.dtype (the head's own, which need not be the "
+                "dtype of the model's first parameter)."
+            )
         if seen["logits"] is None:
             raise CheckError(
                 f"calling the model after {what} raised {seen.get('logits_error')}: the new head "
                 "must take the old head's inputs."
             )
+        if on_meta:
+            if list(seen["logits"]) != [3, num_classes]:
+                raise CheckError(
+                    f"logits after {what} have shape {tuple(seen['logits'])}, expected "
+                    f"{(3, num_classes)}."
+                )
+            continue
+        weight = new_head["weight"].cpu()
+        old_weight = old_head.weight.detach().cpu()
+        rows = min(num_classes, old_classes)
+        if torch.equal(weight[:rows], old_weight[:rows]):
+            raise CheckError(
+                f"after {what} the head's first {rows} rows are the old head's weights: the new "
+                "head must start from fresh random weights (a new nn.Linear), not a copy of the "
+                "old classes."
+            )
+        changed = _changed(before, seen["state"], skip_prefix=f"{head_attr}.")
+        if changed:
+            raise CheckError(
+                f"{what} changed parts of the model other than the head: {changed}. Only "
+                f"model.{head_attr} should be replaced."
+            )
+        flags = {n: f for n, f in seen["flags"].items() if not n.startswith(f"{head_attr}.")}
+        flipped = [n for n, f in flags.items() if flags_before.get(n) != f]
+        if flipped:
+            raise CheckError(
+                f"{what} changed requires_grad of {flipped}: leave the rest of the model as it was."
+            )
         check_shape(
             seen["logits"], (3, num_classes), names="N classes", what=f"logits after {what}"
         )
+        if first_weight is None:
+            first_weight = (case, weight)
+    # Fresh weights come from the caller's random stream: another seed, another head.
+    case, weight = first_weight
+    other = observe(
+        probes.probe_replace_head,
+        replace_head,
+        {**case, "rng_seed": case["seed"] + 2},
+        "replace_head(model, ...) under another global seed",
+    )
+    varied = weight.numel() > 1 and bool((weight != weight.flatten()[0]).any())
+    if varied and other["head"] is not None and torch.equal(other["head"]["weight"].cpu(), weight):
+        raise CheckError(
+            "replace_head gives the same 'fresh' head whatever the caller's random state: did you "
+            "call torch.manual_seed inside it? That resets the caller's random stream (every later "
+            "random number in their program changes). Let nn.Linear draw from the global "
+            "generator as it is."
+        )
+
+
+def _freeze_cases(device) -> list[dict]:
+    base = {"seed": 1, "in_features": 5, "out_features": 3, "device": device}
+    return [
+        {**base, "head_attr": "head", "extra": None, "mode": "train"},
+        {**base, "head_attr": "fc", "extra": "fc_norm", "mode": "train"},
+        {**base, "head_attr": "classifier", "extra": None, "mode": "eval"},
+        {**base, "head_attr": "head", "mode": "train", "root_param": True, "head_kind": "seq"},
+        {**base, "head_attr": "fc", "mode": "eval", "head_bias": False, "aux": True},
+    ]
+
+
+def _case_label(case: dict) -> str:
+    parts = [f"head model.{case['head_attr']} ({_describe_head(case)})"]
+    if case.get("root_param"):
+        parts.append("a cls_token parameter on the root module")
+    if case.get("extra"):
+        parts.append(f"a {case['extra']} next to it")
+    if case.get("aux"):
+        parts.append("an aux layer after the head")
+    return ", ".join(parts)
 
 
 def check_freeze_backbone(freeze_backbone) -> None:
-    """Only the head stays trainable (even if it was frozen), whatever it is called."""
-    device = get_device()
-    cases = [("head", None, "train"), ("fc", "fc_norm", "train"), ("classifier", None, "eval")]
-    for head_attr, extra, mode in cases:
-        case = {
-            "seed": 1,
-            "in_features": 5,
-            "out_features": 3,
-            "head_attr": head_attr,
-            "extra": extra,
-            "mode": mode,
-            "device": device,
-        }
+    """Only the head stays trainable (even if it was frozen), whatever it is called and whatever
+    it holds (a Sequential, no bias); root parameters are frozen too; values, buffers and every
+    module's mode unchanged."""
+    for case in _freeze_cases(get_device()):
+        head_attr, mode = case["head_attr"], case["mode"]
         reference = probes.build_net(case)
         before = probes.state_of(reference)
-        what = f"freeze_backbone(model, head_attr={head_attr!r})"
-        seen = observe(probes.probe_freeze_backbone, freeze_backbone, case, what)
+        what = f"freeze_backbone(model, head_attr={head_attr!r}) (model in {mode} mode, {_case_label(case)})"
+        try:
+            seen = observe(probes.probe_freeze_backbone, freeze_backbone, case, what)
+        except AnswerRaised as err:
+            if err.type_name != "AttributeError":
+                raise
+            raise CheckError(
+                f"{what} raised AttributeError: {err.message}. The head can be any module (here "
+                f"{_describe_head(case)}): set requires_grad on every tensor of "
+                "getattr(model, head_attr).parameters() instead of naming .weight and .bias."
+            ) from None
         if not seen["returned_model"]:
             raise CheckError(f"{what} returned {seen['returned_type']}; return the model itself.")
-        if any(t != (mode == "train") for t in seen["modes"].values()):
+        moved = sorted(n or "(root)" for n, t in seen["modes"].items() if t != (mode == "train"))
+        if moved:
             raise CheckError(
-                f"{what} changed the train/eval mode. model.eval() does not freeze anything; "
-                "requires_grad does. Leave the mode alone."
+                f"{what} changed the train/eval mode of {moved[:4]}: the model was in {mode} mode. "
+                "model.eval() (or .eval() on batch norm layers) freezes no parameter; requires_grad "
+                "does. Leave every module's mode alone."
             )
         expected = {
             name: name.startswith(f"{head_attr}.") for name, _ in reference.named_parameters()
@@ -140,14 +238,17 @@ def check_freeze_backbone(freeze_backbone) -> None:
         if head_frozen:
             raise CheckError(
                 f"after {what} the head's parameters {head_frozen} are frozen: nothing could learn. "
-                "Freeze everything else, then set requires_grad=True on the head's parameters."
+                "Freeze everything else, then set requires_grad=True on every parameter of the head "
+                "(even one frozen before the call)."
             )
         still_trainable = [n for n, e in expected.items() if not e and got.get(n, True)]
         if still_trainable:
             raise CheckError(
                 f"after {what} these parameters outside the head are still trainable: "
-                f"{still_trainable}. Freeze every parameter that is not in model.{head_attr} "
-                "(not only model.backbone, and not by matching the start of a name without the dot)."
+                f"{still_trainable}. Freeze every parameter that is not in model.{head_attr}: "
+                "parameters of the root module itself (model.parameters() includes them, "
+                "model.children() does not) and every other part, not only model.backbone, and "
+                "not by matching the start of a name without the dot."
             )
         changed = _changed(before, seen["state"])
         if changed:
@@ -157,15 +258,19 @@ def check_freeze_backbone(freeze_backbone) -> None:
 
 
 def check_make_optimizer(make_optimizer) -> None:
-    """Groups in order, the right learning rates, only trainable parameters, none twice."""
+    """Groups in order, the right learning rates, only trainable parameters, none twice;
+    parameters outside model.backbone (a neck, a cls_token on the root) in the backbone group;
+    requires_grad left as it was."""
     device = get_device()
-    cases = [  # (label, head name, what is frozen: parameter or module names)
-        ("all trainable", "head", []),
-        ("frozen backbone", "head", ["backbone", "neck"]),
-        ("first layer frozen", "fc", ["backbone.0"]),
-        ("head bias frozen", "classifier", ["classifier.bias"]),
+    cases = [  # (label, head name, what is frozen: parameter or module names, options)
+        ("all trainable", "head", [], {}),
+        ("frozen backbone", "head", ["backbone", "neck"], {}),
+        ("first layer frozen", "fc", ["backbone.0"], {"extra": "fc_norm"}),
+        ("head bias frozen", "classifier", ["classifier.bias"], {"root_param": True}),
+        ("frozen backbone and neck", "head", ["backbone", "neck"], {"root_param": True}),
+        ("a two-layer head", "fc", [], {"head_kind": "seq", "head_bias": False, "aux": True}),
     ]
-    for label, head_attr, frozen_prefixes in cases:
+    for label, head_attr, frozen_prefixes, options in cases:
         backbone_lr, head_lr = 3e-4, 2e-2
         case = {
             "seed": 2,
@@ -176,6 +281,7 @@ def check_make_optimizer(make_optimizer) -> None:
             "frozen": frozen_prefixes,
             "backbone_lr": backbone_lr,
             "head_lr": head_lr,
+            **options,
         }
         reference = probes.build_net(case)
         frozen_names = set(probes.frozen_in_case(reference, frozen_prefixes))
@@ -184,7 +290,8 @@ def check_make_optimizer(make_optimizer) -> None:
         head_names = {n for n in all_names if n in in_head and n not in frozen_names}
         body_names = {n for n in all_names if n not in in_head and n not in frozen_names}
         what = (
-            f"make_optimizer(model with {label}, {backbone_lr}, {head_lr}, head_attr={head_attr!r})"
+            f"make_optimizer(model with {label} ({_case_label(case)}), {backbone_lr}, {head_lr}, "
+            f"head_attr={head_attr!r})"
         )
         try:
             seen = observe(probes.probe_make_optimizer, make_optimizer, case, what)
@@ -193,11 +300,25 @@ def check_make_optimizer(make_optimizer) -> None:
                 raise
             raise CheckError(
                 f"{what} raised ValueError: {err.message}. Each parameter may appear in one group "
-                "only, and the backbone group must not include the head."
+                "only (the backbone group must not include the head), and a group may not be "
+                "empty of everything."
             ) from None
         if not seen["is_adamw"]:
             article = "an" if seen["type"][:1].lower() in "aeiou" else "a"
-            raise CheckError(f"{what} should be an AdamW, got {article} {seen['type']}.")
+            raise CheckError(
+                f"{what} should be a torch.optim.AdamW, got {article} {seen['type']}: return "
+                "torch.optim.AdamW([...groups...])."
+            )
+        if seen["requires_grad"] != seen["requires_grad_before"]:
+            flipped = sorted(
+                n
+                for n, f in seen["requires_grad"].items()
+                if seen["requires_grad_before"].get(n) != f
+            )
+            raise CheckError(
+                f"{what} changed requires_grad of {flipped}: make_optimizer only reads which "
+                "parameters are trainable; freezing is freeze_backbone's job."
+            )
         groups = seen["groups"]
         requires_grad = seen["requires_grad"]
         in_groups = [n for group in groups for n in group["params"]]
@@ -209,11 +330,17 @@ def check_make_optimizer(make_optimizer) -> None:
         if frozen:
             raise CheckError(
                 f"{what} put frozen parameters in the optimizer: {frozen}. Pass only parameters "
-                "with requires_grad=True."
+                "with requires_grad=True (filter the head's too)."
+            )
+        twice = sorted({n for n in in_groups if in_groups.count(n) > 1})
+        if twice:
+            raise CheckError(
+                f"{what} lists {twice} more than once: each parameter goes in one group."
             )
         expected = ([(body_names, backbone_lr)] if body_names else []) + [(head_names, head_lr)]
         got_lrs = [group["lr"] for group in groups]
         if len(groups) != len(expected):
+            empty = [i for i, group in enumerate(groups) if not group["params"]]
             raise CheckError(
                 f"{what} has {len(groups)} parameter group(s) with learning rates "
                 f"{got_lrs}; expected {len(expected)}: "
@@ -222,31 +349,48 @@ def check_make_optimizer(make_optimizer) -> None:
                     if body_names
                     else "only the head group, since nothing else is trainable."
                 )
+                + (f" Group(s) {empty} are empty: leave an empty group out." if empty else "")
             )
         for i, ((names, lr), group) in enumerate(zip(expected, groups, strict=True)):
             role = "head" if names is head_names else "backbone"
             got_names = set(group["params"])
             if got_names != names or len(group["params"]) != len(names):
+                hint = ""
+                missing = names - got_names
+                if role == "backbone" and any(not n.startswith("backbone.") for n in missing):
+                    hint = (
+                        " Everything trainable outside the head belongs here, not only "
+                        "model.backbone: model.parameters() minus the head's."
+                    )
+                elif any(not n.startswith(f"{head_attr}.") for n in got_names - names):
+                    hint = (
+                        f" Take the head's parameters from getattr(model, {head_attr!r}) "
+                        "(a name prefix without the dot also matches its neighbours)."
+                    )
                 raise CheckError(
                     f"group {i} of {what} should hold the trainable {role} parameters; missing "
-                    f"{sorted(names - got_names)}, unexpected {sorted(got_names - names)}."
+                    f"{sorted(missing)}, unexpected {sorted(got_names - names)}.{hint}"
                 )
-            if abs(group["lr"] - lr) > 1e-12:
+            if not isinstance(group["lr"], (int, float)) or abs(group["lr"] - lr) > 1e-12:
                 raise CheckError(
                     f"group {i} ({role}) of {what} has lr={group['lr']}, expected {lr}. Learning "
-                    f"rates per group: {got_lrs}."
+                    f"rates per group: {got_lrs} (backbone_lr for the backbone group, head_lr for "
+                    "the head's)."
                 )
 
 
 def check_extract_features(extract_features) -> None:
-    """Pretraining normalisation, eval mode, no graph, any batch size, the mode restored."""
+    """Pretraining normalisation, eval mode and no graph while the backbone runs, batches of at
+    most batch_size (128 by default), any N; float64 and non-contiguous inputs; the mode
+    restored; the caller's x and the global random state untouched."""
     device = get_device()
     g = torch.Generator().manual_seed(3)
-    cases = [  # (N, C, batch_size, tensor stats?, dtype, starts in train mode?)
+    cases = [  # (N, C, batch_size (None: the default), tensor stats?, dtype, starts in train mode?)
         (10, 1, 4, False, torch.float32, True),
         (1, 3, 128, True, torch.float32, True),
         (7, 3, 1, True, torch.float64, False),
         (9, 1, 3, False, torch.float32, True),
+        (130, 1, None, False, torch.float32, False),
     ]
     for n, c, batch_size, tensor_stats, dtype, training in cases:
         case = {
@@ -271,9 +415,11 @@ def check_extract_features(extract_features) -> None:
         before = probes.state_of(reference)
         reference.eval()
         x, mean, std = probes.features_input(case), case["mean"], case["std"]
+        size = "the default batch_size" if batch_size is None else f"batch_size={batch_size}"
+        mode = "train" if training else "eval"
         what = (
-            f"extract_features(backbone, x of shape {tuple(x.shape)} {dtype}, batch_size="
-            f"{batch_size})"
+            f"extract_features(backbone in {mode} mode, x of shape {tuple(x.shape)} {dtype} "
+            f"(non-contiguous), {size})"
         )
         seen = observe(probes.probe_extract_features, extract_features, case, what)
         feats = seen["features"]
@@ -281,9 +427,42 @@ def check_extract_features(extract_features) -> None:
         check_shape(feats, (n, 16), names="N F", what=what)
         if feats.requires_grad:
             raise CheckError(f"{what} requires grad: run the backbone under torch.no_grad().")
+        if seen["x_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's x: normalise out of place ((x - mean) / std makes a "
+                "new tensor; x.sub_(mean) or x -= mean overwrite the caller's images)."
+            )
+        if seen["rng_changed"]:
+            raise CheckError(
+                f"{what} changed the global random state (torch.manual_seed, or random numbers "
+                "drawn): in eval mode nothing is random, so leave the caller's random stream alone."
+            )
+        calls = seen["calls"]
+        if calls:
+            if any(call["grad_enabled"] for call in calls):
+                raise CheckError(
+                    f"{what} ran the backbone with grad enabled (so autograd recorded a graph, even "
+                    "if you .detach() the result afterwards): run it under torch.no_grad() or "
+                    "torch.inference_mode()."
+                )
+            if any(call["training"] or call["dropout_training"] for call in calls):
+                raise CheckError(
+                    f"{what} ran the backbone in train mode (dropout and batch statistics on): call "
+                    "backbone.eval() before computing features."
+                )
+            limit = 128 if batch_size is None else batch_size
+            sizes = [call["n"] for call in calls]
+            if max(sizes) > limit or sum(sizes) != n:
+                default = " (its default, 128)" if batch_size is None else ""
+                raise CheckError(
+                    f"{what} fed the backbone batches of {sizes[:6]}{'...' if len(sizes) > 6 else ''}; "
+                    f"expected batches of at most batch_size={limit}{default} covering all {n} "
+                    "images once: loop over x[i:i + batch_size] for i in range(0, len(x), "
+                    "batch_size)."
+                )
         if seen["training"] != training:
             raise CheckError(
-                f"{what}: the backbone was in {'train' if training else 'eval'} mode before the call "
+                f"{what}: the backbone was in {mode} mode before the call "
                 f"and is in {'train' if seen['training'] else 'eval'} mode after it. Remember "
                 "backbone.training and restore it with backbone.train(was_training)."
             )
@@ -298,7 +477,12 @@ def check_extract_features(extract_features) -> None:
             raw = reference(x)
         feats = feats.to(expected.device)
         close = functools.partial(torch.allclose, rtol=1e-4, atol=1e-5)
-        if feats.dtype == expected.dtype and not close(feats, expected):
+        if feats.dtype != expected.dtype:
+            raise CheckError(
+                f"{what} returned {feats.dtype} features; the backbone and x are {expected.dtype}. "
+                "Keep x's dtype (no .float() working copy)."
+            )
+        if not close(feats, expected):
             if close(feats, own):
                 raise CheckError(
                     f"{what} normalised x with its own mean and std. Use the pretraining statistics "
@@ -306,37 +490,112 @@ def check_extract_features(extract_features) -> None:
                 )
             if close(feats, raw):
                 raise CheckError(f"{what} did not normalise x: compute (x - mean) / std first.")
-        assert_close(feats, expected, rtol=1e-4, atol=1e-5, what=f"the features from {what}")
+        rtol, atol = (1e-4, 1e-5) if dtype == torch.float32 else (1e-9, 1e-9)
+        assert_close(feats, expected, rtol=rtol, atol=atol, what=f"the features from {what}")
 
 
 # Measured on this problem (3 labels per class, seeds 0-2): from scratch 0.61, one learning rate
 # for all 0.58-0.67, fine-tuned with the two groups 0.73-0.76, linear probe 0.73-0.77.
 MIN_ACCURACY_10 = 0.68
 MIN_ACCURACY_3 = 0.8
+PROCESS_EPOCHS = 4  # short runs that show how fine_tune trains, not how well
+
+
+def _fine_tune_basics(seen: dict, what: str) -> None:
+    """What every run must satisfy: a Module, a copy, the caller's model and data untouched,
+    returned in eval mode."""
+    if not seen["is_module"]:
+        article = "an" if seen["type"][:1].lower() in "aeiou" else "a"
+        hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
+        raise CheckError(f"{what} should be a Module, got {article} {seen['type']}.{hint}")
+    if seen["pretrained_changed"] or seen["flags_changed"]:
+        changed = seen["pretrained_changed"][:4] or "its requires_grad flags"
+        raise CheckError(
+            f"{what} changed the pretrained model ({changed}). Work on copy.deepcopy(pretrained) "
+            "so that the caller's network (the published weights) stays as it was: deep-copy "
+            "first, then replace the head, freeze or train the copy."
+        )
+    if seen["modes_changed"]:
+        raise CheckError(
+            f"{what} changed the train/eval mode of the pretrained model it was given: call "
+            "train() on your copy, not on `pretrained`."
+        )
+    if seen["same_object"]:
+        raise CheckError(f"{what} returned the pretrained model itself; return a trained copy.")
+    if seen["data_changed"]:
+        raise CheckError(f"{what} changed the caller's x or y in place: leave the data as it is.")
+    if seen["training"] or seen["modules_training"]:
+        raise CheckError(
+            f"{what} returned a model with {seen['modules_training'][:3]} in train mode; return "
+            "model.eval() (it sets every submodule)."
+        )
+
+
+def _training_steps(seen: dict, what: str, num_epochs: int) -> None:
+    """One full-batch forward in train mode with grad per epoch (forwards for logging, in eval
+    mode or under no_grad, do not count)."""
+    forwards = seen["forwards"]
+    if not forwards:
+        raise CheckError(
+            f"{what} never ran the pretrained backbone: fine-tune copy.deepcopy(pretrained) (a new "
+            "network is training from scratch)."
+        )
+    steps = [f for f in forwards if f["grad_enabled"] and f["training"]]
+    in_eval = [f for f in forwards if f["grad_enabled"] and not f["training"]]
+    if not steps and in_eval:
+        raise CheckError(
+            f"{what} ran all its {len(in_eval)} training forwards in eval mode: the copy of a "
+            "pretrained model comes in eval mode, so call model.train() before the loop (batch "
+            "norm then uses and learns the new data's statistics), and model.eval() at the end."
+        )
+    if len(steps) != num_epochs:
+        raise CheckError(
+            f"{what} ran {len(steps)} training forwards (train mode, grad enabled); with "
+            f"num_epochs={num_epochs} and full-batch training expected exactly one per epoch (one "
+            "forward, backward and optimizer step each): loop over range(num_epochs), the "
+            "argument, not a fixed number."
+        )
+    sizes = sorted({f["n"] for f in steps})
+    if sizes != [seen["n_train"]]:
+        raise CheckError(
+            f"{what} trained on batches of {sizes}; full-batch training feeds all "
+            f"{seen['n_train']} labelled images at every step."
+        )
+
+
+def _backbone_moved(seen: dict, pretrained_state: dict) -> tuple[list[str], list[str]]:
+    state = seen["state"] or {}
+    names = [k for k in pretrained_state if k.startswith("backbone.") and "running" not in k]
+    names = [k for k in names if not k.endswith("num_batches_tracked")]
+    moved = [
+        k
+        for k in names
+        if k in state
+        and state[k].shape == pretrained_state[k].shape
+        and not torch.allclose(
+            state[k].cpu().float(), pretrained_state[k].cpu().float(), rtol=0, atol=1e-7
+        )
+    ]
+    still = [k for k in names if k not in moved]
+    return moved, still
 
 
 def check_fine_tune(fine_tune) -> None:
-    """Fine-tune a fresh pretrained net on 3 noisy digits per class; it must clearly beat scratch."""
+    """Fine-tune a fresh pretrained net on 3 noisy digits per class: it must clearly beat
+    scratch, and train the right way: a copy, train mode, num_epochs full-batch steps, the
+    backbone at backbone_lr (not frozen, and still with backbone_lr=0), the head at head_lr,
+    returned in eval mode, the caller's random stream not reseeded."""
     device = get_device()
+    pretrained_state = {
+        k: v.detach().cpu() for k, v in probes._pretrained(str(device)).state_dict().items()
+    }
     subsets = [(10, MIN_ACCURACY_10, None), (3, MIN_ACCURACY_3, 3)]
     for num_classes, threshold, keep in subsets:
-        case = {"device": device, "num_classes": num_classes, "keep": keep}
+        case = {"device": device, "num_classes": num_classes, "keep": keep, "state": keep is None}
         xa, _, _, yb = probes.fine_tune_task(case)
         what = f"fine_tune(pretrained, x {tuple(xa.shape)}, y, num_classes={num_classes})"
         seen = observe(probes.probe_fine_tune, fine_tune, case, what)
-        if not seen["is_module"]:
-            article = "an" if seen["type"][:1].lower() in "aeiou" else "a"
-            hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
-            raise CheckError(f"{what} should be a Module, got {article} {seen['type']}.{hint}")
-        if seen["pretrained_changed"] or seen["flags_changed"]:
-            raise CheckError(
-                f"{what} changed the pretrained model. Work on copy.deepcopy(pretrained) so that the "
-                "caller's network (the published weights) stays as it was."
-            )
-        if seen["same_object"]:
-            raise CheckError(f"{what} returned the pretrained model itself; return a trained copy.")
-        if seen["training"]:
-            raise CheckError(f"{what} returned a model in train mode; return model.eval().")
+        _fine_tune_basics(seen, what)
         logits = seen["logits"]
         if logits is None:
             raise CheckError(
@@ -349,6 +608,15 @@ def check_fine_tune(fine_tune) -> None:
             names="N classes",
             what=f"logits of the model from {what}",
         )
+        _training_steps(seen, what + " (num_epochs left at its default)", 60)
+        if keep is None:
+            moved, still = _backbone_moved(seen, pretrained_state)
+            if still:
+                raise CheckError(
+                    f"after {what} these backbone parameters never moved: {still[:4]}. Fine-tuning "
+                    "trains every layer (the backbone with backbone_lr): do not freeze the backbone, "
+                    "and give its trainable parameters to the optimizer."
+                )
         acc = (logits.detach().cpu().argmax(dim=1) == yb).float().mean().item()
         if acc < threshold:
             raise CheckError(
@@ -357,3 +625,50 @@ def check_fine_tune(fine_tune) -> None:
                 "much less). Start from the pretrained weights, give it a fresh trainable head, and "
                 "train with the two learning rates for num_epochs steps."
             )
+    # Short runs that show how it trains: the learning rates per group, num_epochs, the seed.
+    base = {"device": device, "num_classes": 10, "keep": None, "state": True, "logits": False}
+    runs = {}
+    for name, backbone_lr, head_lr, rng_seed in [
+        ("head only", 0.0, 1e-2, 0),
+        ("nothing", 0.0, 0.0, 0),
+        ("head only, other seed", 0.0, 1e-2, 1),
+    ]:
+        kwargs = {"num_epochs": PROCESS_EPOCHS, "backbone_lr": backbone_lr, "head_lr": head_lr}
+        case = {**base, "kwargs": kwargs, "rng_seed": rng_seed}
+        what = (
+            f"fine_tune(pretrained, x, y, 10, num_epochs={PROCESS_EPOCHS}, "
+            f"backbone_lr={backbone_lr}, head_lr={head_lr})"
+        )
+        seen = observe(probes.probe_fine_tune, fine_tune, case, what)
+        _fine_tune_basics(seen, what)
+        _training_steps(seen, what, PROCESS_EPOCHS)
+        moved, _ = _backbone_moved(seen, pretrained_state)
+        if moved:
+            raise CheckError(
+                f"after {what} the backbone moved ({moved[:3]}), though backbone_lr is 0: give the "
+                "backbone's parameters their own group with lr=backbone_lr (make_optimizer), not "
+                "one learning rate for the whole model."
+            )
+        runs[name] = seen["state"]
+    head_keys = [k for k in runs["nothing"] if k.startswith("head.")]
+
+    def same_head(a: str, b: str) -> bool:
+        return all(
+            k in runs[a] and k in runs[b] and torch.equal(runs[a][k].cpu(), runs[b][k].cpu())
+            for k in head_keys
+        )
+
+    if same_head("head only", "nothing"):
+        raise CheckError(
+            f"fine_tune with head_lr=1e-2 leaves the new head exactly where head_lr=0 leaves it "
+            f"(after {PROCESS_EPOCHS} steps): the head does not train. Keep the new head trainable "
+            "and give it a group with lr=head_lr."
+        )
+    initial = [runs["nothing"][k] for k in head_keys if k.endswith("weight")]
+    random_init = any(w.numel() > 1 and bool((w != w.flatten()[0]).any()) for w in initial)
+    if random_init and same_head("head only", "head only, other seed"):
+        raise CheckError(
+            "fine_tune gives the same model whatever the caller's random state: did you call "
+            "torch.manual_seed inside it? That resets the caller's random stream; leave seeding "
+            "to the caller."
+        )

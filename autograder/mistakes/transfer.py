@@ -299,3 +299,336 @@ MISTAKES = {
         ),
     ],
 }
+
+# Wrong answers that pass the visible asserts (DigitNet, CPU, default arguments) and that only
+# the hidden check's other inputs and its look at side effects and at the process catch.
+_LOOP = (
+    "    for _ in range(num_epochs):\n"
+    "        loss = F.cross_entropy(model(x), y)\n"
+    "        optimizer.zero_grad()\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+)
+_FT_HEAD = (
+    "import copy\nimport torch\nimport torch.nn.functional as F\n"
+    "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+)
+_EF_HEAD = "import torch\ndef extract_features(backbone, x, mean, std, batch_size=128):\n"
+
+_MORE = {
+    "replace_head": [
+        Mistake(
+            name="copies-old-rows",
+            message="The new head must start from fresh weights, not a copy of the old classes' rows.",
+            code=(
+                "import torch\nfrom torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    new = nn.Linear(old.in_features, num_classes, device=old.weight.device,\n"
+                "                    dtype=old.weight.dtype)\n"
+                "    with torch.no_grad():\n"
+                "        rows = min(num_classes, old.out_features)\n"
+                "        new.weight[:rows] = old.weight[:rows]\n"
+                "        if old.bias is not None:\n"
+                "            new.bias[:rows] = old.bias[:rows]\n"
+                "    setattr(model, head_attr, new)\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-global-rng",
+            message="torch.manual_seed inside a helper resets the caller's random stream.",
+            code=(
+                "import torch\nfrom torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    torch.manual_seed(0)  # 'reproducible' new head\n"
+                "    setattr(model, head_attr, nn.Linear(old.in_features, num_classes,\n"
+                "            device=old.weight.device, dtype=old.weight.dtype))\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="last-child-is-head",
+            message="The head is getattr(model, head_attr), not whatever module was registered last.",
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    name, old = list(model.named_children())[-1]\n"
+                "    setattr(model, name, nn.Linear(old.in_features, num_classes,\n"
+                "            device=old.weight.device, dtype=old.weight.dtype))\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="global-device",
+            message="Create the head on the old head's device, not on the notebook's `device`.",
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    new = nn.Linear(old.in_features, num_classes, dtype=old.weight.dtype).to(device)\n"
+                "    setattr(model, head_attr, new)\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="dtype-of-first-parameter",
+            message="Take device and dtype from the old head, not from the model's first parameter.",
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    first = next(model.parameters())\n"
+                "    setattr(model, head_attr, nn.Linear(old.in_features, num_classes,\n"
+                "            device=first.device, dtype=first.dtype))\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "freeze_backbone": [
+        Mistake(
+            name="children-skip-root-params",
+            message="model.children() misses parameters of the root module itself (a cls_token).",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    for name, child in model.named_children():\n"
+                "        child.requires_grad_(name == head_attr)\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="names-weight-and-bias",
+            message="The head may be any module (no bias, a Sequential): use its .parameters().",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    model.requires_grad_(False)\n"
+                "    head = getattr(model, head_attr)\n"
+                "    head.weight.requires_grad = True\n"
+                "    head.bias.requires_grad = True\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="freezes-and-evals-batchnorm",
+            message="Putting batch norm layers in eval mode changes the mode; freezing is requires_grad only.",
+            code=(
+                "from torch import nn\n"
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    model.requires_grad_(False)\n"
+                "    getattr(model, head_attr).requires_grad_(True)\n"
+                "    for m in model.modules():\n"
+                "        if isinstance(m, nn.modules.batchnorm._BatchNorm):\n"
+                "            m.eval()  # 'freeze' the running statistics too\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="sets-module-attribute",
+            message="module.requires_grad = False sets a plain attribute; call requires_grad_(False).",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    for name, child in model.named_children():\n"
+                "        child.requires_grad = name == head_attr\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "make_optimizer": [
+        Mistake(
+            name="only-model-backbone-group",
+            message="Everything trainable outside the head goes in the backbone group, not only model.backbone.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    body = [p for p in model.backbone.parameters() if p.requires_grad]\n"
+                "    head = [p for p in getattr(model, head_attr).parameters() if p.requires_grad]\n"
+                "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+                "    return torch.optim.AdamW(groups + [{'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+        Mistake(
+            name="head-by-name-prefix",
+            message="name.startswith(head_attr) also matches fc_norm next to fc: use the head's parameters.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]\n"
+                "    body = [p for n, p in named if not n.startswith(head_attr)]\n"
+                "    head = [p for n, p in named if n.startswith(head_attr)]\n"
+                "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+                "    return torch.optim.AdamW(groups + [{'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+        Mistake(
+            name="keeps-empty-group",
+            message="With nothing trainable outside the head, leave the backbone group out.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    ids = {id(p) for p in getattr(model, head_attr).parameters()}\n"
+                "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+                "    head = [p for p in getattr(model, head_attr).parameters() if p.requires_grad]\n"
+                "    return torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+                "                              {'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+        Mistake(
+            name="head-group-unfiltered",
+            message="Filter the head's parameters on requires_grad too: a frozen head bias stays out.",
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    head = list(getattr(model, head_attr).parameters())\n"
+                "    ids = {id(p) for p in head}\n"
+                "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+                "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+                "    return torch.optim.AdamW(groups + [{'params': head, 'lr': head_lr}])\n"
+            ),
+        ),
+    ],
+    "extract_features": [
+        Mistake(
+            name="ignores-batch-size",
+            message="Run the backbone in batches of at most batch_size: all of x at once may not fit.",
+            code=_EF_HEAD
+            + (
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        out = backbone((x - mean) / std)\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="detach-not-no-grad",
+            message=".detach() afterwards still records the graph: run the backbone under torch.no_grad().",
+            code=_EF_HEAD
+            + (
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    out = torch.cat([backbone((x[i:i + batch_size] - mean) / std).detach()\n"
+                "                     for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="seeds-for-reproducibility",
+            message="torch.manual_seed inside a helper resets the caller's random stream.",
+            code=_EF_HEAD
+            + (
+                "    torch.manual_seed(0)\n"
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        out = torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                         for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="always-back-to-train",
+            message="Restore the mode the backbone had (train or eval), not always train().",
+            code=_EF_HEAD
+            + (
+                "    backbone.eval()\n"
+                "    with torch.no_grad():\n"
+                "        out = torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                         for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train()\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "fine_tune": [
+        Mistake(
+            name="frozen-backbone",
+            message="That is a linear probe: fine-tuning trains the backbone too, with backbone_lr.",
+            code=_FT_HEAD
+            + (
+                "    model = freeze_backbone(replace_head(copy.deepcopy(pretrained), num_classes))\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+            )
+            + _LOOP
+            + "    return model.eval()\n",
+        ),
+        Mistake(
+            name="no-train-mode",
+            message="The copy comes in eval mode: call model.train() before the training steps.",
+            code=_FT_HEAD
+            + (
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            )
+            + _LOOP
+            + "    return model.eval()\n",
+        ),
+        Mistake(
+            name="ignores-num-epochs",
+            message="Train for num_epochs steps, the argument, not a fixed number.",
+            code=_FT_HEAD
+            + (
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+            )
+            + _LOOP.replace("range(num_epochs)", "range(60)")
+            + "    return model.eval()\n",
+        ),
+        Mistake(
+            name="one-learning-rate",
+            message="One learning rate for the whole model ignores backbone_lr: use parameter groups.",
+            code=_FT_HEAD
+            + (
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = torch.optim.AdamW(model.parameters(), lr=head_lr)\n"
+                "    model.train()\n"
+            )
+            + _LOOP
+            + "    return model.eval()\n",
+        ),
+        Mistake(
+            name="reseeds-global-rng",
+            message="torch.manual_seed inside fine_tune resets the caller's random stream.",
+            code=_FT_HEAD
+            + (
+                "    torch.manual_seed(0)\n"
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+            )
+            + _LOOP
+            + "    return model.eval()\n",
+        ),
+        Mistake(
+            name="returns-train-mode",
+            message="Return the trained copy in eval mode: model.eval().",
+            code=_FT_HEAD
+            + (
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+            )
+            + _LOOP
+            + "    return model\n",
+        ),
+        Mistake(
+            name="trains-mode-of-pretrained",
+            message="pretrained.train() changes the caller's model: call train() on the copy.",
+            code=_FT_HEAD
+            + (
+                "    pretrained.train()\n"
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            )
+            + _LOOP
+            + "    return model.eval()\n",
+        ),
+    ],
+}
+for _grade_id, _extra in _MORE.items():
+    MISTAKES[_grade_id] = MISTAKES[_grade_id] + _extra

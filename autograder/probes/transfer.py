@@ -20,10 +20,25 @@ from tutorial_lib.data import load_digits
 
 
 class Net(nn.Module):
-    """A tiny model with a backbone, an optional extra part, and a linear head under any name."""
+    """A tiny model with a backbone, a neck, optional extra parts, and a head under any name.
+
+    Options (all from the case): ``extra`` a LayerNorm whose name starts like the head's
+    (``fc_norm`` next to ``fc``); ``root_param`` a parameter on the root module itself (a
+    ``cls_token``); ``head_kind`` ``"linear"`` or ``"seq"`` (LayerNorm then Linear);
+    ``head_bias``; ``aux`` a side Linear registered *after* the head (so the head is not the
+    last child).
+    """
 
     def __init__(
-        self, in_features: int, out_features: int, head_attr: str, extra: str | None = None
+        self,
+        in_features: int,
+        out_features: int,
+        head_attr: str,
+        extra: str | None = None,
+        root_param: bool = False,
+        head_kind: str = "linear",
+        head_bias: bool = True,
+        aux: bool = False,
     ):
         super().__init__()
         self.head_attr = head_attr
@@ -32,21 +47,53 @@ class Net(nn.Module):
         if extra is not None:  # a module whose name starts like the head's: fc_norm next to fc
             setattr(self, extra, nn.LayerNorm(in_features))
         self.extra = extra
-        setattr(self, head_attr, nn.Linear(in_features, out_features))
+        if root_param:  # a parameter of the root module itself, as a ViT's cls_token
+            self.cls_token = nn.Parameter(torch.linspace(-0.5, 0.5, in_features))
+        else:
+            self.cls_token = None
+        if head_kind == "seq":
+            head = nn.Sequential(
+                nn.LayerNorm(in_features), nn.Linear(in_features, out_features, bias=head_bias)
+            )
+        else:
+            head = nn.Linear(in_features, out_features, bias=head_bias)
+        setattr(self, head_attr, head)
+        if aux:  # registered after the head: the last child is not the head
+            self.aux = nn.Linear(in_features, 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.neck(self.backbone(x))
+        if self.cls_token is not None:
+            h = h + self.cls_token
         if self.extra is not None:
             h = getattr(self, self.extra)(h)
-        return getattr(self, self.head_attr)(h)
+        head = getattr(self, self.head_attr)
+        weight = getattr(head, "weight", None)
+        if isinstance(weight, torch.Tensor) and weight.dtype != h.dtype:
+            h = h.to(weight.dtype)  # a head kept in another dtype than the body
+        return head(h)
 
 
 def build_net(case: dict) -> Net:
-    """The case's ``Net``: seed, widths, head name, extra part, device and dtype."""
+    """The case's ``Net``: seed, widths, head name, extra parts, device and dtype (and a head
+    dtype of its own when the case gives ``head_dtype``)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["seed"])
-        model = Net(case["in_features"], case["out_features"], case["head_attr"], case.get("extra"))
-    return model.to(device=case["device"], dtype=case.get("dtype", torch.float32))
+        model = Net(
+            case["in_features"],
+            case["out_features"],
+            case["head_attr"],
+            case.get("extra"),
+            root_param=case.get("root_param", False),
+            head_kind=case.get("head_kind", "linear"),
+            head_bias=case.get("head_bias", True),
+            aux=case.get("aux", False),
+        )
+        model.register_buffer("steps_seen", torch.tensor(3))  # a buffer next to the parameters
+    model = model.to(device=case["device"], dtype=case.get("dtype", torch.float32))
+    if case.get("head_dtype") is not None:
+        getattr(model, case["head_attr"]).to(case["head_dtype"])
+    return model
 
 
 def state_of(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -62,12 +109,21 @@ def _error(err: Exception) -> str:
     return f"{type(err).__name__}: {err}"[:500]
 
 
+def _is_meta(device) -> bool:
+    return torch.device(device).type == "meta"
+
+
 def probe_replace_head(replace_head, case: dict) -> dict:
-    """What came back, the head afterwards, the whole state_dict afterwards, logits for case x."""
+    """What came back, the head afterwards, the whole state_dict afterwards, logits for case x.
+
+    The global random generator is seeded with ``case["rng_seed"]`` just before the call
+    (so that a fresh head is the same every run, and differs between two seeds). On the
+    meta device (no values) only the head's description comes back."""
     head_attr = case["head_attr"]
+    meta = _is_meta(case["device"])
     model = build_net(case).eval()
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["seed"] + 1)  # the new head's initial weights: the same every run
+        torch.manual_seed(case.get("rng_seed", case["seed"] + 1))
         result = replace_head(model, case["num_classes"], head_attr=head_attr)
     head = getattr(model, head_attr, None)
     seen = {
@@ -75,20 +131,26 @@ def probe_replace_head(replace_head, case: dict) -> dict:
         "returned_type": type(result).__name__,
         "head_type": type(head).__name__,
         "head": None,
-        "state": state_of(model),
+        "state": None if meta else state_of(model),
+        "flags": _named_flags(model),
+        "logits": None,
     }
     if isinstance(head, nn.Linear):
         seen["head"] = {
             "in_features": head.in_features,
-            "weight": head.weight.detach().clone(),
+            "out_features": head.out_features,
+            "shape": list(head.weight.shape),
+            "weight": None if meta else head.weight.detach().clone(),
+            "bias": None if meta or head.bias is None else head.bias.detach().clone(),
             "dtype": head.weight.dtype,
             "device": head.weight.device,
         }
     try:
         with torch.no_grad():
-            seen["logits"] = model(case["x"])
+            x = torch.empty(3, 6, device="meta") if meta else case["x"]
+            logits = model(x)
+        seen["logits"] = list(logits.shape) if meta else logits
     except Exception as err:  # a head of the wrong width: the check says which
-        seen["logits"] = None
         seen["logits_error"] = _error(err)
     return seen
 
@@ -124,6 +186,12 @@ def frozen_in_case(model: nn.Module, prefixes: list[str]) -> list[str]:
     ]
 
 
+def _number(value):
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.item())  # AdamW also takes a tensor learning rate
+    return value
+
+
 def probe_make_optimizer(make_optimizer, case: dict) -> dict:
     """The optimizer's type and its groups as (lr, weight_decay, parameter names), and which
     parameters require grad after the call. A parameter not in the model is named "?"."""
@@ -131,14 +199,15 @@ def probe_make_optimizer(make_optimizer, case: dict) -> dict:
     params = dict(model.named_parameters())
     for name in frozen_in_case(model, case["frozen"]):
         params[name].requires_grad_(False)
+    flags_before = _named_flags(model)
     opt = make_optimizer(model, case["backbone_lr"], case["head_lr"], head_attr=case["head_attr"])
     names = {id(p): n for n, p in model.named_parameters()}
     groups = None
     if isinstance(opt, torch.optim.Optimizer):
         groups = [
             {
-                "lr": group.get("lr"),
-                "weight_decay": group.get("weight_decay"),
+                "lr": _number(group.get("lr")),
+                "weight_decay": _number(group.get("weight_decay")),
                 "params": [names.get(id(p), "?") for p in group["params"]],
             }
             for group in opt.param_groups
@@ -147,6 +216,7 @@ def probe_make_optimizer(make_optimizer, case: dict) -> dict:
         "type": type(opt).__name__,
         "is_adamw": isinstance(opt, torch.optim.AdamW),
         "groups": groups,
+        "requires_grad_before": flags_before,
         "requires_grad": _named_flags(model),
     }
 
@@ -175,14 +245,41 @@ def features_input(case: dict) -> torch.Tensor:
 
 
 def probe_extract_features(extract_features, case: dict) -> dict:
-    """The features, the backbone's mode afterwards, and its state_dict afterwards."""
+    """The features, the backbone's mode afterwards, its state_dict afterwards, and how it was
+    run: the batch sizes its first layer saw, with grad mode and the backbone's mode at each;
+    whether the caller's x and the global random state changed. ``batch_size`` None: the
+    argument is left out (its default applies)."""
     backbone = build_backbone(case)
+    calls: list[dict] = []
+
+    def record(module, args):
+        calls.append(
+            {
+                "n": int(args[0].shape[0]) if args and isinstance(args[0], torch.Tensor) else -1,
+                "grad_enabled": bool(torch.is_grad_enabled()),
+                "training": bool(backbone.training),
+                "dropout_training": bool(backbone[3].training),
+            }
+        )
+
+    handle = backbone[0].register_forward_pre_hook(record)
+    x = features_input(case)
+    x_before = x.detach().clone()
+    kwargs = {} if case["batch_size"] is None else {"batch_size": case["batch_size"]}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["seed"])  # dropout, should it run in train mode: the same every run
-        feats = extract_features(
-            backbone, features_input(case), case["mean"], case["std"], batch_size=case["batch_size"]
-        )
-    return {"features": feats, "training": bool(backbone.training), "state": state_of(backbone)}
+        rng_before = torch.get_rng_state()
+        feats = extract_features(backbone, x, case["mean"], case["std"], **kwargs)
+        rng_changed = not torch.equal(rng_before, torch.get_rng_state())
+    handle.remove()
+    return {
+        "features": feats,
+        "training": bool(backbone.training),
+        "state": state_of(backbone),
+        "calls": calls,
+        "x_changed": not torch.equal(x.detach(), x_before),
+        "rng_changed": rng_changed,
+    }
 
 
 class DigitNet(nn.Module):
@@ -264,20 +361,51 @@ def fine_tune_task(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return x_tr[a], y_tr[a], x_te[b], y_te[b]
 
 
+def _is_first_conv(module: nn.Module) -> bool:
+    """The first layer of DigitNet's backbone (in the pretrained model or any copy of it)."""
+    return isinstance(module, nn.Conv2d) and module.in_channels == 1 and module.out_channels == 16
+
+
 def probe_fine_tune(fine_tune, case: dict) -> dict:
-    """What came back, whether the pretrained model it got changed, and the logits of the
-    returned model on the held-out digits (under no_grad, in the mode it was returned in)."""
+    """What came back, whether the pretrained model it got changed (weights, buffers,
+    requires_grad, mode), how training ran, and the returned model's weights and logits.
+
+    How training ran: every forward through the backbone's first layer during the call
+    (a global hook, so copies count), with its batch size, the layer's train/eval mode and
+    whether grad was enabled. ``case["kwargs"]`` are passed on (num_epochs, the learning
+    rates); the global random generator is seeded with ``case["rng_seed"]`` before the call."""
     device = torch.device(case["device"])
     pretrained = copy.deepcopy(_pretrained(str(device)))
     before = state_of(pretrained)
     flags = [p.requires_grad for p in pretrained.parameters()]
+    modes = [m.training for m in pretrained.modules()]
     xa, ya, xb, _ = (t.to(device) for t in fine_tune_task(case))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        tuned = fine_tune(pretrained, xa, ya, case["num_classes"])
+    xa_before, ya_before = xa.clone(), ya.clone()
+    forwards: list[dict] = []
+
+    def record(module, args):
+        if _is_first_conv(module):
+            forwards.append(
+                {
+                    "n": int(args[0].shape[0])
+                    if args and isinstance(args[0], torch.Tensor)
+                    else -1,
+                    "training": bool(module.training),
+                    "grad_enabled": bool(torch.is_grad_enabled()),
+                }
+            )
+
+    handle = nn.modules.module.register_module_forward_pre_hook(record)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(case.get("rng_seed", 0))
+            tuned = fine_tune(pretrained, xa, ya, case["num_classes"], **case.get("kwargs", {}))
+    finally:
+        handle.remove()
     after = pretrained.state_dict()
+    is_module = isinstance(tuned, nn.Module)
     seen = {
-        "is_module": isinstance(tuned, nn.Module),
+        "is_module": is_module,
         "type": type(tuned).__name__,
         "pretrained_changed": [
             k
@@ -285,11 +413,21 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
             if k not in after or after[k].shape != v.shape or not torch.equal(after[k], v)
         ],
         "flags_changed": flags != [p.requires_grad for p in pretrained.parameters()],
+        "modes_changed": modes != [m.training for m in pretrained.modules()],
+        "data_changed": not (torch.equal(xa, xa_before) and torch.equal(ya, ya_before)),
         "same_object": tuned is pretrained,
         "training": bool(getattr(tuned, "training", False)),
+        "modules_training": sorted(
+            name or "(root)" for name, m in tuned.named_modules() if m.training
+        )
+        if is_module
+        else [],
+        "forwards": forwards,
+        "n_train": len(ya),
+        "state": state_of(tuned) if is_module and case.get("state") else None,
         "logits": None,
     }
-    if seen["is_module"]:
+    if is_module and case.get("logits", True):
         try:
             with torch.no_grad():
                 seen["logits"] = tuned(xb)

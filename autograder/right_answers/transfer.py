@@ -1,0 +1,152 @@
+"""Right answers for 08_transfer's exercises, unlike the solution (see autograder/right_answers)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "replace_head": [
+        RightAnswer(
+            name="to-old-weight-keeps-bias-setting",
+            why=(
+                "Builds the layer then moves it with .to(old.weight) (device and dtype of that "
+                "tensor), keeps a bias-free head bias-free, and registers it with add_module: the "
+                "text asks for an nn.Linear with in_features inputs on the old head's device and "
+                "dtype, which this is."
+            ),
+            code=(
+                "from torch import nn\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    new = nn.Linear(old.weight.shape[1], num_classes, bias=old.bias is not None)\n"
+                "    model.add_module(head_attr, new.to(old.weight))\n"
+                "    return model\n"
+            ),
+        ),
+        RightAnswer(
+            name="to-device-and-dtype-keywords",
+            why="Module.to(device=..., dtype=...) after building on the CPU: same result.",
+            code=(
+                "import torch\n"
+                "def replace_head(model, num_classes, head_attr='head'):\n"
+                "    old = getattr(model, head_attr)\n"
+                "    new = torch.nn.Linear(old.in_features, num_classes)\n"
+                "    setattr(model, head_attr, new.to(device=old.weight.device, dtype=old.weight.dtype))\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "freeze_backbone": [
+        RightAnswer(
+            name="top-level-name-match",
+            why=(
+                "Compares the first part of each parameter's name with head_attr: exactly the "
+                "parameters of getattr(model, head_attr) (root parameters have no dot)."
+            ),
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    for name, p in model.named_parameters():\n"
+                "        p.requires_grad_(name.split('.')[0] == head_attr)\n"
+                "    return model\n"
+            ),
+        ),
+        RightAnswer(
+            name="identity-set",
+            why="Decides per parameter by identity with the head's parameters, one pass, setting the flag.",
+            code=(
+                "def freeze_backbone(model, head_attr='head'):\n"
+                "    head = {id(p) for p in getattr(model, head_attr).parameters()}\n"
+                "    for p in model.parameters():\n"
+                "        p.requires_grad = id(p) in head\n"
+                "    return model\n"
+            ),
+        ),
+    ],
+    "make_optimizer": [
+        RightAnswer(
+            name="prefix-with-dot-and-extra-keys",
+            why=(
+                "Splits named_parameters by the prefix head_attr + '.', names its groups (extra "
+                "keys are allowed in a param group) and passes a default lr and weight_decay that "
+                "the groups override or that the text leaves open."
+            ),
+            code=(
+                "import torch\n"
+                "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+                "    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]\n"
+                "    head = [p for n, p in trainable if n.startswith(head_attr + '.')]\n"
+                "    body = [p for n, p in trainable if not n.startswith(head_attr + '.')]\n"
+                "    groups = []\n"
+                "    if body:\n"
+                "        groups.append({'params': body, 'lr': backbone_lr, 'name': 'backbone'})\n"
+                "    groups.append({'params': head, 'lr': head_lr, 'name': 'head'})\n"
+                "    return torch.optim.AdamW(groups, lr=head_lr, weight_decay=0.01)\n"
+            ),
+        ),
+    ],
+    "extract_features": [
+        RightAnswer(
+            name="inference-mode-split",
+            why=(
+                "torch.inference_mode() instead of no_grad, torch.split for the batches, and the "
+                "mode restored in a finally block: the same features, no graph."
+            ),
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    was_training = backbone.training\n"
+                "    backbone.eval()\n"
+                "    try:\n"
+                "        with torch.inference_mode():\n"
+                "            return torch.cat([backbone((part - mean) / std)\n"
+                "                              for part in torch.split(x, batch_size)])\n"
+                "    finally:\n"
+                "        backbone.train(was_training)\n"
+            ),
+        ),
+        RightAnswer(
+            name="normalise-once-then-batch",
+            why="Normalises all of x once (out of place) and then batches: the same numbers.",
+            code=(
+                "import torch\n"
+                "@torch.no_grad()\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    mode = backbone.training\n"
+                "    backbone.train(False)\n"
+                "    z = (x - mean) / std\n"
+                "    out = [backbone(z[i:i + batch_size]) for i in range(0, z.shape[0], batch_size)]\n"
+                "    backbone.train(mode)\n"
+                "    return torch.cat(out, dim=0)\n"
+            ),
+        ),
+    ],
+    "fine_tune": [
+        RightAnswer(
+            name="groups-by-hand-with-eval-logging",
+            why=(
+                "Builds the new head and the two AdamW groups inline, and measures the training "
+                "loss in eval mode under no_grad after every step (then back to train): logging "
+                "forwards are not training steps."
+            ),
+            code=(
+                "import copy\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+                "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+                "    model = copy.deepcopy(pretrained)\n"
+                "    old = model.head\n"
+                "    model.head = nn.Linear(old.in_features, num_classes).to(old.weight.device)\n"
+                "    head_ids = {id(p) for p in model.head.parameters()}\n"
+                "    body = [p for p in model.parameters() if id(p) not in head_ids and p.requires_grad]\n"
+                "    optimizer = torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+                "                                   {'params': list(model.head.parameters()), 'lr': head_lr}])\n"
+                "    history = []\n"
+                "    for epoch in range(num_epochs):\n"
+                "        model.train()\n"
+                "        optimizer.zero_grad(set_to_none=True)\n"
+                "        F.cross_entropy(model(x), y).backward()\n"
+                "        optimizer.step()\n"
+                "        model.eval()\n"
+                "        with torch.no_grad():\n"
+                "            history.append(F.cross_entropy(model(x), y).item())\n"
+                "    return model.eval()\n"
+            ),
+        ),
+    ],
+}
