@@ -14,6 +14,7 @@ from tutorial_lib.checks import (
     check_gradcheck,
     check_shape,
     check_type,
+    same_device,
 )
 from tutorial_lib.device import environment_report, get_device
 from tutorial_lib.seed import make_generator, seed_everything, seed_worker
@@ -30,6 +31,7 @@ __all__ = [
     "environment_report",
     "get_device",
     "make_generator",
+    "same_device",
     "seed_everything",
     "seed_worker",
 ]

@@ -156,18 +156,34 @@ def check_dtype(tensor: object, expected: torch.dtype, what: str = "result") -> 
     raise CheckError(f"{what} has dtype {tensor.dtype}, expected {expected}.{hint}")
 
 
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    # "cuda" and "cuda:0" name the same device when only the default one is in use.
-    if a.type != b.type:
-        return False
-    return a.index is None or b.index is None or a.index == b.index
+def _resolved_index(device: torch.device) -> int:
+    """The index a device name stands for: its own, or the current one of its type."""
+    if device.index is not None:
+        return device.index
+    if device.type == "cuda" and torch.cuda.is_available():
+        return torch.cuda.current_device()
+    return 0  # cpu, mps, meta, and cuda where this process has none: there is only device 0
+
+
+def same_device(a: torch.device | str, b: torch.device | str) -> bool:
+    """Whether ``a`` and ``b`` are the same device once resolved: ``cuda`` is ``cuda:0`` (the
+    current one), ``cpu`` is ``cpu:0``; a different type or index is another device.
+
+    Compare devices with this, never with ``==``: ``torch.device("cuda") == torch.device("cuda:0")``
+    is False although both name the same GPU.
+    """
+    a, b = torch.device(a), torch.device(b)
+    return a.type == b.type and _resolved_index(a) == _resolved_index(b)
+
+
+_same_device = same_device  # the old private name, kept for callers elsewhere
 
 
 def check_device(tensor: object, expected: torch.device | str, what: str = "result") -> None:
     """Fail unless ``tensor`` lives on ``expected``; suggest ``.to(device)``."""
     check_type(tensor, torch.Tensor, what)
     expected = torch.device(expected)
-    if _same_device(tensor.device, expected):
+    if same_device(tensor.device, expected):
         return
     raise CheckError(
         f"{what} is on {tensor.device}, expected {expected}. Create it on the input's device"

@@ -102,6 +102,27 @@ def test_device_message_suggests_to_device():
     assert "is on cpu, expected meta" in msg and ".to(device)" in msg
 
 
+def test_same_device_compares_what_devices_resolve_to(monkeypatch):
+    from tutorial_lib.checks import same_device
+
+    assert same_device(torch.device("cpu"), "cpu:0")
+    assert same_device("meta", torch.device("meta"))
+    assert not same_device("cpu", "meta")
+    # "cuda" is the current CUDA device; without CUDA here it can only be device 0
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert same_device(torch.device("cuda"), torch.device("cuda:0"))
+    assert not same_device("cuda", "cuda:1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    assert same_device("cuda", "cuda:1")
+    assert not same_device("cuda", "cuda:0")
+
+
+def test_check_device_accepts_an_index_qualified_name():
+    check_device(torch.zeros(1), "cpu:0")
+    check_device(torch.zeros(1), torch.device("cpu", 0))
+
+
 def test_value_message_reports_count_first_index_and_errors():
     expected = torch.zeros(2, 3)
     actual = expected.clone()
