@@ -6,12 +6,26 @@ import torch
 
 from autograder.boundary import call, observe
 from autograder.probes import welcome as probes
-from tutorial_lib.checks import CheckError, assert_close, check_type
+from tutorial_lib.checks import (
+    CheckError,
+    assert_close,
+    check_device,
+    check_shape,
+    check_type,
+    same_device,
+)
 from tutorial_lib.device import get_device
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 1: pick_device
 
 
 def check_pick_device(pick_device) -> None:
-    """Every combination of available back-ends, preferring CUDA, then MPS, then CPU."""
+    """Every combination of available back-ends, preferring CUDA, then MPS, then CPU.
+
+    Devices are compared by what they resolve to: torch.device("cuda:0") is the default
+    CUDA device as much as torch.device("cuda") is.
+    """
     cases = {
         (False, False): torch.device("cpu"),
         (False, True): torch.device("mps"),
@@ -19,15 +33,28 @@ def check_pick_device(pick_device) -> None:
         (True, True): torch.device("cuda"),
     }
     for (cuda, mps), expected in cases.items():
-        what = f"pick_device({cuda}, {mps})"
+        what = f"pick_device(cuda_available={cuda}, mps_available={mps})"
         got = observe(call, pick_device, {"args": [cuda, mps]}, what)["result"]
         check_type(got, torch.device, what)
-        if got != expected:
-            raise CheckError(
-                f"pick_device(cuda_available={cuda}, mps_available={mps}) returned {got}, "
-                f"expected {expected}. Prefer CUDA, then MPS, then the CPU, and only pick a "
-                "back-end that is available."
+        if same_device(got, expected):
+            continue
+        hint = " Prefer CUDA, then MPS, then the CPU, and only pick a back-end that is available."
+        if got.type == "mps" and cuda:
+            hint = " CUDA comes first when both are available: test cuda_available before mps."
+        elif got.type == expected.type:
+            hint = f" Leave out the index or use 0: torch.device({expected.type!r})."
+        elif got.type == "cpu" and mps:
+            hint = (
+                " MPS is available here (mps_available=True): return torch.device('mps'). Use "
+                "the arguments, not torch.backends.mps.is_available() or the machine you run on."
             )
+        elif got.type == "cpu" and cuda:
+            hint = " Use the arguments, not torch.cuda.is_available(): CUDA is available here."
+        raise CheckError(f"{what} returned {got}, expected {expected}.{hint}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 2: halve_until_small
 
 
 def _reference_halvings(norm: float, limit: float) -> int:
@@ -38,63 +65,215 @@ def _reference_halvings(norm: float, limit: float) -> int:
     return count
 
 
-def check_halve_until_small(halve_until_small) -> None:
-    """Values and gradients against a reference, including inputs already small enough."""
-    device = get_device()
+def _halving_cases() -> list[tuple[torch.Tensor, float, str]]:
     g = torch.Generator().manual_seed(0)
-    cases = [(torch.tensor([3.0, 4.0]), 5.0)]  # norm exactly at the limit: no halving
-    cases += [(torch.tensor([0.1, 0.0]), 1.0)]  # already small
+    cases = [
+        (torch.tensor([3.0, 4.0]), 5.0, "leaf"),  # norm exactly at the limit: no halving
+        (torch.tensor([0.1, 0.0]), 1.0, "leaf"),  # already small
+        (torch.tensor([4.0, 0.0]), 1.0, "leaf"),  # 4 -> 2 -> 1: the ratio is a power of two
+        (torch.tensor([0.0, 8.0, 0.0]), 0.5, "plain"),  # no gradients asked for
+        (torch.tensor([6.0, 8.0]), 1.0, "nonleaf"),  # x has a history of its own
+    ]
     for size in (1, 3, 7, 16):
         x = torch.randn(size, generator=g) * 10
-        cases.append((x, float(torch.rand(1, generator=g)) + 0.1))
-    for x_cpu, limit in cases:
+        cases.append((x, float(torch.rand(1, generator=g)) + 0.1, "leaf"))
+    x64 = (torch.randn(5, generator=g, dtype=torch.float64) * 1e3) + 1 / 3
+    cases.append((x64, 0.3, "leaf"))
+    cases.append((x64, 0.7, "plain"))
+    return cases
+
+
+_KIND_WORDS = {
+    "leaf": "requires_grad=True",
+    "plain": "no requires_grad",
+    "nonleaf": "computed from a leaf that requires grad",
+}
+
+
+def check_halve_until_small(halve_until_small) -> None:
+    """Values, dtype and gradients against a reference: inputs at, under and far over the
+    limit, float64, with and without gradients; the caller's x must not change."""
+    device = get_device()
+    for x_cpu, limit, kind in _halving_cases():
         x = x_cpu.to(device)
         steps = _reference_halvings(float(x_cpu.norm()), limit)
-        what = f"halve_until_small(x of shape {tuple(x.shape)}, limit={limit:.3g})"
+        what = (
+            f"halve_until_small(x of shape {tuple(x.shape)}, {x.dtype}, {_KIND_WORDS[kind]}, "
+            f"limit={limit:.3g})"
+        )
         seen = observe(
-            probes.probe_halve_until_small, halve_until_small, {"x": x, "limit": limit}, what
+            probes.probe_halve_until_small,
+            halve_until_small,
+            {"x": x, "limit": limit, "kind": kind},
+            what,
         )
         out = seen["out"]
         check_type(out, torch.Tensor, what)
-        assert_close(out, x / 2**steps, what=what, exact_dtype=False)
-        if not seen["connected"] and steps > 0:
+        check_shape(out, tuple(x.shape), names="D", what=what)
+        if out.dtype != x.dtype:
             raise CheckError(
-                f"{what} has no grad_fn: the result is cut off from x. Build it with tensor "
-                "operations on x (x / 2), not from x.item(), x.tolist() or torch.tensor(...)."
+                f"{what} has dtype {out.dtype}, expected {x.dtype} (x's dtype). Halving keeps "
+                "the dtype: work on x itself, without a .float() or .double() copy."
             )
-        if steps > 0:
-            assert_close(seen["grad"], torch.full_like(x, 0.5**steps), what=f"gradient of {what}")
+        check_device(out, device, what)
+        try:
+            assert_close(out, x / 2**steps, what=what)
+        except CheckError as err:
+            raise CheckError(
+                f"{err} The norm of x is {float(x_cpu.norm()):.6g}, so {steps} halving(s) bring "
+                f"it to at most {limit:.3g}: halve while x.norm() > limit (strictly), with the "
+                "Euclidean norm x.norm(), and stop as soon as it is at most the limit."
+            ) from None
+        if not torch.equal(seen["x_after"], x):
+            raise CheckError(
+                f"{what} changed the caller's x in place (x /= 2, x.mul_, x.data...). Build a "
+                "new tensor each time (x = x / 2) so the caller's tensor keeps its values."
+            )
+        if kind == "plain":
+            continue
+        if not seen["requires_grad"]:
+            raise CheckError(
+                f"{what} returned a tensor with no autograd history: the result is cut off from "
+                "x. Build it with tensor operations on x (x / 2), not from x.item(), x.tolist(), "
+                "torch.tensor(...) or .detach(); when no halving is needed, return x itself."
+            )
+        grad = seen.get("grad")
+        if grad is None:
+            raise CheckError(
+                f"{what}: out.sum().backward() leaves the caller's x without a gradient. The "
+                "result must be computed from x itself."
+            )
+        assert_close(
+            grad,
+            torch.full_like(x, 0.5**steps),
+            what=f"d out.sum() / dx for {what} (0.5 ** {steps} everywhere)",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 3: value_and_grad
+
+_DERIVATIVES = {
+    "sum of squares": lambda t: 2 * t,
+    "sum of sin": torch.cos,
+    "mean of cubes": lambda t: 3 * t**2 / t.numel(),
+    "weighted sum": lambda t: torch.arange(t.numel(), dtype=t.dtype, device=t.device).reshape(
+        t.shape
+    ),
+}
+
+
+def _value_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
+    g = torch.Generator().manual_seed(1)
+    cases = []
+    for shape in [(1,), (4,), (2, 3)]:
+        for name in probes.FUNCTIONS:
+            cases.append((name, torch.randn(shape, generator=g), "plain", None))
+    old = torch.full((2, 3), 7.0)
+    cases += [
+        ("sum of squares", torch.randn(2, 3, generator=g), "leaf", None),
+        ("sum of sin", torch.randn(4, generator=g), "leaf", torch.full((4,), 7.0)),
+        ("weighted sum", torch.randn(2, 3, generator=g), "leaf", old),
+        ("mean of cubes", torch.randn(3, generator=g), "nonleaf", None),
+        ("sum of squares", torch.randn(3, 2, generator=g, dtype=torch.float64) * 30, "plain", None),
+        ("sum of sin", torch.randn(5, generator=g, dtype=torch.float64) * 3, "leaf", None),
+    ]
+    return cases
 
 
 def check_value_and_grad(value_and_grad) -> None:
-    """Several scalar functions at random points; the caller's tensor must stay untouched."""
+    """Several scalar functions at random points, float32 and float64; the caller's x (plain,
+    a leaf that requires grad and already has a .grad, or a non-leaf) must stay as it was."""
     device = get_device()
-    g = torch.Generator().manual_seed(1)
-    derivatives = {
-        "sum of squares": lambda t: 2 * t,
-        "sum of sin": torch.cos,
-        "mean of cubes": lambda t: 3 * t**2 / t.numel(),
-    }
-    for shape in [(1,), (4,), (2, 3)]:
-        for name, df in derivatives.items():
-            f = probes.FUNCTIONS[name]
-            x = torch.randn(shape, generator=g).to(device)
-            what = f"value_and_grad({name}, x of shape {shape})"
-            seen = observe(
-                probes.probe_value_and_grad, value_and_grad, {"function": name, "x": x}, what
-            )
-            result = seen["result"]
-            check_type(result, tuple, what)
-            if len(result) != 2:
-                raise CheckError(f"{what} should return (value, grad), got {len(result)} items.")
-            value, grad = result
-            check_type(value, float, f"the value from {what}")
-            expected = float(f(x))
-            if abs(value - expected) > 1e-4 * max(1.0, abs(expected)):
-                raise CheckError(f"the value from {what} is {value:.6g}, expected {expected:.6g}.")
-            assert_close(grad, df(x), what=f"the gradient from {what}", rtol=1e-4, atol=1e-5)
-            if seen["x_touched"]:
-                raise CheckError(
-                    f"{what} changed the caller's tensor (requires_grad or .grad). Work on a "
-                    "copy: x.detach().clone().requires_grad_(True)."
+    for name, x_cpu, kind, old_grad in _value_cases():
+        x = x_cpu.to(device)
+        f = probes.FUNCTIONS[name]
+        df = _DERIVATIVES[name]
+        caller = {
+            "plain": "",
+            "leaf": ", x.requires_grad=True"
+            + (" with an existing .grad" if old_grad is not None else ""),
+            "nonleaf": ", x computed from a leaf that requires grad",
+        }[kind]
+        what = f"value_and_grad({name}, x of shape {tuple(x.shape)}, {x.dtype}{caller})"
+        case = {"function": name, "x": x, "kind": kind}
+        if old_grad is not None:
+            case["old_grad"] = old_grad.to(device)
+        seen = observe(probes.probe_value_and_grad, value_and_grad, case, what)
+        result = seen["result"]
+        check_type(result, (tuple, list), what)
+        if len(result) != 2:
+            raise CheckError(f"{what} should return (value, grad), got {len(result)} items.")
+        value, grad = result
+        check_type(value, float, f"the value from {what}")
+        expected = float(f(x.double()))
+        rel = 1e-9 if x.dtype == torch.float64 else 1e-4
+        if abs(value - expected) > rel * max(1.0, abs(expected)):
+            hint = ""
+            if x.dtype == torch.float64:
+                hint = (
+                    " x is float64: compute in x's dtype (no .float() copy), or the value loses "
+                    "half its digits."
                 )
+            raise CheckError(f"the value from {what} is {value!r}, expected {expected!r}.{hint}")
+        gwhat = f"the gradient from {what}"
+        if grad is None and kind != "plain":
+            raise CheckError(
+                f"{gwhat} is None. The caller's x requires grad here, so x.clone() is not a new "
+                "leaf: it keeps x's history, backward() sends the gradient through it into the "
+                "caller's tensors, and the clone's own .grad stays None. Cut the history first: "
+                "x.detach().clone().requires_grad_(True)."
+            )
+        check_type(grad, torch.Tensor, gwhat)
+        check_shape(grad, tuple(x.shape), what=gwhat)
+        if grad.dtype != x.dtype:
+            raise CheckError(
+                f"{gwhat} has dtype {grad.dtype}, expected {x.dtype} (x's dtype). Copy x with "
+                "x.detach().clone(), which keeps its dtype, rather than .float()."
+            )
+        check_device(grad, device, gwhat)
+        try:
+            assert_close(grad, df(x), what=gwhat, rtol=1e-4, atol=1e-5)
+        except CheckError as err:
+            hint = ""
+            if old_grad is not None:
+                hint = (
+                    " The caller's x already had a .grad: gradients add up in .grad, so work "
+                    "on a fresh copy (x.detach().clone().requires_grad_(True)) whose .grad "
+                    "starts empty."
+                )
+            raise CheckError(f"{err}{hint}") from None
+        _check_caller_untouched(what, seen, x, kind, old_grad)
+
+
+def _check_caller_untouched(what, seen, x, kind, old_grad) -> None:
+    fix = " Work on a private copy: x.detach().clone().requires_grad_(True)."
+    if not torch.equal(seen["x_after"], x):
+        raise CheckError(f"{what} changed the values of the caller's x.{fix}")
+    wanted_rg = kind != "plain"
+    if seen["x_requires_grad"] != wanted_rg:
+        raise CheckError(
+            f"{what} changed the caller's x.requires_grad from {wanted_rg} to "
+            f"{seen['x_requires_grad']}.{fix}"
+        )
+    if kind == "plain" and seen["x_grad"] is not None:
+        raise CheckError(f"{what} left a .grad on the caller's x.{fix}")
+    if kind == "leaf":
+        after = seen["x_grad"]
+        if old_grad is None and after is not None:
+            raise CheckError(
+                f"{what} filled the caller's x.grad: backward() went through to the caller's "
+                "tensor. x.clone() keeps the history; x.detach().clone() starts a new leaf." + fix
+            )
+        if old_grad is not None and (
+            after is None or not torch.equal(after.cpu(), old_grad.to(after.dtype))
+        ):
+            raise CheckError(
+                f"{what} changed the .grad the caller's x already had (it was all 7s). Leave "
+                "the caller's gradients alone." + fix
+            )
+    if kind == "nonleaf" and seen["leaf_grad"] is not None:
+        raise CheckError(
+            f"{what} sent a gradient back into the tensors x was computed from (their .grad "
+            "is no longer None): x.clone() keeps x's history; x.detach().clone() cuts it." + fix
+        )

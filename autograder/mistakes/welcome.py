@@ -27,6 +27,28 @@ MISTAKES = {
                 "    return torch.device('cuda' if cuda_available else 'cpu')\n"
             ),
         ),
+        Mistake(
+            name="mps-before-cuda",
+            message="CUDA comes first: on a machine with both (a Mac with an eGPU, a test that "
+            "says both are available) test cuda_available before mps_available.",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    if mps_available:\n        return torch.device('mps')\n"
+                "    if cuda_available:\n        return torch.device('cuda')\n"
+                "    return torch.device('cpu')\n"
+            ),
+        ),
+        Mistake(
+            name="asks-torch-about-mps",
+            message="Decide from the arguments you are given: torch.backends.mps.is_available() "
+            "describes this machine, not the one the caller asks about.",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    if cuda_available:\n        return torch.device('cuda')\n"
+                "    if torch.backends.mps.is_available():\n        return torch.device('mps')\n"
+                "    return torch.device('cpu')\n"
+            ),
+        ),
     ],
     "halve_until_small": [
         Mistake(
@@ -69,6 +91,52 @@ MISTAKES = {
                 "    return x\n"
             ),
         ),
+        Mistake(
+            name="squared-norm",
+            message="(x ** 2).sum() is the squared norm: compare x.norm() (its square root) with "
+            "the limit, or the loop halves too often.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    while (x ** 2).sum() > limit:\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="x.float() turns a float64 x into float32: keep x's dtype (x / 2 does).",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    x = x.float()\n"
+                "    while x.norm() > limit:\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="log2-count-goes-negative",
+            message="ceil(log2(norm / limit)) is negative when x is already small, and then "
+            "x / 2**k doubles it: no halving at all is the answer there.",
+            code=(
+                "import math\n"
+                "def halve_until_small(x, limit):\n"
+                "    k = math.ceil(math.log2(x.norm().item() / limit))\n"
+                "    return x / 2 ** k\n"
+            ),
+        ),
+        Mistake(
+            name="in-place-unless-leaf",
+            message="x /= 2 on a tensor that is not a leaf still writes into the caller's "
+            "tensor: its values change under them. Write x = x / 2.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    if x.requires_grad and x.is_leaf:\n"
+                "        x = x * 1  # autograd refuses in-place changes to a leaf\n"
+                "    while x.norm() > limit:\n"
+                "        x /= 2\n"
+                "    return x\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         Mistake(
@@ -100,6 +168,58 @@ MISTAKES = {
                 "def value_and_grad(f, x):\n"
                 "    x = x.detach().clone().requires_grad_(True)\n"
                 "    y = f(x)\n"
+                "    return y.item(), x.grad\n"
+            ),
+        ),
+        Mistake(
+            name="clone-without-detach",
+            message="x.clone() keeps x's history: when the caller's x requires grad, backward() "
+            "runs into it and fills their .grad, and your copy's .grad stays None. Use "
+            "x.detach().clone().",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    x = x.clone().requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    return y.item(), x.grad\n"
+            ),
+        ),
+        Mistake(
+            name="borrows-the-callers-grad",
+            message="Switching requires_grad on the caller's x and back is not side-effect free: "
+            "a .grad it already had gets your gradient added and then thrown away.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    was = x.requires_grad\n"
+                "    x.requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    grad = x.grad.clone()\n"
+                "    x.grad = None\n"
+                "    x.requires_grad_(was)\n"
+                "    return y.item(), grad\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message=".float() turns a float64 x into float32: the value loses digits and the "
+            "gradient has the wrong dtype. x.detach().clone() keeps the dtype.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    x = x.detach().float().requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    return y.item(), x.grad\n"
+            ),
+        ),
+        Mistake(
+            name="flattened-copy",
+            message="The gradient must have x's shape: a flattened copy gives a flat gradient.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    x = x.detach().clone().reshape(-1).requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
                 "    return y.item(), x.grad\n"
             ),
         ),

@@ -1,0 +1,111 @@
+"""Right answers for 00_welcome unlike the solution (see autograder/right_answers/__init__.py)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "pick_device": [
+        RightAnswer(
+            name="cuda-index-0",
+            why="torch.device('cuda:0') is the default CUDA device, the same one as "
+            "torch.device('cuda'); the text asks for CUDA, not for an index-free name.",
+            code=(
+                "import torch\n"
+                "def pick_device(cuda_available, mps_available):\n"
+                "    if cuda_available:\n"
+                "        return torch.device('cuda:0')\n"
+                "    if mps_available:\n"
+                "        return torch.device('mps', 0)\n"
+                "    return torch.device('cpu')\n"
+            ),
+        ),
+        RightAnswer(
+            name="first-available-in-a-list",
+            why="Walks an ordered list of (available, name) pairs instead of an if chain; the "
+            "same preference, returned as a torch.device.",
+            code=(
+                "import torch\n"
+                "def pick_device(cuda_available, mps_available):\n"
+                "    order = [(cuda_available, 'cuda'), (mps_available, 'mps'), (True, 'cpu')]\n"
+                "    return next(torch.device(name) for ok, name in order if ok)\n"
+            ),
+        ),
+    ],
+    "halve_until_small": [
+        RightAnswer(
+            name="count-then-scale",
+            why="Counts the halvings on a Python float (halving is exact in binary, so the "
+            "count is the loop's) and scales x once by 0.5 ** k: one operation in the graph "
+            "with the same value and gradient.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    norm, k = float(x.norm()), 0\n"
+                "    while norm > limit:\n"
+                "        norm /= 2\n"
+                "        k += 1\n"
+                "    return x * 0.5 ** k if k else x\n"
+            ),
+        ),
+        RightAnswer(
+            name="clone-then-in-place",
+            why="Halves a private clone in place: in-place changes are allowed on a non-leaf, "
+            "the caller's x is never written, and the clone keeps x's history.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    x = x.clone()\n"
+                "    while x.norm() > limit:\n"
+                "        x.mul_(0.5)\n"
+                "    return x\n"
+            ),
+        ),
+        RightAnswer(
+            name="recursive-vector-norm",
+            why="Recursion instead of a loop, and torch.linalg.vector_norm instead of x.norm(): "
+            "the same Euclidean norm and the same halvings.",
+            code=(
+                "import torch\n"
+                "def halve_until_small(x, limit):\n"
+                "    if torch.linalg.vector_norm(x) <= limit:\n"
+                "        return x\n"
+                "    return halve_until_small(x / 2, limit)\n"
+            ),
+        ),
+    ],
+    "value_and_grad": [
+        RightAnswer(
+            name="autograd-grad",
+            why="torch.autograd.grad returns the gradient instead of filling .grad; the copy "
+            "is still a fresh leaf, so the caller's x is untouched.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    (grad,) = torch.autograd.grad(y, leaf)\n"
+                "    return float(y), grad\n"
+            ),
+        ),
+        RightAnswer(
+            name="torch-func-grad-and-value",
+            why="torch.func.grad_and_value differentiates f without touching any .grad; it "
+            "returns (grad, value) with value a tensor, turned into a float here.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    grad, value = torch.func.grad_and_value(f)(x.detach())\n"
+                "    return value.item(), grad\n"
+            ),
+        ),
+        RightAnswer(
+            name="detach-without-clone",
+            why="x.detach() is a new tensor object sharing memory (f does not write to it, so "
+            "no copy is needed); requires_grad_ on it leaves the caller's x as it was.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad\n"
+            ),
+        ),
+    ],
+}
