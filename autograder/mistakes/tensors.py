@@ -34,6 +34,26 @@ MISTAKES = {
                 "    return torch.tensor(labels, dtype=torch.int32, device=device)\n"
             ),
         ),
+        Mistake(
+            name="float-then-long",
+            message="A detour through float32 (torch.Tensor(labels).long()) rounds labels above "
+            "2**24: build the int64 tensor directly, torch.tensor(labels, dtype=torch.int64).",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.Tensor(labels).long().to(device)\n"
+            ),
+        ),
+        Mistake(
+            name="ignores-device",
+            message="Use the device you are given: torch.tensor(..., device=device). A CPU "
+            "tensor only looks right on a machine without a GPU.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, dtype=torch.int64)\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         Mistake(
@@ -78,6 +98,27 @@ MISTAKES = {
                 "    return shared, copied\n"
             ),
         ),
+        Mistake(
+            name="contiguous-copy-for-shared",
+            message="np.ascontiguousarray copies a strided array: the tensor then shares "
+            "memory with the copy, not with a. torch.from_numpy(a) handles any positive strides.",
+            code=(
+                "import numpy as np\n"
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(np.ascontiguousarray(a)), torch.tensor(a)\n"
+            ),
+        ),
+        Mistake(
+            name="copied-cast-to-float32",
+            message="The copy must keep the array's dtype too: torch.tensor(a, dtype=torch.float32) "
+            "turns int and float64 arrays into float32.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(a), torch.tensor(a, dtype=torch.float32)\n"
+            ),
+        ),
     ],
     "to_nchw": [
         Mistake(
@@ -106,6 +147,26 @@ MISTAKES = {
             message="permute takes the source dimension for each output position: "
             "(N, C, H, W) comes from dims (0, 3, 1, 2).",
             code="def to_nchw(x):\n    return x.permute(0, 3, 2, 1)\n",
+        ),
+        Mistake(
+            name="assumes-three-channels",
+            message="Stacking channels 0, 1 and 2 by hand works only for RGB: permute(0, 3, 1, 2) "
+            "moves however many channels there are.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return torch.stack([x[..., 0], x[..., 1], x[..., 2]], dim=1)\n"
+            ),
+        ),
+        Mistake(
+            name="numpy-round-trip",
+            message="x.numpy() fails on a tensor that requires grad (and on a GPU tensor): stay "
+            "in torch with x.permute(0, 3, 1, 2).",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return torch.from_numpy(x.numpy().transpose(0, 3, 1, 2))\n"
+            ),
         ),
     ],
     "flatten_features": [
@@ -136,6 +197,18 @@ MISTAKES = {
             message="reshape(-1, x.shape[-1]) merges the batch into the rows: the result must "
             "have exactly N rows.",
             code="def flatten_features(x):\n    return x.reshape(-1, x.shape[-1])\n",
+        ),
+        Mistake(
+            name="flattens-only-two-dims",
+            message="flatten(1, 2) merges dimensions 1 and 2 only: a 4-d batch keeps a third "
+            "axis. flatten(1) merges everything after the batch.",
+            code="def flatten_features(x):\n    return x.flatten(1, 2)\n",
+        ),
+        Mistake(
+            name="squeeze-after-flatten",
+            message="squeeze() also removes a batch dimension of size 1: with one sample the "
+            "result must still be (1, F).",
+            code="def flatten_features(x):\n    return x.flatten(1).squeeze()\n",
         ),
     ],
     "normalize_per_channel": [
@@ -196,6 +269,57 @@ MISTAKES = {
                 "    return (x - mean) / std\n"
             ),
         ),
+        Mistake(
+            name="ignores-eps-argument",
+            message="Use the eps you are given: a hard-coded 1e-5 (or F.batch_norm's default) "
+            "is only right when the caller keeps the default.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + 1e-5)\n"
+            ),
+        ),
+        Mistake(
+            name="eps-outside-sqrt",
+            message="eps goes inside the square root: (x - mean) / sqrt(var + eps), not "
+            "/ (sqrt(var) + eps); with a large eps they differ a lot.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / (torch.sqrt(var) + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="normalises-in-place",
+            message="x -= mean and x /= std write into the caller's tensor: return a new one "
+            "(x - mean) / std.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    x -= mean\n"
+                "    x /= torch.sqrt(var + eps)\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="A float32 working copy of a float64 batch keeps only about 7 digits: "
+            "compute in x's own dtype.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    y = x.float()\n"
+                "    mean = y.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = y.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return ((y - mean) / torch.sqrt(var + eps)).to(x.dtype)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         Mistake(
@@ -229,6 +353,38 @@ MISTAKES = {
                 "def pairwise_distances(a, b):\n"
                 "    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T\n"
                 "    return sq.sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="hard-coded-two-features",
+            message="Sum the squared differences over every feature (sum(dim=-1)), not over "
+            "columns 0 and 1 written out by hand.",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    dx = a[:, None, 0] - b[None, :, 0]\n"
+                "    dy = a[:, None, 1] - b[None, :, 1]\n"
+                "    return (dx ** 2 + dy ** 2).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="A float32 copy of float64 points loses the digits that tell close points "
+            "apart, and returns the wrong dtype: compute in the inputs' dtype.",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    diff = a.float()[:, None, :] - b.float()[None, :, :]\n"
+                "    return diff.pow(2).sum(dim=-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="row-loop-fails-on-empty",
+            message="torch.stack of an empty list raises: with N = 0 a loop over rows has "
+            "nothing to stack. Broadcasting gives the empty (0, M) result by itself.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    rows = [((row - b) ** 2).sum(dim=1).sqrt() for row in a]\n"
+                "    return torch.stack(rows)\n"
             ),
         ),
     ],
@@ -281,6 +437,45 @@ MISTAKES = {
                 "    return total / lengths[:, None]\n"
             ),
         ),
+        Mistake(
+            name="multiplies-by-mask",
+            message="x * mask keeps NaN and inf padding (nan * 0 and inf * 0 are nan): select "
+            "the real steps with torch.where(mask, x, 0) or masked_fill.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    mask = steps[None, :] < lengths[:, None]\n"
+                "    total = (x * mask[:, :, None]).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="max-of-empty-lengths",
+            message="lengths.max() fails on an empty batch: the padded length is x.shape[1], "
+            "no need to compute it.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    t = int(lengths.max())\n"
+                "    x = x[:, :t]\n"
+                "    mask = torch.arange(t, device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = torch.where(mask[:, :, None], x, torch.zeros_like(x)).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="arange-on-the-cpu",
+            message="torch.arange(T) lives on the CPU: on a GPU it cannot meet lengths. "
+            "Create it with device=x.device.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    mask = torch.arange(x.shape[1])[None, :] < lengths[:, None]\n"
+                "    total = torch.where(mask[:, :, None], x, torch.zeros_like(x)).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+            ),
+        ),
     ],
     "attention_scores": [
         Mistake(
@@ -310,6 +505,29 @@ MISTAKES = {
                 "import math\n"
                 "def attention_scores(q, k):\n"
                 "    return q @ k.transpose(1, 3) / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="bmm-with-view",
+            message="view needs contiguous memory, and heads split off with a transpose are "
+            "not: use reshape, or matmul / einsum on the 4-d tensors directly.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    b, h, t, d = q.shape\n"
+                "    s = k.shape[2]\n"
+                "    scores = torch.bmm(q.view(b * h, t, d), k.view(b * h, s, d).transpose(1, 2))\n"
+                "    return scores.view(b, h, t, s) / math.sqrt(d)\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="q.float() turns float64 inputs into float32: keep the inputs' dtype.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    scores = q.float() @ k.float().transpose(-2, -1)\n"
+                "    return scores / math.sqrt(q.shape[-1])\n"
             ),
         ),
     ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -36,6 +38,49 @@ def probe_tensors(fn, case: dict):
     return fn(*[build(spec) for spec in case["inputs"]])
 
 
+def probe_pure(fn, case: dict) -> dict:
+    """``fn(*inputs, **kwargs)``: what it returned, and the inputs as the caller sees them
+    afterwards (an answer must not write into the caller's tensors)."""
+    inputs = [build(spec) for spec in case["inputs"]]
+    result = fn(*inputs, **case.get("kwargs", {}))
+    return {"result": result, "inputs_after": [t.detach().clone() for t in inputs]}
+
+
+def _meta_tensor(spec: dict) -> torch.Tensor:
+    dtype = getattr(torch, spec["dtype"])
+    return torch.empty(spec["shape"], dtype=dtype, device="meta")
+
+
+def probe_on_meta(fn, case: dict) -> dict:
+    """``fn`` on tensors of the meta device (shapes and dtypes, no data), a stand-in for a GPU
+    on a machine without one. Reports the result's device, dtype and shape, or what it raised.
+
+    ``case["inputs"]``: ``{"shape": [...], "dtype": "float32"}`` for a meta tensor, or
+    ``{"value": ...}`` for a plain argument (``{"device": "meta"}`` for the device itself).
+    """
+    args = []
+    for spec in case["inputs"]:
+        if "shape" in spec:
+            args.append(_meta_tensor(spec))
+        elif "device" in spec:
+            args.append(torch.device(spec["device"]))
+        else:
+            args.append(spec["value"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(*args)
+    except NotImplementedError as err:
+        if not str(err):  # the unanswered stub
+            raise
+        return {"raised": [type(err).__name__, str(err)[:500]]}
+    except Exception as err:  # any error is data here: the check decides what it means
+        return {"raised": [type(err).__name__, str(err)[:500]]}
+    if not isinstance(out, torch.Tensor):
+        return {"type": type(out).__name__}
+    return {"device": str(out.device), "dtype": out.dtype, "shape": list(out.shape)}
+
+
 # ---------------------------------------------------------------------------------------------
 # shared_and_copied: NumPy arrays cannot cross, so the probe builds them by index.
 
@@ -51,6 +96,14 @@ def numpy_cases() -> list[tuple[str, np.ndarray]]:
         ("an int32 array of shape (1,)", np.array([4], dtype=np.int32)),
         ("a uint8 array of shape (2, 2)", np.array([[1, 2], [3, 4]], dtype=np.uint8)),
         ("a transposed (non-contiguous) float64 array of shape (4, 3)", transposed),
+        (
+            "every other column of an int64 array: shape (3, 2), strided",
+            np.arange(12).reshape(3, 4)[:, ::2],
+        ),
+        (
+            "a float16 array of shape (2, 2) in Fortran order",
+            np.asfortranarray(np.ones((2, 2), dtype=np.float16)),
+        ),
     ]
 
 
@@ -70,7 +123,7 @@ def probe_shared_and_copied(shared_and_copied, case: dict) -> dict:
     result = shared_and_copied(a)
     seen: dict = {"result": result}
     if not (
-        type(result) is tuple
+        type(result) in (tuple, list)
         and len(result) == 2
         and all(isinstance(t, torch.Tensor) and tuple(t.shape) == a.shape for t in result)
     ):

@@ -1,0 +1,248 @@
+"""Right answers for 01_tensors unlike the solution (see autograder/right_answers/__init__.py)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "labels_to_tensor": [
+        RightAnswer(
+            name="long-tensor-then-to",
+            why="torch.LongTensor is the int64 tensor class: it builds int64 even from an empty "
+            "list, and .to(device) moves it; the text only asks for int64 on device.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.LongTensor(labels).to(device)\n"
+            ),
+        ),
+        RightAnswer(
+            name="as-tensor-long",
+            why="torch.as_tensor with dtype=torch.long (another name for int64) and device=: "
+            "a list has no memory to share, so it copies like torch.tensor.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.as_tensor(labels, dtype=torch.long, device=device)\n"
+            ),
+        ),
+        RightAnswer(
+            name="through-numpy-int64",
+            why="A NumPy int64 array of the labels, shared into a tensor and moved: the same "
+            "values, dtype and device.",
+            code=(
+                "import numpy as np\n"
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.from_numpy(np.array(labels, dtype=np.int64)).to(device)\n"
+            ),
+        ),
+    ],
+    "shared_and_copied": [
+        RightAnswer(
+            name="as-tensor-and-clone",
+            why="torch.as_tensor shares a CPU array of any dtype when no dtype is asked for, "
+            "and .clone() of it is an independent copy with the same dtype.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    shared = torch.as_tensor(a)\n"
+                "    return shared, shared.clone()\n"
+            ),
+        ),
+        RightAnswer(
+            name="asarray-and-numpy-copy",
+            why="torch.asarray shares by default; a NumPy copy of the array, shared into a "
+            "tensor, is independent of a. Returned as a list, which unpacks the same.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return [torch.asarray(a), torch.from_numpy(a.copy())]\n"
+            ),
+        ),
+    ],
+    "to_nchw": [
+        RightAnswer(
+            name="movedim",
+            why="movedim(-1, 1) moves the channel axis to position 1 and keeps the others in "
+            "order: the same view as permute(0, 3, 1, 2).",
+            code="def to_nchw(x):\n    return x.movedim(-1, 1)\n",
+        ),
+        RightAnswer(
+            name="einsum-contiguous",
+            why="einsum with the output letters in NCHW order; the text asks for the values, "
+            "not for a view, so a contiguous copy is as good.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return torch.einsum('nhwc->nchw', x).contiguous()\n"
+            ),
+        ),
+        RightAnswer(
+            name="two-transposes",
+            why="transpose(1, 3) gives (N, C, W, H); a second transpose(2, 3) puts H before W.",
+            code="def to_nchw(x):\n    return x.transpose(1, 3).transpose(2, 3)\n",
+        ),
+    ],
+    "flatten_features": [
+        RightAnswer(
+            name="reshape-with-explicit-size",
+            why="reshape with the feature count computed from the shape: no -1 to infer, so it "
+            "works on an empty batch, and reshape copies when the input is non-contiguous.",
+            code=(
+                "import math\n"
+                "def flatten_features(x):\n"
+                "    return x.reshape(x.shape[0], math.prod(x.shape[1:]))\n"
+            ),
+        ),
+        RightAnswer(
+            name="contiguous-then-view",
+            why="contiguous() first makes view legal on any input; the sizes are given "
+            "explicitly, so an empty batch works too.",
+            code=(
+                "def flatten_features(x):\n"
+                "    features = 1\n"
+                "    for size in x.shape[1:]:\n"
+                "        features *= size\n"
+                "    return x.contiguous().view(len(x), features)\n"
+            ),
+        ),
+        RightAnswer(
+            name="torch-flatten-end-dim",
+            why="torch.flatten with start_dim=1 and end_dim=-1 spelled out.",
+            code=(
+                "import torch\n"
+                "def flatten_features(x):\n"
+                "    return torch.flatten(x, start_dim=1, end_dim=-1)\n"
+            ),
+        ),
+    ],
+    "normalize_per_channel": [
+        RightAnswer(
+            name="functional-batch-norm",
+            why="F.batch_norm in training mode with no running statistics computes exactly "
+            "these per-channel population statistics; eps is passed on.",
+            code=(
+                "import torch.nn.functional as F\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    return F.batch_norm(x, None, None, training=True, eps=eps)\n"
+            ),
+        ),
+        RightAnswer(
+            name="var-mean-and-rsqrt",
+            why="torch.var_mean gives both statistics in one call (unbiased=False is "
+            "correction=0), and rsqrt multiplies instead of dividing.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    var, mean = torch.var_mean(x, dim=(0, 2, 3), keepdim=True, unbiased=False)\n"
+                "    return (x - mean) * torch.rsqrt(var + eps)\n"
+            ),
+        ),
+        RightAnswer(
+            name="channels-first-rows",
+            why="Moves C to the front and flattens the rest into rows of one channel each, "
+            "computes the statistics per row with E[x^2] - E[x]^2, and broadcasts them back "
+            "with view(1, C, 1, 1).",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    rows = x.transpose(0, 1).reshape(c, -1)  # (C, N*H*W)\n"
+                "    mean = rows.mean(dim=1)\n"
+                "    var = (rows * rows).mean(dim=1) - mean * mean\n"
+                "    return (x - mean.view(1, c, 1, 1)) / (var.view(1, c, 1, 1) + eps).sqrt()\n"
+            ),
+        ),
+    ],
+    "pairwise_distances": [
+        RightAnswer(
+            name="matmul-identity-with-clamp",
+            why="The faster identity |a|^2 + |b|^2 - 2 a.b that the text mentions, clamped at "
+            "0 before the square root.",
+            code=(
+                "def pairwise_distances(a, b):\n"
+                "    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T\n"
+                "    return sq.clamp(min=0).sqrt()\n"
+            ),
+        ),
+        RightAnswer(
+            name="unsqueeze-and-vector-norm",
+            why="unsqueeze instead of None indexing, and torch.linalg.vector_norm over the "
+            "feature axis instead of squaring, summing and taking the root.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    diff = a.unsqueeze(1) - b.unsqueeze(0)  # (N, M, D)\n"
+                "    return torch.linalg.vector_norm(diff, dim=-1)\n"
+            ),
+        ),
+    ],
+    "masked_mean": [
+        RightAnswer(
+            name="masked-fill-and-count",
+            why="masked_fill puts zeros on the padding (whatever it held), and the count is the "
+            "mask's own sum per row, clamped at 1.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    keep = (steps[None, :] < lengths[:, None]).unsqueeze(-1)  # (B, T, 1)\n"
+                "    total = x.masked_fill(~keep, 0.0).sum(dim=1)\n"
+                "    return total / keep.sum(dim=1).clamp(min=1).to(x.dtype)\n"
+            ),
+        ),
+        RightAnswer(
+            name="nanmean-then-zeros",
+            why="Marks the padding as NaN, takes nanmean over time (which ignores it), and "
+            "turns the NaN of an empty row into the zeros the text asks for.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    pad = (steps[None, :] >= lengths[:, None]).unsqueeze(-1)\n"
+                "    means = x.masked_fill(pad, float('nan')).nanmean(dim=1)\n"
+                "    return torch.nan_to_num(means, nan=0.0)\n"
+            ),
+        ),
+        RightAnswer(
+            name="einsum-weights",
+            why="The mean as a weighted sum over time: weights 1/length on real steps, 0 on "
+            "the padding, applied with einsum after the padding is replaced by zeros.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    mask = steps[None, :] < lengths[:, None]  # (B, T)\n"
+                "    weights = mask.to(x.dtype) / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+                "    clean = torch.where(mask[:, :, None], x, torch.zeros((), dtype=x.dtype, device=x.device))\n"
+                "    return torch.einsum('bt,btf->bf', weights, clean)\n"
+            ),
+        ),
+    ],
+    "attention_scores": [
+        RightAnswer(
+            name="matmul-mT-tensor-scale",
+            why="@ with k.mT (the last two dimensions transposed) and the scale as a tensor "
+            "(torch.tensor(D).sqrt(), float32): the same scores within rounding.",
+            code=(
+                "import torch\n"
+                "def attention_scores(q, k):\n"
+                "    d = q.size(-1)\n"
+                "    return (q @ k.mT) / torch.tensor(d).sqrt()\n"
+            ),
+        ),
+        RightAnswer(
+            name="bmm-with-reshape",
+            why="Merges batch and heads with reshape (which copies a non-contiguous input when "
+            "it must) and uses torch.bmm, then splits them again; scales q first.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    b, h, t, d = q.shape\n"
+                "    s = k.shape[2]\n"
+                "    q3 = q.reshape(b * h, t, d) / math.sqrt(d)\n"
+                "    k3 = k.reshape(b * h, s, d)\n"
+                "    return torch.bmm(q3, k3.transpose(1, 2)).reshape(b, h, t, s)\n"
+            ),
+        ),
+    ],
+}
