@@ -10,16 +10,18 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DistributedSampler
 
-from autograder.boundary import observe
+from autograder.boundary import AnswerRaised, observe
 from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
 
 
-def _entry_ms(rows: list[dict]) -> dict[str, dict[str, float]]:
-    """The profile's rows (key_averages) by key: times in ms, and the raw microseconds."""
-    return {
-        row["key"]: {
+def _entries(rows: list[dict]) -> list[dict]:
+    """The profile's rows (key_averages), in order, with times in ms and raw microseconds. Keys
+    repeat: with a GPU a label has a CPU row and a GPU row."""
+    return [
+        {
+            "key": row["key"],
             "self": row["self_cpu_time_total"] / 1000,
             "total": row["cpu_time_total"] / 1000,
             "avg": row["cpu_time"] / 1000,
@@ -27,12 +29,16 @@ def _entry_ms(rows: list[dict]) -> dict[str, dict[str, float]]:
             "total_us": row["cpu_time_total"],
         }
         for row in rows
-    }
+    ]
+
+
+def _close(value: float, ref: float) -> bool:
+    return abs(value - ref) <= 1e-6 * max(1.0, abs(ref))
 
 
 def _which_field(value: float, fields: dict[str, float]) -> str | None:
     for name, ref in fields.items():
-        if abs(value - ref) <= 1e-6 * max(1.0, abs(ref)):
+        if name != "key" and _close(value, ref):
             return name
     return None
 
@@ -45,99 +51,189 @@ _FIELD_HINTS = {
     "self": "that is the self CPU time in ms",
 }
 
+# Profiles as a GPU run gives them, for a grader without a GPU: the same key on a CPU row and
+# a GPU row (no CPU time), operators and labels mixed, repeated calls (times in microseconds).
+FAKE_TOP_OPS = [
+    {"key": "aten::addmm", "self": 900.0, "total": 1500.0, "count": 3},
+    {"key": "aten::addmm", "device": "cuda", "device_total": 640.0, "device_self": 640.0},
+    {"key": "train_step", "self": 2600.0, "total": 5200.0},
+    {"key": "train_step", "device": "cuda", "device_total": 1900.0},
+    {"key": "aten::mm", "self": 700.0, "total": 700.0, "count": 4},
+    {"key": "aten::mm", "device": "cuda", "device_total": 420.0, "device_self": 420.0},
+    {"key": "cudaLaunchKernel", "self": 450.0, "total": 450.0, "count": 20},
+    {"key": "aten::linear", "self": 40.0, "total": 1560.0, "count": 3},
+    {"key": "aten::copy_", "self": 310.0, "total": 330.0, "count": 2},
+    {"key": "aten::relu", "self": 125.0, "total": 260.0, "count": 3},
+    {"key": "void gemm_kernel<float>", "device": "cuda", "device_total": 800.0},
+]
+FAKE_TOP_OPS_GPU_FIRST = [  # the GPU rows before the CPU ones
+    {"key": "aten::mm", "device": "cuda", "device_total": 420.0, "device_self": 420.0},
+    {"key": "aten::addmm", "device": "cuda", "device_total": 640.0, "device_self": 640.0},
+    {"key": "aten::mm", "self": 820.0, "total": 820.0, "count": 4},
+    {"key": "aten::addmm", "self": 530.0, "total": 1100.0, "count": 3},
+    {"key": "aten::add_", "self": 95.0, "total": 95.0, "count": 6},
+    {"key": "step", "self": 300.0, "total": 2000.0},
+]
+FAKE_LABELS = [
+    {"key": "load", "self": 2800.0, "total": 3000.0, "count": 3},
+    {"key": "load", "device": "cuda", "device_total": 15.0},  # the GPU row comes after
+    {"key": "step", "device": "cuda", "device_total": 1200.0},  # the GPU row comes first
+    {"key": "step", "self": 90.0, "total": 5000.0, "count": 3},
+    {"key": "stepper", "self": 700.0, "total": 777.0},  # a name that starts like "step"
+    {"key": "outer", "self": 100.0, "total": 1000.0},
+    {"key": "outer", "self": 20.0, "total": 200.0},  # the same label on a second CPU row
+    {"key": "aten::mm", "self": 600.0, "total": 600.0, "count": 4},
+]
+
 
 def check_top_ops(top_ops) -> None:
-    """Against key_averages() of fresh profiles: aten:: only, self time, ms, largest first."""
+    """Against key_averages() of fresh profiles and of GPU-like fakes with repeated keys: aten::
+    only, self time, ms, largest first, every entry (not one per name), k and its default."""
     device = get_device()
-    for seed in (0, 1):
-        for k in (1, 3, 6, 10_000):
-            what = f"top_ops(prof, k={k})"
-            case = {"seed": seed, "k": k, "device": device}
-            seen = observe(probes.probe_top_ops, top_ops, case, what)
-            entries = _entry_ms(seen["rows"])
-            ops = sorted(
-                ((key, v["self"]) for key, v in entries.items() if key.startswith("aten::")),
-                key=lambda kv: kv[1],
-                reverse=True,
+    cases = [{"seed": seed, "k": k} for seed in (0, 1) for k in (1, 3, 6, 10_000)]
+    cases += [
+        {"seed": 0, "k": None},  # the default, k=5
+        {"fake": FAKE_TOP_OPS, "k": 3, "label": "a GPU-like profile (CPU and GPU rows)"},
+        {"fake": FAKE_TOP_OPS, "k": None, "label": "a GPU-like profile (CPU and GPU rows)"},
+        {"fake": FAKE_TOP_OPS_GPU_FIRST, "k": 2, "label": "a profile listing GPU rows first"},
+    ]
+    for case in cases:
+        case = {"seed": 0, **case, "device": device}
+        k = 5 if case["k"] is None else case["k"]
+        call = "top_ops(prof)" if case["k"] is None else f"top_ops(prof, k={k})"
+        what = f"{call} on {case.get('label', 'a profile of a small training loop')}"
+        seen = observe(probes.probe_top_ops, top_ops, case, what)
+        entries = _entries(seen["rows"])
+        ops = sorted(
+            (e for e in entries if e["key"].startswith("aten::")),
+            key=lambda e: e["self"],
+            reverse=True,
+        )
+        result = seen["result"]
+        check_type(result, list, what)
+        expected = ops[:k]  # the fakes have no ties within the first k
+        if len(result) != len(expected):
+            default = " (k defaults to 5)" if case["k"] is None else ""
+            raise CheckError(
+                f"{what} returned {len(result)} entries; expected {len(expected)}{default}: the "
+                f"profile has {len(ops)} aten:: operators, and top_ops keeps the k largest "
+                "(filter to aten:: first, then take k)."
             )
-            result = seen["result"]
-            check_type(result, list, what)
-            expected = ops[:k]
-            if len(result) != len(expected):
+        for item in result:
+            check_type(item, tuple, f"an entry of {what}")
+            if len(item) != 2 or not isinstance(item[0], str):
+                raise CheckError(f"each entry of {what} should be (name, ms), got {item!r}.")
+            name, ms = item
+            check_type(ms, float, f"the time of {name} in {what}")
+            if not name.startswith("aten::"):
                 raise CheckError(
-                    f"{what} returned {len(result)} entries; expected {len(expected)} (the profile "
-                    f"has {len(ops)} aten:: operators)."
+                    f"{what} contains {name!r}, which is not a PyTorch operator: keep only "
+                    "entries whose key starts with 'aten::' (your own labels are left out)."
                 )
-            for item in result:
-                check_type(item, tuple, f"an entry of {what}")
-                if len(item) != 2 or not isinstance(item[0], str):
-                    raise CheckError(f"each entry of {what} should be (name, ms), got {item!r}.")
-                name, ms = item
-                check_type(ms, float, f"the time of {name} in {what}")
-                if not name.startswith("aten::"):
-                    raise CheckError(
-                        f"{what} contains {name!r}, which is not a PyTorch operator: keep only "
-                        "entries whose key starts with 'aten::' (your own labels are left out)."
-                    )
-                fields = entries.get(name)
-                if fields is None:
-                    raise CheckError(f"{what} contains {name!r}, which is not in the profile.")
-                field = _which_field(ms, fields)
-                if field != "self":
-                    hint = _FIELD_HINTS.get(field, "it matches none of the profile's columns")
-                    raise CheckError(
-                        f"{what} gives {name} {ms:.6g} ms; its self CPU time is "
-                        f"{fields['self']:.6g} ms ({hint})."
-                    )
-            times = [ms for _, ms in result]
-            if times != sorted(times, reverse=True):
-                raise CheckError(f"{what} is not sorted largest first: {times}.")
-            expected_times = [ms for _, ms in expected]
-            if any(abs(a - b) > 1e-6 for a, b in zip(times, expected_times, strict=True)):
+            rows = [e for e in entries if e["key"] == name]
+            if not rows:
+                raise CheckError(f"{what} contains {name!r}, which is not in the profile.")
+            if not any(_close(ms, e["self"]) for e in rows):
+                field = _which_field(ms, rows[0])
+                hint = _FIELD_HINTS.get(field, "it matches none of the profile's columns")
                 raise CheckError(
-                    f"{what} times {[round(t, 4) for t in times]} are not the {len(expected)} "
-                    f"largest self times {[round(t, 4) for t in expected_times]}: sort by "
-                    "self_cpu_time_total."
+                    f"{what} gives {name} {ms:.6g} ms; its self CPU time is "
+                    f"{max(e['self'] for e in rows):.6g} ms ({hint})."
                 )
+        times = [ms for _, ms in result]
+        if times != sorted(times, reverse=True):
+            raise CheckError(f"{what} is not sorted largest first: {times}.")
+        expected_times = [e["self"] for e in expected]
+        if any(not _close(a, b) for a, b in zip(times, expected_times, strict=True)):
+            names = [n for n, _ in result]
+            lost = [e["key"] for e in expected if e["key"] not in names]
+            repeated = [n for n in lost if sum(e["key"] == n for e in entries) > 1]
+            hint = (
+                f" The profile has several rows called {repeated[:2]} (a CPU row and a GPU row "
+                "with no CPU time): a dict keyed by name keeps only the last one. Keep every "
+                "entry of key_averages() and sort them."
+                if repeated
+                else " Sort by self_cpu_time_total, largest first."
+            )
+            raise CheckError(
+                f"{what} gives times {[round(t, 4) for t in times]}, not the {len(expected)} "
+                f"largest self times {[round(t, 4) for t in expected_times]} "
+                f"({[e['key'] for e in expected]}).{hint}"
+            )
 
 
 def check_time_per_label(time_per_label) -> None:
-    """Totals (children included, all calls) in ms per label; 0.0 for absent labels."""
+    """Totals (children included, all calls, every row with that key summed: a GPU run gives a
+    label a CPU row and a GPU row) in ms per label; 0.0 for absent labels; exact key matches."""
     device = get_device()
-    for seed in (2, 3):
-        labels = ["load", "step", "outer", "inner", "never ran"]
-        what = f"time_per_label(prof, {labels})"
-        case = {"seed": seed, "labels": labels, "device": device}
+    cases = [
+        {"seed": 2, "labels": ["load", "step", "outer", "inner", "never ran"]},
+        {"seed": 3, "labels": ["load", "step", "outer", "inner", "never ran"]},
+        {
+            "fake": FAKE_LABELS,
+            "labels": ["load", "step", "outer", "never ran"],
+            "label": "a GPU-like profile (CPU and GPU rows per label)",
+        },
+    ]
+    for case in cases:
+        case = {"seed": 0, **case, "device": device}
+        labels = case["labels"]
+        what = (
+            f"time_per_label(prof, {labels}) on "
+            f"{case.get('label', 'a profile of a small training loop')}"
+        )
         seen = observe(probes.probe_time_per_label, time_per_label, case, what)
-        entries = _entry_ms(seen["rows"])
+        entries = _entries(seen["rows"])
         result = seen["result"]
         check_type(result, dict, what)
         if sorted(result, key=repr) != sorted(labels, key=repr):
             raise CheckError(
-                f"{what} has keys {sorted(result, key=repr)}; expected exactly {sorted(labels)}."
+                f"{what} has keys {sorted(result, key=repr)}; expected exactly {sorted(labels)}, "
+                "one per label asked for."
             )
         for label in labels:
             value = result[label]
-            check_type(value, float, f"{what}[{label!r}]")
-            if label not in entries:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                check_type(value, float, f"{what}[{label!r}]")
+            rows = [e for e in entries if e["key"] == label]
+            if not rows:
                 if value != 0.0:
                     raise CheckError(
-                        f"{what}[{label!r}] is {value}; a label that never ran gets 0.0."
+                        f"{what}[{label!r}] is {value}; a label that never ran gets 0.0 (and only "
+                        "rows whose key is exactly the label count, not names that contain it)."
                     )
                 continue
-            fields = entries[label]
+            fields = {
+                name: sum(e[name] for e in rows)
+                for name in ("total", "self", "avg", "total_us", "self_us")
+            }
+            if _close(value, fields["total"]):
+                continue
             field = _which_field(value, fields)
-            if field != "total":
+            if field is None and len(rows) > 1:
+                for e in rows:
+                    if _close(value, e["total"]):
+                        raise CheckError(
+                            f"{what}[{label!r}] is {value:.6g} ms, the cpu_time_total of one of the "
+                            f"{len(rows)} rows called {label!r}; the label's total is the sum over "
+                            f"all of them, {fields['total']:.6g} ms. With a GPU the same label has a "
+                            "CPU row and a GPU row: a dict keyed by name, or the first match only, "
+                            "keeps one of them. Add up every row whose key is the label."
+                        )
+            others = [e["key"] for e in entries if e["key"] != label and label in e["key"]]
+            if field is None and others:
+                hint = f"it also counts {others[:2]}: compare keys with ==, not startswith or 'in'"
+            else:
                 hint = {
                     "self": "that is the self time, which leaves out the operators inside the label",
                     "avg": "that is cpu_time, one call's average: use the total over all calls",
                     "total_us": "that is in microseconds: divide by 1000",
                     "self_us": "that is the self time in microseconds",
                 }.get(field, "it matches none of the profile's columns")
-                raise CheckError(
-                    f"{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
-                    f"{fields['total']:.6g} ms ({hint})."
-                )
+            raise CheckError(
+                f"{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
+                f"{fields['total']:.6g} ms ({hint})."
+            )
 
 
 def _reference_shards(n: int, world_size: int, epoch: int, seed: int) -> list[list[int]]:
@@ -153,7 +249,7 @@ def _reference_shards(n: int, world_size: int, epoch: int, seed: int) -> list[li
 
 def check_shards_for_epoch(shards_for_epoch) -> None:
     """Exactly DistributedSampler's shards, for several sizes, epochs and seeds."""
-    cases = [
+    cases = [  # (n, world_size, epoch, seed; None: left at its default, 0)
         (10, 2, 0, 0),
         (10, 2, 3, 0),
         (7, 3, 1, 5),
@@ -161,14 +257,26 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
         (16, 4, 2, 1),
         (5, 1, 4, 0),
         (9, 4, 1, 3),
+        (2, 5, 1, 0),  # more padding than samples: the list repeats more than once
+        (3, 8, 2, 7),
+        (11, 3, 2, None),
     ]
     for n, world_size, epoch, seed in cases:
-        what = f"shards_for_epoch({n}, {world_size}, epoch={epoch}, seed={seed})"
+        seed_arg = "" if seed is None else f", seed={seed}"
+        what = f"shards_for_epoch({n}, {world_size}, epoch={epoch}{seed_arg})"
         case = {"n": n, "world_size": world_size, "epoch": epoch, "seed": seed}
+        seed = 0 if seed is None else seed
         seen = observe(probes.probe_shards_for_epoch, shards_for_epoch, case, what)
         if not seen["is_list"]:
             hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
             raise CheckError(f"{what} should be a list, got {seen['type']}.{hint}")
+        if seen["rng_changed"]:
+            raise CheckError(
+                f"{what} changed the global random state: torch.manual_seed(...) (also as "
+                "generator=torch.manual_seed(...), which returns the global generator reseeded) "
+                "resets the caller's random stream. DistributedSampler uses a generator of its "
+                "own; if you shuffle yourself, use torch.Generator().manual_seed(seed + epoch)."
+            )
         result = seen["shards"]
         if len(result) != world_size:
             raise CheckError(
@@ -192,8 +300,9 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
         if sizes != [per_rank] * world_size:
             raise CheckError(
                 f"{what} gives shard sizes {sizes}; DistributedSampler pads so that every rank gets "
-                f"{per_rank} (ceil(n / world_size)). Unequal shards mean unequal numbers of steps, "
-                "and DDP waits forever for the rank that stopped early."
+                f"{per_rank} (ceil(n / world_size)), repeating the shuffled list as often as needed "
+                "(more than once when world_size > 2 n). Unequal shards mean unequal numbers of "
+                "steps, and DDP waits forever for the rank that stopped early."
             )
         covered = set().union(*map(set, shards))
         if len(covered) < n:
@@ -206,6 +315,13 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
             raise CheckError(
                 f"{what} equals the shards of epoch 0: the epoch is ignored. Call "
                 "sampler.set_epoch(epoch) before iterating."
+            )
+        flat = [i for shard in expected for i in shard]
+        if sorted(i for shard in shards for i in shard) == sorted(flat):
+            raise CheckError(
+                f"{what} = {shards}: the right indices, dealt out differently from "
+                f"DistributedSampler ({expected}). After padding, rank r takes every "
+                "world_size-th index starting at r (indices[r::world_size]), not a contiguous chunk."
             )
         raise CheckError(
             f"{what} = {shards} differs from what DistributedSampler yields: {expected}. Shuffle "
@@ -256,7 +372,26 @@ def check_average_gradients(average_gradients) -> None:
             )
         if not seen["calls"]:
             raise CheckError(
-                f"{what} never called all_reduce: sum the gradients over the ranks first."
+                f"{what} never called all_reduce: sum the gradients over the ranks first "
+                "(all_reduce(p.grad) for every parameter whose .grad is not None)."
+            )
+        if seen["pending"]:
+            raise CheckError(
+                f"{what} launched all_reduce(..., async_op=True) and never waited for "
+                f"{seen['pending']} of the handles: an asynchronous all_reduce returns a work "
+                "handle, and the sum only lands in the tensor after handle.wait(). Wait on every "
+                "handle (then divide), or call all_reduce synchronously."
+            )
+        if seen["changed_before_wait"]:
+            raise CheckError(
+                f"{what} changed a gradient between launching its asynchronous all_reduce and "
+                "waiting for it: the reduction then overwrites (or races with) your division. "
+                "Call handle.wait() first, then divide by world_size."
+            )
+        if seen["weights_changed"]:
+            raise CheckError(
+                f"{what} changed the weights {seen['weights_changed'][:3]}: only the gradients "
+                "are averaged (all_reduce(p.grad), not p or p.data)."
             )
         factor = (world_size + 1) / 2  # mean of 1, 2, ..., world_size
         grads = seen["grads"]
@@ -288,56 +423,109 @@ def check_average_gradients(average_gradients) -> None:
                         f"after {what} {name}.grad was divided by {wrong}, not by world_size="
                         f"{world_size}: averaging by the wrong world size changes the step size."
                     )
-            assert_close(got, local[name] * factor, what=f"{name}.grad after {what}")
+            expected = local[name] * factor
+            if comparable and not torch.allclose(got, expected):
+                ratio = (got.double().norm() / expected.double().norm()).item()
+                raise CheckError(
+                    f"after {what} {name}.grad is {ratio:.4g} times the average over the ranks. "
+                    "Reduce each gradient exactly once (model.parameters() lists each parameter "
+                    "once; looping over model.modules() visits nested ones several times), then "
+                    "divide it once by world_size."
+                )
+            assert_close(got, expected, what=f"{name}.grad after {what}")
+
+
+def _observe_save(save_checkpoint, case: dict, what: str) -> dict:
+    try:
+        return observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
+    except AnswerRaised as err:
+        if err.type_name != "AttributeError" or case["wrapped"]:
+            raise
+        raise CheckError(
+            f"{what} raised AttributeError: {err.message}. A plain model has no .module: unwrap "
+            "only a wrapped model (isinstance(model, DistributedDataParallel), or "
+            "getattr(model, 'module', model))."
+        ) from None
 
 
 def check_save_checkpoint(save_checkpoint) -> None:
-    """Only rank 0 writes; the file is a plain state_dict that loads with weights_only=True."""
+    """Only rank 0 writes; the file is a plain state_dict (nested parts, buffers, a root
+    parameter, keys that contain "module.") that loads with weights_only=True; the model given
+    is a real DistributedDataParallel object or a plain model, and stays as it was."""
     device = get_device()
     for wrapped in (True, False):
-        kind = "a DDP-style wrapped model" if wrapped else "a plain model"
+        kind = "a DistributedDataParallel model" if wrapped else "a plain (unwrapped) model"
         base = {"seed": 5, "device": device, "wrapped": wrapped}
         for rank in (3, 1, 2):
             what = f"save_checkpoint({kind}, path, rank={rank})"
             case = {**base, "rank": rank, "file": f"rank{rank}.pt", "as_str": rank == 2}
-            seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
+            seen = _observe_save(save_checkpoint, case, what)
             result = seen["result"]
             if result is not False:
-                raise CheckError(f"{what} returned {result!r}; every rank but 0 returns False.")
+                raise CheckError(
+                    f"{what} returned {result!r}; every rank but 0 writes nothing and returns False."
+                )
             if seen["files"]:
                 raise CheckError(
-                    f"{what} wrote {seen['files']}: only rank 0 saves, or N processes write the "
-                    "same file at once."
+                    f"{what} wrote {seen['files']}: only rank 0 saves (if rank != 0: return False "
+                    "before torch.save), or N processes write the same file at once."
                 )
         expected = probes.build_checkpoint_model(base).state_dict()
         for as_str in (False, True):
-            what = f"save_checkpoint({kind}, path, rank=0)"
+            what = f"save_checkpoint({kind}, path{' as a str' if as_str else ''}, rank=0)"
             case = {**base, "rank": 0, "file": f"rank0-{as_str}.pt", "as_str": as_str}
-            seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
+            seen = _observe_save(save_checkpoint, case, what)
             result = seen["result"]
             if result is not True:
                 raise CheckError(f"{what} returned {result!r}; rank 0 saves and returns True.")
             if not seen["exists"]:
-                raise CheckError(f"{what} returned True but wrote no file at the given path.")
+                raise CheckError(
+                    f"{what} returned True but wrote no file at the given path ({seen['files']} "
+                    "in its folder): torch.save(state_dict, path) with the path as given."
+                )
             if seen["load_error"] is not None:
                 raise CheckError(
                     f"the file from {what} does not load with weights_only=True "
                     f"({seen['load_error']}). Save model.state_dict(), not the model object."
                 )
+            if not seen["inner_training"]:
+                raise CheckError(
+                    f"{what} left the model in eval mode: saving must not change it (on rank 0 "
+                    "only, training would then go on differently there). A state_dict is the "
+                    "same in either mode."
+                )
+            if seen["inner_device"].type != device.type:
+                raise CheckError(
+                    f"{what} moved the model to {seen['inner_device']}: saving must not change "
+                    "it (Module.cpu() moves the caller's model in place)."
+                )
             state = seen["state"]
             if state is None:
                 raise CheckError(
-                    f"the object saved by {what} should be a dict, got {seen['loaded_type']}."
+                    f"the object saved by {what} should be a dict (a state_dict), got "
+                    f"{seen['loaded_type']}."
                 )
             if sorted(state, key=repr) != sorted(expected):
-                hint = (
-                    " Save the inner model: model.module.state_dict()."
-                    if any(isinstance(k, str) and k.startswith("module.") for k in state)
-                    else ""
-                )
+                got = sorted(state, key=repr)
+                missing = sorted(set(expected) - set(state))
+                if any(isinstance(k, str) and k.startswith("module.") for k in state):
+                    hint = " Save the inner model: model.module.state_dict()."
+                elif missing and all("running" in k or "num_batches" in k for k in missing):
+                    hint = (
+                        " The buffers (batch norm's running statistics) are missing: save "
+                        "state_dict(), not the named parameters."
+                    )
+                elif any(isinstance(k, str) and "module." in k for k in missing):
+                    hint = (
+                        " Keys were rewritten: replace('module.', '') also edits keys such as "
+                        "'encoder_module.0.weight'. Unwrap the model (model.module) instead of "
+                        "editing keys."
+                    )
+                else:
+                    hint = ""
                 raise CheckError(
-                    f"the state_dict saved by {what} has keys {sorted(state, key=repr)[:4]}...; a "
-                    f"plain model expects {sorted(expected)[:4]}....{hint}"
+                    f"the state_dict saved by {what} has keys {got[:5]}...; the plain model "
+                    f"expects {sorted(expected)[:5]}... (missing {missing[:3]}).{hint}"
                 )
             for key, value in expected.items():
                 got = state[key]

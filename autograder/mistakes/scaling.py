@@ -219,3 +219,223 @@ MISTAKES = {
         ),
     ],
 }
+
+# Wrong answers that pass the visible asserts (a CPU-only profile, default arguments, a DDP
+# model only, a synchronous stand-in for all_reduce) and that only the hidden check catches.
+_PAD = "    per_rank = math.ceil(n / world_size)\n    padding = per_rank * world_size - n\n"
+_MORE = {
+    "top_ops": [
+        Mistake(
+            name="dict-by-key",
+            message="A dict keyed by name keeps one row per key; with a GPU an operator's GPU row overwrites its CPU row.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    times = {e.key: e.self_cpu_time_total for e in prof.key_averages()\n"
+                "             if e.key.startswith('aten::')}\n"
+                "    ranked = sorted(times.items(), key=lambda kv: kv[1], reverse=True)\n"
+                "    return [(name, us / 1000) for name, us in ranked[:k]]\n"
+            ),
+        ),
+        Mistake(
+            name="top-k-then-filter",
+            message="Filter to aten:: operators first, then take k: the other way round returns fewer.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    ranked = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+                "    return [(e.key, e.self_cpu_time_total / 1000) for e in ranked[:k]\n"
+                "            if e.key.startswith('aten::')]\n"
+            ),
+        ),
+        Mistake(
+            name="wrong-default-k",
+            message="k defaults to 5: top_ops(prof) returns the five slowest operators.",
+            code=(
+                "def top_ops(prof, k=3):\n"
+                "    ops = [e for e in prof.key_averages() if e.key.startswith('aten::')]\n"
+                "    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+                "    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]\n"
+            ),
+        ),
+    ],
+    "time_per_label": [
+        Mistake(
+            name="dict-overwrite",
+            message="A dict keyed by name keeps the last row: with a GPU a label's GPU row (no CPU time) overwrites its CPU row.",
+            code=(
+                "def time_per_label(prof, labels):\n"
+                "    totals = {e.key: e.cpu_time_total / 1000 for e in prof.key_averages()}\n"
+                "    return {label: float(totals.get(label, 0.0)) for label in labels}\n"
+            ),
+        ),
+        Mistake(
+            name="first-match-only",
+            message="Add up every row whose key is the label; the first one may be the GPU row.",
+            code=(
+                "def time_per_label(prof, labels):\n"
+                "    events = list(prof.key_averages())\n"
+                "    return {label: next((e.cpu_time_total / 1000 for e in events if e.key == label), 0.0)\n"
+                "            for label in labels}\n"
+            ),
+        ),
+        Mistake(
+            name="substring-match",
+            message="Compare keys with ==: 'step' in 'stepper' is true.",
+            code=(
+                "def time_per_label(prof, labels):\n"
+                "    events = list(prof.key_averages())\n"
+                "    return {label: sum(e.cpu_time_total for e in events if label in e.key) / 1000\n"
+                "            for label in labels}\n"
+            ),
+        ),
+    ],
+    "shards_for_epoch": [
+        Mistake(
+            name="reseeds-global-rng",
+            message="generator=torch.manual_seed(...) reseeds the global generator: use torch.Generator().manual_seed(...).",
+            code=(
+                "import math\nimport torch\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    order = torch.randperm(n, generator=torch.manual_seed(seed + epoch)).tolist()\n"
+            )
+            + _PAD
+            + (
+                "    order += (order * math.ceil(padding / n))[:padding] if padding else []\n"
+                "    return [order[r::world_size] for r in range(world_size)]\n"
+            ),
+        ),
+        Mistake(
+            name="pads-only-once",
+            message="When the padding is longer than the list, repeat the list as often as needed.",
+            code=(
+                "import math\nimport torch\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    g = torch.Generator().manual_seed(seed + epoch)\n"
+                "    order = torch.randperm(n, generator=g).tolist()\n"
+            )
+            + _PAD
+            + (
+                "    order += order[:padding]\n"
+                "    return [order[r::world_size] for r in range(world_size)]\n"
+            ),
+        ),
+        Mistake(
+            name="contiguous-after-padding",
+            message="After padding rank r takes indices[r::world_size], not a contiguous chunk.",
+            code=(
+                "import math\nimport torch\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    g = torch.Generator().manual_seed(seed + epoch)\n"
+                "    order = torch.randperm(n, generator=g).tolist()\n"
+            )
+            + _PAD
+            + (
+                "    order += (order * math.ceil(padding / n))[:padding] if padding else []\n"
+                "    return [order[r * per_rank:(r + 1) * per_rank] for r in range(world_size)]\n"
+            ),
+        ),
+    ],
+    "average_gradients": [
+        Mistake(
+            name="async-without-wait",
+            message="all_reduce(async_op=True) returns a handle: the sum lands only after handle.wait().",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad, async_op=True)  # overlap the communication\n"
+                "            p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="modules-double-count",
+            message="model.modules() visits nested modules again: each gradient gets reduced several times.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for module in model.modules():\n"
+                "        for p in module.parameters():\n"
+                "            if p.grad is not None:\n"
+                "                all_reduce(p.grad)\n"
+                "                p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="world-size-from-dist",
+            message="Use the world_size you are given; dist.get_world_size() needs a process group.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad /= dist.get_world_size()\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        Mistake(
+            name="always-model-module",
+            message="A plain model has no .module: unwrap only a wrapped model.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    torch.save(model.module.state_dict(), path)\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="parameters-only",
+            message="named_parameters() leaves out the buffers (batch norm statistics): save state_dict().",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    torch.save({k: p.detach() for k, p in inner.named_parameters()}, path)\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="replace-module-everywhere",
+            message="replace('module.', '') also edits keys such as encoder_module.0.weight: unwrap instead.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    state = {k.replace('module.', ''): v for k, v in model.state_dict().items()}\n"
+                "    torch.save(state, path)\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="unwraps-dataparallel-only",
+            message="DistributedDataParallel is not a DataParallel: check for the DDP class (or for .module).",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    if isinstance(model, torch.nn.DataParallel):\n"
+                "        model = model.module\n"
+                "    torch.save(model.state_dict(), path)\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="evals-before-saving",
+            message="Saving must not change the model: model.eval() on rank 0 alone makes the ranks train differently.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    inner.eval()\n"
+                "    torch.save(inner.state_dict(), path)\n"
+                "    return True\n"
+            ),
+        ),
+    ],
+}
+for _grade_id, _extra in _MORE.items():
+    MISTAKES[_grade_id] = MISTAKES[_grade_id] + _extra

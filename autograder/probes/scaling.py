@@ -89,24 +89,69 @@ def profile_rows(prof) -> list[dict]:
     ]
 
 
+class FakeProfile:
+    """A profile whose ``key_averages()`` returns the rows the case describes, as the real
+    ``EventList`` of ``FunctionEventAvg`` a profile gives: what a profile with a GPU looks
+    like (a label's CPU row and its GPU row share a key) on a machine without one."""
+
+    def __init__(self, rows: list[dict]):
+        self.rows = rows
+
+    def key_averages(self, *args, **kwargs):
+        from torch.autograd import DeviceType
+        from torch.autograd.profiler_util import EventList, FunctionEventAvg
+
+        events = []
+        for row in self.rows:
+            e = FunctionEventAvg()
+            e.key = row["key"]
+            e.count = row.get("count", 1)
+            e.self_cpu_time_total = row.get("self", 0.0)
+            e.cpu_time_total = row.get("total", row.get("self", 0.0))
+            e.device_time_total = row.get("device_total", 0.0)
+            e.self_device_time_total = row.get("device_self", 0.0)
+            e.device_type = DeviceType.CUDA if row.get("device") == "cuda" else DeviceType.CPU
+            e.use_device = "cuda"
+            events.append(e)
+        return EventList(events)
+
+
+def _profile_for(case: dict):
+    if case.get("fake") is not None:
+        return FakeProfile(case["fake"])
+    return profile_workload(case["seed"], str(case["device"]))
+
+
 def probe_top_ops(top_ops, case: dict) -> dict:
-    """top_ops(prof, k) on the seed's profile, and that profile's rows."""
-    prof = profile_workload(case["seed"], str(case["device"]))
-    result = top_ops(prof, case["k"])
+    """top_ops(prof, k) on the seed's profile (or the case's fake one), and its rows. ``k``
+    None: the argument is left out (its default applies)."""
+    prof = _profile_for(case)
+    result = top_ops(prof) if case["k"] is None else top_ops(prof, case["k"])
     return {"result": plain(result), "rows": profile_rows(prof)}
 
 
 def probe_time_per_label(time_per_label, case: dict) -> dict:
-    """time_per_label(prof, labels) on the seed's profile, and that profile's rows."""
-    prof = profile_workload(case["seed"], str(case["device"]))
+    """time_per_label(prof, labels) on the seed's profile (or the case's fake one), and its rows."""
+    prof = _profile_for(case)
     result = time_per_label(prof, list(case["labels"]))
     return {"result": plain(result), "rows": profile_rows(prof)}
 
 
 def probe_shards_for_epoch(shards_for_epoch, case: dict) -> dict:
-    """The result's type and, when it is a list, each shard as a list of what it holds."""
-    result = shards_for_epoch(case["n"], case["world_size"], case["epoch"], case["seed"])
-    seen = {"type": type(result).__name__, "is_list": isinstance(result, list), "shards": None}
+    """The result's type, each shard as a list of what it holds (when it is a list), and
+    whether the global random state changed."""
+    args = [case["n"], case["world_size"], case["epoch"]]
+    if case["seed"] is not None:  # None: the argument is left out (its default applies)
+        args.append(case["seed"])
+    rng_before = torch.get_rng_state()
+    result = shards_for_epoch(*args)
+    rng_changed = not torch.equal(rng_before, torch.get_rng_state())
+    seen = {
+        "type": type(result).__name__,
+        "is_list": isinstance(result, list),
+        "shards": None,
+        "rng_changed": rng_changed,
+    }
     if seen["is_list"]:
         seen["shards"] = [plain(list(shard)) for shard in result]
     return seen
@@ -128,11 +173,55 @@ class AllReduceMisuse(Exception):
     """Raised by the simulated all_reduce when it is called in a way the real one rejects."""
 
 
+class FakeWork:
+    """What the simulated ``all_reduce(..., async_op=True)`` returns: like the real handle,
+    the sum only lands in the tensor when somebody waits for it."""
+
+    def __init__(self, tensor: torch.Tensor, factor: float, log: dict):
+        self.tensor, self.factor, self.log = tensor, factor, log
+        self.sent = tensor.detach().clone()  # what this rank contributed when it launched
+        self.done = False
+        log["pending"] += 1
+
+    def wait(self, timeout=None) -> bool:
+        if not self.done:
+            self.done = True
+            self.log["pending"] -= 1
+            if not torch.equal(self.tensor, self.sent):
+                self.log["changed_before_wait"] = True
+            with torch.no_grad():
+                self.tensor.copy_(self.sent * self.factor)
+        return True
+
+    def is_completed(self) -> bool:
+        return self.done
+
+    def is_success(self) -> bool:
+        return self.done
+
+    def get_future(self):
+        work = self
+
+        class _Future:
+            def wait(self):
+                work.wait()
+                return [work.tensor]
+
+            def value(self):
+                return [work.tensor]
+
+            def done(self):
+                return work.done
+
+        return _Future()
+
+
 def fake_all_reduce(world_size: int, log: dict):
     """An all_reduce for world_size simulated ranks, where rank r's tensor is (r + 1) times ours.
 
     ``log["calls"]`` gets the shape of every tensor it reduces; ``log["misuse"]`` what was wrong
-    with a call it refused (a non-tensor, an op other than SUM or AVG).
+    with a call it refused (a non-tensor, an op other than SUM or AVG). With ``async_op=True``
+    it returns a :class:`FakeWork`; ``log["pending"]`` counts handles nobody waited for.
     """
     total = world_size * (world_size + 1) / 2
 
@@ -142,20 +231,27 @@ def fake_all_reduce(world_size: int, log: dict):
             raise AllReduceMisuse(f"all_reduce was called with {type(tensor).__name__}")
         log["calls"].append(list(tensor.shape))
         if op == dist.ReduceOp.SUM:
-            tensor.mul_(total)
+            factor = total
         elif op == dist.ReduceOp.AVG:
-            tensor.mul_(total / world_size)
+            factor = total / world_size
         else:
             log["misuse"] = {"kind": "op", "op": str(op)}
             raise AllReduceMisuse(f"all_reduce was called with op={op}")
+        if async_op:
+            return FakeWork(tensor, factor, log)
+        with torch.no_grad():
+            tensor.mul_(factor)
+        return None
 
     return all_reduce
 
 
 def probe_average_gradients(average_gradients, case: dict) -> dict:
-    """What came back, the all_reduce calls, and every parameter's .grad afterwards (or None)."""
+    """What came back, the all_reduce calls (handles never waited for, tensors changed before
+    their wait), every parameter's .grad afterwards (or None), and the weights afterwards."""
     model = build_grad_model(case)
-    log: dict = {"calls": [], "misuse": None}
+    weights_before = [p.detach().clone() for p in model.parameters()]
+    log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
     try:
         result = average_gradients(
             model, case["world_size"], all_reduce=fake_all_reduce(case["world_size"], log)
@@ -167,6 +263,13 @@ def probe_average_gradients(average_gradients, case: dict) -> dict:
         "returned_type": type(result).__name__,
         "calls": log["calls"],
         "misuse": log["misuse"],
+        "pending": log["pending"],
+        "changed_before_wait": log["changed_before_wait"],
+        "weights_changed": [
+            name
+            for (name, p), before in zip(model.named_parameters(), weights_before, strict=True)
+            if not torch.equal(p.detach(), before)
+        ],
         "grads": {
             name: None if p.grad is None else p.grad.detach().clone()
             for name, p in model.named_parameters()
@@ -174,27 +277,51 @@ def probe_average_gradients(average_gradients, case: dict) -> dict:
     }
 
 
-class Wrapper(nn.Module):
-    """Stands in for DistributedDataParallel: the real model lives in .module."""
+def ddp_wrapped(module: nn.Module) -> nn.Module:
+    """A genuine ``DistributedDataParallel`` object holding ``module`` (``isinstance`` and
+    ``.module`` both work), built without the process group its constructor needs: enough
+    to be unwrapped and saved, not to train."""
+    from torch.nn.parallel import DistributedDataParallel
 
-    def __init__(self, module: nn.Module):
+    wrapper = DistributedDataParallel.__new__(DistributedDataParallel)
+    nn.Module.__init__(wrapper)
+    wrapper.module = module
+    return wrapper
+
+
+class CheckpointNet(nn.Module):
+    """A plain model with nested parts, buffers and a parameter on the root module; one part's
+    name contains "module." in its keys (``encoder_module.0.weight``)."""
+
+    def __init__(self):
         super().__init__()
-        self.module = module
+        self.encoder_module = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        self.scale = nn.Parameter(torch.tensor([1.5, -0.5, 2.0, 0.25]))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder_module(x) * self.scale)
 
 
 def build_checkpoint_model(case: dict) -> nn.Module:
     """The plain model save_checkpoint is given (wrapped or not, see ``probe_save_checkpoint``)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["seed"])
-        plain_model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+        plain_model = CheckpointNet()
+    with torch.no_grad():  # batch norm statistics that are not the defaults
+        plain_model.encoder_module[1].running_mean.uniform_(
+            -1, 1, generator=torch.Generator().manual_seed(case["seed"])
+        )
+        plain_model.encoder_module[1].num_batches_tracked.fill_(7)
     return plain_model.to(case["device"])
 
 
 def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
     """save_checkpoint(model, path, rank) in a fresh folder: what it returned, the files it left
-    there, and what the file at path holds, loaded with weights_only=True."""
+    there, and what the file at path holds, loaded with weights_only=True. A wrapped model is a
+    real DistributedDataParallel object (see ``ddp_wrapped``)."""
     inner = build_checkpoint_model(case)
-    model = Wrapper(inner) if case["wrapped"] else inner
+    model = ddp_wrapped(inner) if case["wrapped"] else inner
     folder = Path(tempfile.mkdtemp(prefix="probe-ckpt-"))
     try:
         path = folder / case["file"]
@@ -206,6 +333,8 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
             "load_error": None,
             "loaded_type": None,
             "state": None,
+            "inner_training": bool(inner.training),
+            "inner_device": next(inner.parameters()).device,
         }
         if path.is_file():
             try:

@@ -1,0 +1,187 @@
+"""Right answers for 09_scaling's exercises, unlike the solution (see autograder/right_answers)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "top_ops": [
+        RightAnswer(
+            name="heapq-nlargest",
+            why="heapq.nlargest over the aten:: entries, converting with * 1e-3: the same list.",
+            code=(
+                "import heapq\n"
+                "def top_ops(prof, k=5):\n"
+                "    ops = (e for e in prof.key_averages() if e.key.startswith('aten::'))\n"
+                "    best = heapq.nlargest(k, ops, key=lambda e: e.self_cpu_time_total)\n"
+                "    return [(e.key, float(e.self_cpu_time_total) * 1e-3) for e in best]\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-rows-only",
+            why="Keeps only CPU-side rows (device_type CPU) before ranking: GPU rows have no CPU time.",
+            code=(
+                "from torch.autograd import DeviceType\n"
+                "def top_ops(prof, k=5):\n"
+                "    rows = [e for e in prof.key_averages()\n"
+                "            if e.device_type == DeviceType.CPU and e.key[:6] == 'aten::']\n"
+                "    rows = sorted(rows, key=lambda e: -e.self_cpu_time_total)[:k]\n"
+                "    return [tuple([e.key, e.self_cpu_time_total / 1000.0]) for e in rows]\n"
+            ),
+        ),
+    ],
+    "time_per_label": [
+        RightAnswer(
+            name="int-zero-start",
+            why=(
+                "Starts every label at the integer 0 and adds the rows' totals; a label that never "
+                "ran keeps 0, which equals 0.0."
+            ),
+            code=(
+                "def time_per_label(prof, labels):\n"
+                "    totals = dict.fromkeys(labels, 0)\n"
+                "    for e in prof.key_averages():\n"
+                "        if e.key in totals:\n"
+                "            totals[e.key] = totals[e.key] + e.cpu_time_total / 1000\n"
+                "    return totals\n"
+            ),
+        ),
+        RightAnswer(
+            name="defaultdict-sum-per-label",
+            why="A defaultdict(float) of per-key sums, then one lookup per label: a dict subclass.",
+            code=(
+                "from collections import defaultdict\n"
+                "def time_per_label(prof, labels):\n"
+                "    sums = defaultdict(float)\n"
+                "    for e in prof.key_averages():\n"
+                "        sums[e.key] += e.cpu_time_total\n"
+                "    out = defaultdict(float)\n"
+                "    for label in labels:\n"
+                "        out[label] = sums.get(label, 0.0) / 1000\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "shards_for_epoch": [
+        RightAnswer(
+            name="reimplemented-with-own-generator",
+            why=(
+                "Reimplements DistributedSampler (the text allows it): randperm with its own "
+                "generator seeded seed + epoch, padding by repeating, rank r takes [r::world_size]."
+            ),
+            code=(
+                "import math\nimport torch\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    g = torch.Generator()\n"
+                "    g.manual_seed(seed + epoch)\n"
+                "    order = torch.randperm(n, generator=g).tolist()\n"
+                "    total = math.ceil(n / world_size) * world_size\n"
+                "    while len(order) < total:\n"
+                "        order += order[: total - len(order)]\n"
+                "    return [order[r:total:world_size] for r in range(world_size)]\n"
+            ),
+        ),
+    ],
+    "average_gradients": [
+        RightAnswer(
+            name="async-then-wait",
+            why=(
+                "Launches every all_reduce with async_op=True, waits on each handle, then divides: "
+                "what DDP does to overlap communication; the text does not forbid it."
+            ),
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+                "    handles = [all_reduce(g, async_op=True) for g in grads]\n"
+                "    for handle in handles:\n"
+                "        handle.wait()\n"
+                "    for g in grads:\n"
+                "        g.div_(world_size)\n"
+            ),
+        ),
+        RightAnswer(
+            name="one-flat-bucket",
+            why=(
+                "Flattens every gradient into one bucket, reduces it with a single all_reduce, "
+                "divides and copies the slices back: the same averages with one collective."
+            ),
+            code=(
+                "import torch\nimport torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+                "    if not grads:\n"
+                "        return None\n"
+                "    flat = torch.cat([g.reshape(-1) for g in grads])\n"
+                "    all_reduce(flat)\n"
+                "    flat /= world_size\n"
+                "    offset = 0\n"
+                "    for g in grads:\n"
+                "        g.copy_(flat[offset:offset + g.numel()].view_as(g))\n"
+                "        offset += g.numel()\n"
+                "    return None\n"
+            ),
+        ),
+        RightAnswer(
+            name="assigns-divided-grad",
+            why="p.grad = p.grad / world_size puts a new tensor in .grad: the same values.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for name, p in model.named_parameters():\n"
+                "        if p.grad is None:\n"
+                "            continue\n"
+                "        all_reduce(p.grad, op=dist.ReduceOp.SUM)\n"
+                "        p.grad = p.grad / world_size\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        RightAnswer(
+            name="isinstance-ddp",
+            why=(
+                "Unwraps with isinstance(model, (DistributedDataParallel, DataParallel)) instead "
+                "of looking for a .module attribute: a DDP model is a DistributedDataParallel."
+            ),
+            code=(
+                "import torch\n"
+                "from torch.nn.parallel import DataParallel, DistributedDataParallel\n"
+                "def save_checkpoint(model, path, rank):\n"
+                "    if rank == 0:\n"
+                "        if isinstance(model, (DistributedDataParallel, DataParallel)):\n"
+                "            model = model.module\n"
+                "        torch.save(model.state_dict(), path)\n"
+                "        return True\n"
+                "    return False\n"
+            ),
+        ),
+        RightAnswer(
+            name="hasattr-module-file-object",
+            why="hasattr(model, 'module') and a file opened by hand for torch.save: the same file.",
+            code=(
+                "import torch\n"
+                "def save_checkpoint(model, path, rank):\n"
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = model.module if hasattr(model, 'module') else model\n"
+                "    with open(path, 'wb') as f:\n"
+                "        torch.save(inner.state_dict(), f)\n"
+                "    return True\n"
+            ),
+        ),
+        RightAnswer(
+            name="removeprefix-keys",
+            why=(
+                "Strips the wrapper's 'module.' prefix from the start of each key (removeprefix "
+                "touches nothing else): the inner model's keys, in a plain dict."
+            ),
+            code=(
+                "import torch\n"
+                "def save_checkpoint(model, path, rank):\n"
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    state = {k.removeprefix('module.'): v for k, v in model.state_dict().items()}\n"
+                "    torch.save(state, path)\n"
+                "    return True\n"
+            ),
+        ),
+    ],
+}
