@@ -38,6 +38,16 @@ def _with_unused(g, device) -> dict:
     }
 
 
+def _nested(g, device, dtype=torch.float32) -> dict:
+    """The spec of a model with a root-level parameter, nested blocks and buffers."""
+    return {
+        "kind": "nested",
+        "dtype": dtype,
+        "device": torch.device(device),
+        "params": probes.random_params(probes.Nested(), g),
+    }
+
+
 def _wide_float(device) -> torch.dtype:
     """float64 where the device has it; Apple's MPS does not."""
     return torch.float32 if torch.device(device).type == "mps" else torch.float64
@@ -114,18 +124,28 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
     spec = _mlp([2, 2], g, device=device)
     x, y = _classification(3, 2, 2, g, device)
     cases.append((spec, x, y, "cross_entropy", 0, 1e-2, "zero steps"))
+    spec = _mlp([3, 4, 2], g, device=device)
+    x, y = _classification(4, 3, 2, g, device)
+    cases.append((spec, x, y, "cross_entropy", None, None, "classification"))  # the defaults
 
     for spec, x, y, loss, steps, lr, label in cases:
+        defaults = steps is None
+        if defaults:
+            steps, lr = 100, 1e-2
+            what = f"overfit_one_batch(model, x, y, loss_fn) (num_steps and lr left to their defaults) on a {label} batch"
+        else:
+            what = f"overfit_one_batch(..., num_steps={steps}, lr={lr:g}) on a {label} batch"
         reference = probes.build_model(spec)
         expected = _reference_overfit(reference, x, y, probes.LOSSES[loss](), steps, lr)
-        what = f"overfit_one_batch(..., num_steps={steps}, lr={lr:g}) on a {label} batch"
         case = {"model": spec, "x": x, "y": y, "loss": loss, "steps": steps, "lr": lr}
+        case["defaults"] = defaults
         seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
         losses = seen["losses"]
         check_type(losses, list, what)
         if len(losses) != steps:
+            hint = " The signature's defaults are num_steps=100, lr=1e-2." if defaults else ""
             raise CheckError(
-                f"{what} returned {len(losses)} losses, expected one per step ({steps})."
+                f"{what} returned {len(losses)} losses, expected one per step ({steps}).{hint}"
             )
         for i, value in enumerate(losses):
             if isinstance(value, torch.Tensor):
@@ -135,57 +155,120 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                     "grows with every step."
                 )
             check_type(value, float, f"entry {i} of {what}")
-        if steps == 0:
-            continue
         try:
             assert_close(
-                torch.tensor(losses, dtype=torch.float64),
-                torch.tensor(expected, dtype=torch.float64),
+                torch.tensor(losses, dtype=torch.float64).reshape(steps),
+                torch.tensor(expected, dtype=torch.float64).reshape(steps),
                 rtol=1e-4,
                 atol=1e-6,
                 what=f"the losses from {what}",
             )
         except CheckError as err:
+            hint = (
+                " The defaults are num_steps=100, lr=1e-2."
+                if defaults
+                else f" Use lr={lr:g}, the lr you were given."
+            )
             raise CheckError(
-                f"{err} Build one Adam optimizer before the loop; every step: zero_grad, forward, "
-                "loss, record loss.item(), backward, step. Entry 0 is the loss before any update."
+                f"{err} Build one torch.optim.Adam(model.parameters(), lr=lr) before the loop; every "
+                "step: zero_grad, forward, loss, record loss.item(), backward, step. Entry 0 is the "
+                f"loss before any update.{hint}"
             ) from None
         if not _params_close(seen["params"], _params(reference)):
             raise CheckError(
-                f"{what}: the model's weights after training differ from a reference run. "
-                "Train the model you were given, in place."
+                f"{what}: the losses match a reference run within tolerance, but the model's "
+                "weights after training differ from it. Use torch.optim.Adam(model.parameters(), "
+                "lr=lr) with its other settings left at their defaults (betas, eps, no weight "
+                "decay, no amsgrad), train the model you were given in place, and do not change "
+                "its weights after the last step."
             )
+        _check_no_side_effects(seen, what)
+
+
+def _check_no_side_effects(seen: dict, what: str) -> None:
+    """The caller's model mode, tensors and global random state, as a training helper leaves them."""
+    if seen["training"]:
+        raise CheckError(
+            f"{what} left {seen['training']} in eval mode. The model came in training mode and a "
+            "training helper must leave it so: drop the model.eval() (or call model.train() "
+            "again before returning)."
+        )
+    if seen["inputs_changed"]:
+        raise CheckError(
+            f"{what} changed the caller's x or y in place. Leave the inputs alone: compute on "
+            "them, or on a copy (x.clone()), without in-place operations."
+        )
+    if seen.get("rng_changed"):
+        raise CheckError(
+            f"{what} changed torch's global random state (a torch.manual_seed(...) inside, or "
+            "random draws). Seeding belongs to the caller: a helper that reseeds silently makes "
+            "every later random number of the caller's run repeat. Remove it."
+        )
 
 
 # ----------------------------------------------------------------------------- clipped_step
 
 
-def _grad_step(model, x, y, loss_fn, lr, momentum, max_norm) -> float | None:
+def _grad_step(model, x, y, loss_fn, lr, momentum, max_norm, how="total") -> float | None:
+    """One SGD step; ``how`` says how the gradients are clipped (the right way is "total")."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     optimizer.zero_grad()
     loss_fn(model(x), y).backward()
-    total = None
-    if max_norm is not None:
-        total = float(nn.utils.clip_grad_norm_(model.parameters(), max_norm))
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    total = float(torch.stack([gr.double().norm() for gr in grads]).norm())
+    with torch.no_grad():
+        if how == "total":
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        elif how == "always":  # rescaled to max_norm even when the norm is below it
+            for gr in grads:
+                gr.mul_(max_norm / total)
+        elif how == "per_parameter":
+            for gr in grads:
+                gr.mul_(min(1.0, max_norm / (float(gr.norm()) + 1e-6)))
     optimizer.step()
     return total
 
 
 def check_clipped_step(clipped_step) -> None:
-    """Updated weights and the returned norm against clip-then-step; clipping on and off."""
+    """Updated weights and the returned norm against clip-then-step; clipping on and off,
+    float64, frozen and unused parameters, and the ways of clipping that differ from it."""
     device = get_device()
     g = torch.Generator().manual_seed(61)
     loss_fn = nn.CrossEntropyLoss()
-    for sizes, n, max_norm, lr, momentum in [
-        ([4, 8, 3], 16, 0.1, 0.5, 0.0),
-        ([5, 3], 1, 0.05, 1.0, 0.9),
-        ([3, 16, 16, 2], 32, 1e3, 0.1, 0.0),  # max_norm far above the norm: nothing to clip
+    wide = _wide_float(device)
+    for label, spec, n, max_norm, lr, momentum in [
+        ("an MLP", _mlp([4, 8, 3], g, device=device), 16, 0.1, 0.5, 0.0),
+        ("a linear layer", _mlp([5, 3], g, device=device), 1, 0.05, 1.0, 0.9),
+        # max_norm far above the norm: nothing to clip
+        ("an MLP", _mlp([3, 16, 16, 2], g, device=device), 32, 1e3, 0.1, 0.0),
+        (
+            f"a {wide} MLP",
+            _mlp([3, 6, 2], g, act="tanh", dtype=wide, device=device),
+            8,
+            0.3,
+            0.2,
+            0.0,
+        ),
+        (
+            "a model with a frozen layer and an unused parameter",
+            _with_unused(g, device),
+            6,
+            0.02,
+            1.0,
+            0.0,
+        ),
     ]:
-        spec = _mlp(sizes, g, device=device)
-        x, y = _classification(n, sizes[0], sizes[-1], g, device)
-        clipped_ref, plain_ref = probes.build_model(spec), probes.build_model(spec)
-        total = _grad_step(clipped_ref, x, y, loss_fn, lr, momentum, max_norm)
-        _grad_step(plain_ref, x, y, loss_fn, lr, momentum, None)
+        model = probes.build_model(spec)
+        dtype = next(model.parameters()).dtype
+        in_features = next(m for m in model.modules() if isinstance(m, nn.Linear)).in_features
+        classes = [m for m in model.modules() if isinstance(m, nn.Linear)][-1].out_features
+        x, y = _classification(n, in_features, classes, g, device, dtype=dtype)
+        refs = {}
+        for how in ("total", "none", "always", "per_parameter"):
+            refs[how] = probes.build_model(spec)
+            norm = _grad_step(refs[how], x, y, loss_fn, lr, momentum, max_norm, how)
+            if how == "total":
+                total = norm
         case = {
             "model": spec,
             "grads": _junk_grads(spec, g),
@@ -196,32 +279,73 @@ def check_clipped_step(clipped_step) -> None:
             "momentum": momentum,
             "max_norm": max_norm,
         }
-        what = f"clipped_step(..., max_norm={max_norm:g})"
+        what = f"clipped_step(..., max_norm={max_norm:g}) on {label}"
         seen = observe(probes.probe_clipped_step, clipped_step, case, what)
         got = _as_float(seen["result"], f"the value {what} returned")
-        if not _params_close(seen["params"], _params(clipped_ref)):
-            if total > max_norm and _params_close(seen["params"], _params(plain_ref)):
-                raise CheckError(
-                    f"{what}: the weights moved by the full, unclipped gradient. Clip between "
-                    "loss.backward() and optimizer.step(); clipping after the step changes nothing "
-                    "that was used."
+        if not _params_close(seen["params"], _params(refs["total"])):
+            matches = [
+                h
+                for h in ("none", "always", "per_parameter")
+                if _params_close(seen["params"], _params(refs[h]))
+            ]
+            if total > max_norm and "none" in matches:
+                hint = (
+                    "the weights moved by the full, unclipped gradient. Clip between "
+                    "loss.backward() and optimizer.step() with the max_norm you were given; "
+                    "clipping after the step changes nothing that was used."
                 )
-            raise CheckError(
-                f"{what}: the weights after the step differ from zero_grad -> backward -> "
-                "clip_grad_norm_(model.parameters(), max_norm) -> step. Did you zero the old "
-                "gradients first, and clip by norm (not by value)?"
-            )
+            elif "always" in matches:
+                hint = (
+                    f"the gradient norm {total:.4g} is below max_norm, so clipping must leave it "
+                    "alone, but your step rescaled it to length max_norm. clip_grad_norm_ only "
+                    "scales down (by max_norm / norm when norm > max_norm)."
+                )
+            elif "per_parameter" in matches:
+                hint = (
+                    "your update matches clipping every parameter's gradient separately. Clip them "
+                    "together, by one norm over all of them: clip_grad_norm_(model.parameters(), "
+                    "max_norm)."
+                )
+            else:
+                hint = (
+                    "the weights after the step differ from zero_grad -> backward -> "
+                    "clip_grad_norm_(model.parameters(), max_norm) -> step. Did you zero the old "
+                    "gradients first, use the max_norm you were given, and clip by norm (not by "
+                    "value)?"
+                )
+            raise CheckError(f"{what}: {hint}")
         if total > max_norm and abs(got - max_norm) <= 1e-4 * max_norm:
             raise CheckError(
                 f"{what} returned {got:.6g}, which is max_norm: that is the norm after clipping. "
                 f"Return the norm before clipping ({total:.6g}): clip_grad_norm_ returns it."
             )
+        tight = next(iter(seen["params"])).dtype == torch.float64
+        if tight and 1e-10 * max(1.0, total) < abs(got - total) <= 1e-5 * max(1.0, total):
+            raise CheckError(
+                f"{what} returned {got!r}; the total gradient norm before clipping is {total!r}. "
+                "Right to about 7 digits only: the gradients are float64 here and the norm was "
+                "computed in float32. Return what clip_grad_norm_ gives back (.item())."
+            )
         if abs(got - total) > 1e-4 * max(1.0, total):
+            per_param = [float(gr.double().norm()) for gr in _fresh_grads(spec, x, y, loss_fn)]
+            hint = ""
+            if abs(got - sum(per_param)) <= 1e-4 * max(1.0, got):
+                hint = (
+                    " Your value is the sum of the per-parameter norms; the total norm is the "
+                    "square root of the sum of their squares."
+                )
             raise CheckError(
                 f"{what} returned {got:.6g}; the total gradient norm before clipping is "
-                f"{total:.6g}. Return the value clip_grad_norm_ gives back (one norm over all "
-                "parameters together)."
+                f"{total:.6g}. Return the value clip_grad_norm_ gives back (one L2 norm over all "
+                f"parameters together).{hint}"
             )
+
+
+def _fresh_grads(spec, x, y, loss_fn) -> list[torch.Tensor]:
+    """The gradients of one backward pass on a fresh copy of the model (None ones left out)."""
+    model = probes.build_model(spec)
+    loss_fn(model(x), y).backward()
+    return [p.grad for p in model.parameters() if p.grad is not None]
 
 
 # ----------------------------------------------------------------------------- grad_norms
@@ -235,6 +359,15 @@ def check_grad_norms(grad_norms) -> None:
         ("a sigmoid MLP", _mlp([4, 8, 8, 2], g, act="sigmoid", device=device)),
         ("a float64 MLP", _mlp([3, 5, 1], g, dtype=_wide_float(device), device=device)),
         ("a model with a frozen layer and an unused parameter", _with_unused(g, device)),
+        (
+            "a model with a parameter on the root module (a cls_token), nested blocks, a "
+            "bias-free layer and buffers",
+            _nested(g, device),
+        ),
+        (
+            f"a {_wide_float(device)} model with nested blocks",
+            _nested(g, device, dtype=_wide_float(device)),
+        ),
     ]
     for label, spec in specs:
         model = probes.build_model(spec)
@@ -266,17 +399,33 @@ def check_grad_norms(grad_norms) -> None:
                 f"{what} has entries {extra} for parameters whose .grad is None; leave those out "
                 "(a frozen or unused parameter has no gradient, which is not the same as zero)."
             )
+        if missing and all(expected[n] == 0.0 for n in missing):
+            raise CheckError(
+                f"{what} is missing {missing}, whose gradients are exactly zero (a dead ReLU): "
+                "a zero gradient is still a gradient, so keep those entries (0.0); leave out only "
+                "parameters whose .grad is None."
+            )
         if missing:
             raise CheckError(
-                f"{what} is missing {missing}; use the names from model.named_parameters()."
+                f"{what} is missing {missing}; use the names from model.named_parameters(), which "
+                "lists every parameter: nested ones and ones registered on the model itself (not "
+                "only the .weight and .bias of its layers)."
             )
         if list(got) != list(expected):
             raise CheckError(
                 f"{what} lists {list(got)}; keep the order of model.named_parameters()."
             )
+        rtol = 1e-10 if dtype == torch.float64 else 1e-5
         for name, value in got.items():
             value = _as_float(value, f"the entry {name!r} of {what}")
-            if abs(value - expected[name]) > 1e-5 * max(1e-6, expected[name]) + 1e-12:
+            err = abs(value - expected[name])
+            if err > rtol * max(1e-6, expected[name]) + 1e-12:
+                if dtype == torch.float64 and err <= 1e-5 * expected[name]:
+                    raise CheckError(
+                        f"the entry {name!r} of {what} is {value!r}, expected {expected[name]!r}: "
+                        f"right to about 7 digits, so it was computed in float32. The gradients are "
+                        "float64 here; take p.grad.norm() in the gradient's own dtype (no .float())."
+                    )
                 raise CheckError(
                     f"the entry {name!r} of {what} is {value:.6g}, expected {expected[name]:.6g}: the "
                     "L2 norm of p.grad over all its elements (p.grad.norm()), not of the weights "
@@ -316,6 +465,17 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
         ({"0.weight": 0.05, "2.weight": 1.0}, {"vanish_ratio": 0.1}),
         ({"0.weight": 0.5, "2.weight": 60.0}, {"explode_norm": 50.0}),
         ({"a": 1e-4, "b": 1e-2}, {"vanish_ratio": 1e-3, "explode_norm": 1e5}),
+        ({"0.weight": 500.0, "2.weight": 1e3}, {}),  # exactly explode_norm is not above it
+        ({"0.weight": 1e-3, "2.weight": 1.0}, {}),  # exactly vanish_ratio x largest: at most
+        ({"0.weight": 2.0, "2.weight": 40.0}, {"vanish_ratio": 0.05}),  # exactly, custom ratio
+        ({"0.weight": 1e-5, "2.weight": 1.0, "4.weight": 1e-4}, {}),  # the largest is not last
+        ({"0.weight": 0.5, "2.weight": 1e-5, "4.weight": 1.0}, {}),  # a tiny middle, first fine
+        ({"input.weight": 1e-7, "hidden.weight": 0.1, "output.weight": 0.05}, {}),  # not sorted
+        ({"0.weight": 1e-9, "2.weight": 5e3}, {}),  # both: exploding is tested first
+        ({"0.weight": 3.0, "2.weight": 1.0, "4.weight": float("nan")}, {}),  # NaN last
+        ({"0.weight": 0.2, "2.weight": 900.0}, {"explode_norm": 1e4, "vanish_ratio": 1e-4}),
+        ({"0.weight": 80.0, "2.weight": 90.0}, {"explode_norm": 85.0}),
+        ({"0.weight": 1.0, "2.weight": inf}, {"explode_norm": inf}),  # inf is not finite
     ]
     g = torch.Generator().manual_seed(63)
     for _ in range(20):
@@ -331,7 +491,7 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
         what = f"diagnose_gradients({{{shown}}}{extra})"
         case = {"norms": norms, "kwargs": kwargs}
         try:
-            got = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
+            seen = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
         except AnswerRaised as err:
             if err.type_name == "ZeroDivisionError":
                 raise CheckError(
@@ -339,14 +499,43 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
                     "zero. Compare first <= vanish_ratio * largest instead of dividing."
                 ) from None
             raise
+        if seen["norms_changed"]:
+            raise CheckError(
+                f"{what} changed the dict it was given; read the norms without modifying the "
+                "caller's dict (copy it if you need to reorder or remove entries)."
+            )
+        got = seen["result"]
         check_type(got, str, what)
         if got != expected:
             raise CheckError(
-                f"{what} returned {got!r}, expected {expected!r}. Check in order: any NaN/inf or a "
-                "norm above explode_norm -> 'exploding'; the first (input-side) norm at most "
-                "vanish_ratio times the largest -> 'vanishing'; else 'healthy'. Use the arguments, "
-                "not fixed numbers."
+                f"{what} returned {got!r}, expected {expected!r}: "
+                f"{_why_diagnosis(norms, vanish_ratio, explode_norm)}. Check in order: any NaN/inf "
+                "or a norm above explode_norm -> 'exploding'; the first (input-side) norm at most "
+                "vanish_ratio times the largest -> 'vanishing'; else 'healthy'. Use the arguments "
+                "you were given, not fixed numbers."
             )
+
+
+def _why_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) -> str:
+    """The reason for the expected diagnosis, in words."""
+    bad = [k for k, v in norms.items() if not math.isfinite(v)]
+    if bad:
+        return f"{bad[0]!r} is {norms[bad[0]]} (not finite)"
+    big = [k for k, v in norms.items() if v > explode_norm]
+    if big:
+        return f"{big[0]!r} is {norms[big[0]]:g}, above explode_norm={explode_norm:g}"
+    first_key = next(iter(norms))
+    first, largest = norms[first_key], max(norms.values())
+    if first <= vanish_ratio * largest:
+        return (
+            f"nothing is above explode_norm={explode_norm:g}, and the first norm ({first_key!r}: "
+            f"{first:g}) is at most vanish_ratio={vanish_ratio:g} times the largest ({largest:g})"
+        )
+    return (
+        f"nothing is above explode_norm={explode_norm:g} (a norm equal to it is not above it), "
+        f"and the first norm ({first_key!r}: {first:g}) is more than vanish_ratio={vanish_ratio:g} "
+        f"times the largest ({largest:g}); other small norms do not matter"
+    )
 
 
 # ----------------------------------------------------------------------------- first_nonfinite_module
@@ -360,8 +549,17 @@ _NONFINITE_CASES = [
     ("squashed", "an overflow that tanh squashes", "blowup"),
     ("exp_relu", "inf but no NaN", "1"),
     ("tuple_output", "a module returning a tuple", "1"),
-    ("nested", "nested Sequentials", "0.1"),
+    ("nested", "nested Sequentials (log of a negative number: NaN, no inf)", "0.1"),
+    # the container's own forward makes the NaN; its child's output is finite
+    ("own_forward", "a module whose own forward (not a child's) takes a log", "0"),
     ("ordinary", "an ordinary MLP", None),  # everything finite
+]
+
+# (model, label, expected, extra case entries): the caller's own hooks must survive the call;
+# a forward pass that raises must not leave hooks behind either
+_NONFINITE_SIDE_CASES = [
+    ("log_relu", "a model that already carries hooks of its caller's", "2", {"caller_hooks": True}),
+    ("raises", "a model whose forward pass raises (after a -inf)", None, {"may_raise": True}),
 ]
 
 
@@ -382,31 +580,68 @@ def _execution_order(model: nn.Module, x: torch.Tensor) -> list[str]:
 
 
 def check_first_nonfinite_module(first_nonfinite_module) -> None:
-    """Models where NaN/inf appears inside; the first module to produce one, and no hooks left."""
+    """Models where NaN/inf appears inside; the first module to produce one; no hooks left, the
+    caller's own hooks kept, the model's mode unchanged, also when the forward pass raises."""
     device = get_device()
-    for name, label, expected in _NONFINITE_CASES:
+    cases = [(n, label, expected, {}) for n, label, expected in _NONFINITE_CASES]
+    for name, label, expected, extra in cases + _NONFINITE_SIDE_CASES:
         what = f"first_nonfinite_module(model, x) for {label}"
-        case = {"model": name, "device": device, "what": what}
+        case = {"model": name, "device": device, "what": what, **extra}
         seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
         got = seen["result"]
+        if seen["left"]:
+            raise CheckError(
+                f"{what} left hooks behind on {seen['left']}"
+                + (" (the forward pass raised)" if seen["raised"] else "")
+                + ". Keep the handle each register_*_hook returns and call handle.remove() on "
+                "every one in a finally: block, so they go even when model(x) raises; otherwise "
+                "every later forward pass runs your hooks again."
+            )
+        if seen["removed"]:
+            raise CheckError(
+                f"{what} removed hooks that were there before the call, on {seen['removed']}: "
+                "they belong to the caller. Remove only your own hooks, through the handles "
+                "register_forward_hook returned (handle.remove()), never by clearing a module's "
+                "_forward_hooks."
+            )
+        if seen["mode_changed"]:
+            raise CheckError(
+                f"{what} switched {seen['mode_changed']} to eval mode and left them there. The "
+                "model came in training mode; a debugging helper must leave it as it found it "
+                "(no model.eval(), or restore the mode with model.train(was_training) before "
+                "returning)."
+            )
+        if extra.get("may_raise"):
+            continue
         if got is not None:
             check_type(got, str, what)
-        if seen["hooks"] is not None:
-            raise CheckError(seen["hooks"])
         if got == expected:
             continue
+        model, _ = probes.nonfinite_model(case)
         order = _execution_order(*probes.nonfinite_model(case))
+        containers = {n for n, m in model.named_modules() if n and any(True for _ in m.children())}
         hint = ""
         if expected is None:
             hint = " Every output in this model is finite, so return None."
+        elif expected in containers and (got is None or got not in containers):
+            hint = (
+                f" {expected!r} is a module with children, and its own forward (an operation it "
+                "calls itself, like torch.log) makes the NaN: its children's outputs are finite. "
+                "Hook every module in model.named_modules() (except the model itself, name ''), "
+                "containers too, not only the leaves."
+            )
         elif got is None:
             hint = (
                 " A module inside produced NaN or inf even if the final output is finite (or you "
-                "only looked for NaN: torch.isfinite also catches inf; or a tuple output hid it). "
-                "Hook every submodule and test each tensor it outputs with torch.isfinite."
+                "only looked for NaN or only for inf: torch.isfinite catches both; or a tuple "
+                "output hid it). Hook every submodule and test each tensor it outputs with "
+                "torch.isfinite."
             )
         elif expected.startswith(got + "."):
-            hint = " That is the container; name the innermost module (the first hook to fire)."
+            hint = (
+                " That is the container; name the innermost module (the first hook to fire): "
+                "model.named_modules() reaches nested modules, model.named_children() does not."
+            )
         elif got in order and order.index(got) > order.index(expected):
             hint = (
                 f" {got!r} runs after {expected!r} in the forward pass and only inherited the "
@@ -419,12 +654,21 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
 # ----------------------------------------------------------------------------- accumulated_step
 
 
-def _accumulate(model, x, y, loss_fn, lr, micro_batch, weighting: str) -> None:
+def _accumulate(model, x, y, loss_fn, lr, micro_batch, weighting: str, stale=None) -> None:
+    """One accumulated SGD step, each piece's loss weighted as ``weighting`` says; with
+    ``stale``, those gradients are left in .grad instead of zeroed."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     optimizer.zero_grad()
+    if stale is not None:
+        probes.set_grads(model, stale)
     chunks = list(zip(x.split(micro_batch), y.split(micro_batch), strict=True))
     for xc, yc in chunks:
-        weight = {"none": 1.0, "count": 1.0 / len(chunks)}[weighting]
+        weight = {
+            "none": 1.0,
+            "count": 1.0 / len(chunks),
+            "share": len(xc) / len(x),
+            "micro": micro_batch / len(x),
+        }[weighting]
         (loss_fn(model(xc), yc) * weight).backward()
     optimizer.step()
 
@@ -441,17 +685,23 @@ def check_accumulated_step(accumulated_step) -> None:
         (7, 2, "regression"),
         (5, 5, "classification"),
         (3, 10, "classification"),
+        (9, 2, "wide regression"),
+        (7, 3, "wide classification"),
     ]
+    wide = _wide_float(device)
     for n, micro, kind in cases:
-        if kind == "classification":
-            spec = _mlp([4, 6, 3], g, device=device)
-            x, y = _classification(n, 4, 3, g, device)
+        dtype = wide if kind.startswith("wide") else torch.float32
+        if kind.endswith("classification"):
+            spec = _mlp([4, 6, 3], g, dtype=dtype, device=device)
+            x, y = _classification(n, 4, 3, g, device, dtype=dtype)
             loss = "cross_entropy"
         else:
-            spec = _mlp([3, 5, 2], g, act="tanh", device=device)
-            x = torch.randn(n, 3, generator=g).to(device)
-            y = torch.randn(n, 2, generator=g).to(device)
+            spec = _mlp([3, 5, 2], g, act="tanh", dtype=dtype, device=device)
+            x = torch.randn(n, 3, generator=g, dtype=dtype).to(device)
+            y = torch.randn(n, 2, generator=g, dtype=dtype).to(device)
             loss = "mse"
+        tight = dtype == torch.float64
+        rtol, atol = (1e-9, 1e-12) if tight else (1e-4, 1e-6)
         loss_fn = probes.LOSSES[loss]()
         big = probes.build_model(spec)
         optimizer = torch.optim.SGD(big.parameters(), lr=lr)
@@ -459,41 +709,84 @@ def check_accumulated_step(accumulated_step) -> None:
         full_loss.backward()
         optimizer.step()
         variants = {}
-        for weighting in ("none", "count"):
+        for weighting in ("none", "count", "micro"):
             variants[weighting] = probes.build_model(spec)
             _accumulate(variants[weighting], x, y, loss_fn, lr, micro, weighting)
+        junk = _junk_grads(spec, g)
+        variants["stale"] = probes.build_model(spec)
+        _accumulate(variants["stale"], x, y, loss_fn, lr, micro, "share", stale=junk)
 
         case = {
             "model": spec,
-            "grads": _junk_grads(spec, g),
+            "grads": junk,
             "x": x,
             "y": y,
             "loss": loss,
             "lr": lr,
             "micro_batch": micro,
         }
-        what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
+        what = f"accumulated_step(..., x with N={n}, micro_batch={micro})" + (
+            f" on {dtype}" if tight else ""
+        )
         seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
         got = _as_float(seen["result"], f"the value {what} returned")
         params = seen["params"]
-        if _params_close(params, _params(big), rtol=1e-4, atol=1e-6):
-            if abs(got - full_loss.item()) > 1e-4 * max(1.0, abs(full_loss.item())):
+        if seen["rows"] and max(seen["rows"]) > micro:
+            raise CheckError(
+                f"{what} ran the model on {max(seen['rows'])} rows at once (its forward passes saw "
+                f"{seen['rows']} rows); no forward pass may see more than micro_batch={micro}, "
+                "or the memory saving is gone. x.split(micro_batch) gives pieces of micro_batch "
+                "rows (x.chunk(k) gives k pieces, a different thing); compute the returned loss "
+                "from the pieces too."
+            )
+        if seen["inputs_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's x or y in place. Split them (x.split(micro_batch) "
+                "gives views) and compute on the pieces without in-place operations."
+            )
+        if _params_close(params, _params(big), rtol=rtol, atol=atol):
+            full = full_loss.item()
+            if abs(got - full) > (1e-10 if tight else 1e-4) * max(1.0, abs(full)):
+                hint = " Add up the scaled micro-batch losses as Python floats (loss.item())."
+                if tight and abs(got - full) <= 1e-5 * max(1.0, abs(full)):
+                    hint = (
+                        " It is right to about 7 digits only: the sum was kept in float32 (a "
+                        "torch.zeros(()) accumulator, or a .float()). Add Python floats, "
+                        "loss.item(), which keep the float64 precision."
+                    )
                 raise CheckError(
-                    f"{what} returned {got:.6g}; the mean loss over the whole batch is "
-                    f"{full_loss.item():.6g}. Add up the scaled micro-batch losses (as floats)."
+                    f"{what} returned {got!r}; the mean loss over the whole batch is "
+                    f"{full!r}.{hint}"
                 )
             continue
-        if _params_close(params, _params(variants["none"]), rtol=1e-4, atol=1e-6):
+        if tight and _params_close(params, _params(big), rtol=1e-4, atol=1e-6):
+            raise CheckError(
+                f"{what}: the weights match one step on the whole batch to about 7 digits only; "
+                "on float64 they should match to 9 or more. Somewhere the computation went "
+                "through float32 (a .float(), a float32 scale tensor): keep x's dtype."
+            )
+        if _params_close(params, _params(variants["none"]), rtol=rtol, atol=atol):
             hint = (
                 " Your update matches adding up the micro-batch *mean* losses unscaled: the summed "
                 "gradient is about N / micro_batch times too big. Multiply each micro-batch loss "
                 "by len(x_chunk) / len(x) before backward()."
             )
-        elif _params_close(params, _params(variants["count"]), rtol=1e-4, atol=1e-6):
+        elif _params_close(params, _params(variants["count"]), rtol=rtol, atol=atol):
             hint = (
                 " Your update matches dividing every loss by the number of micro-batches; that is "
                 "only right when all micro-batches are the same size. Here the last one is "
                 "smaller: weight each by len(x_chunk) / len(x)."
+            )
+        elif n % micro and _params_close(params, _params(variants["micro"]), rtol=rtol, atol=atol):
+            hint = (
+                " Your update matches weighting every piece by micro_batch / len(x); the last "
+                "piece is smaller here: weight each by its own size, len(x_chunk) / len(x)."
+            )
+        elif _params_close(params, _params(variants["stale"]), rtol=rtol, atol=atol):
+            hint = (
+                " Your update includes the gradients that were already in .grad when the function "
+                "was called (from an earlier step): call optimizer.zero_grad() once, before the "
+                "first backward()."
             )
         else:
             hint = (
@@ -506,11 +799,39 @@ def check_accumulated_step(accumulated_step) -> None:
 # ----------------------------------------------------------------------------- autocast_step
 
 
+# The low-precision dtype each device type's autocast must use (the exercise text says so);
+# any other device type (Apple's mps) may use either.
+_LOW = {"cpu": (torch.bfloat16,), "cuda": (torch.float16,)}
+_EITHER = (torch.float16, torch.bfloat16)
+
+
+def _autocast_case(spec, g, x, y, device, scaler=None, **extra) -> dict:
+    return {
+        "model": spec,
+        "grads": _junk_grads(spec, g),
+        "x": x,
+        "y": y,
+        "loss": "cross_entropy",
+        "lr": 0.1,
+        "device": device,
+        "scaler": scaler,
+        **extra,
+    }
+
+
 def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) -> None:
-    low = torch.float16 if device.type == "cuda" else torch.bfloat16
-    for use_scaler in (False, True):
+    low = _LOW.get(device.type, _EITHER)
+    named = " or ".join(str(d) for d in low)
+    runs = [(False, False)]
+    if device.type in _LOW:  # the GradScaler paths: CPU and CUDA
+        runs += [(True, False), (True, True)]
+    for use_scaler, overflow in runs:
         spec = _mlp([8, 32, 32, 4], g, device=device)
         x, y = _classification(16, 8, 4, g, device)
+        if overflow and device.type == "cpu":
+            # bfloat16 has float32's range: large inputs make the scaled gradients overflow
+            # (in float16, a scale of 2**120 alone overflows the backward pass)
+            x = 1e4 * x
         loss_fn = nn.CrossEntropyLoss()
         lr = 0.1
         reference = probes.build_model(spec)
@@ -520,25 +841,23 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         ref_loss.backward()
         ref_opt.step()
 
-        case = {
-            "model": spec,
-            "grads": _junk_grads(spec, g),
-            "x": x,
-            "y": y,
-            "loss": "cross_entropy",
-            "lr": lr,
-            "device": device,
-            "scaler": {"init_scale": 2.0**10, "growth_interval": 1} if use_scaler else None,
-        }
+        scaler = None
+        if use_scaler:
+            init = 2.0**120 if overflow else 2.0**10
+            scaler = {"init_scale": init, "growth_interval": 1}
+        case = _autocast_case(spec, g, x, y, device, scaler)
         what = f"autocast_step on {device.type}" + (" with a GradScaler" if use_scaler else "")
+        if overflow:
+            what += " whose scaled gradients overflow (init_scale=2**120)"
         seen_step = observe(probes.probe_autocast_step, autocast_step, case, what)
         got = _as_float(seen_step["result"], f"the value {what} returned")
         seen = seen_step["linear_dtypes"]
-        if not seen or any(dt != low for dt in seen):
+        if not seen or any(dt not in low for dt in seen):
             raise CheckError(
-                f"{what}: the Linear layers produced {sorted({str(d) for d in seen})}, expected "
-                f"{low}. Run the forward pass and the loss inside torch.autocast(device_type="
-                f"x.device.type, dtype={low}) (on {device.type}: {low})."
+                f"{what}: the Linear layers computed in {sorted({str(d) for d in seen})}, expected "
+                f"{named}. Run the forward pass and the loss inside torch.autocast(device_type="
+                f"x.device.type, dtype=...) with {named} for device type {device.type!r} (bfloat16 "
+                "for 'cpu', float16 for 'cuda')."
             )
         wrong = [n for n, dt in seen_step["param_dtypes"].items() if dt != torch.float32]
         if wrong:
@@ -549,7 +868,8 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         if abs(got - ref_loss.item()) > 3e-2 * max(1.0, abs(ref_loss.item())):
             raise CheckError(
                 f"{what} returned the loss {got:.5g}; a float32 forward pass gives "
-                f"{ref_loss.item():.5g}. Return the unscaled loss, loss.item()."
+                f"{ref_loss.item():.5g}. Return the unscaled loss, loss.item() (not "
+                "scaler.scale(loss))."
             )
         params = seen_step["params"]
         if len(params) != len(before) or any(
@@ -559,10 +879,26 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                 f"{what} changed the model's parameters themselves (their number or shapes); "
                 "only update their values with one optimizer step."
             )
-        # bfloat16 keeps about 3 significant digits, so compare the whole update vector.
         step = torch.cat(
             [(p.to(b.device, b.dtype) - b).flatten() for p, b in zip(params, before, strict=True)]
         )
+        if overflow:
+            if not bool(torch.isfinite(step).all()) or float(step.abs().max()) > 0:
+                raise CheckError(
+                    f"{what}: the weights changed (to {'non-finite values' if not bool(torch.isfinite(step).all()) else 'other values'}). "
+                    "When the scaled gradients hold inf or NaN the step must be skipped: "
+                    "scaler.step(optimizer) does that check, optimizer.step() (after "
+                    "scaler.unscale_ or not) does not. Call scaler.step(optimizer), then "
+                    "scaler.update()."
+                )
+            if seen_step["scale"] != 2.0**119:
+                raise CheckError(
+                    f"{what}: the scaler's scale is {seen_step['scale']:g} after a step whose "
+                    "gradients overflowed; it should have backed off to half (2**119). Call "
+                    "scaler.update() after scaler.step(optimizer)."
+                )
+            continue
+        # bfloat16 keeps about 3 significant digits, so compare the whole update vector.
         ref_step = torch.cat(
             [
                 (r.detach() - b).flatten()
@@ -572,11 +908,17 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         rel_err = float((step - ref_step).norm() / ref_step.norm())
         if rel_err > 0.25:
             ratio = float(step.norm() / ref_step.norm())
-            hint = " Did you zero the old gradients first?"
+            hint = " Did you zero the old gradients first (optimizer.zero_grad())?"
             if use_scaler and ratio > 100:
                 hint = (
                     " The step is about the scale factor too large: call scaler.step(optimizer) "
                     "(it unscales the gradients first), not optimizer.step()."
+                )
+            elif use_scaler and 1e-4 < ratio < 1e-2:
+                hint = (
+                    " The step is about 1/scale too small: scaler.step(optimizer) divides the "
+                    "gradients by the scale, so backpropagate the scaled loss, "
+                    "scaler.scale(loss).backward()."
                 )
             elif ratio < 1e-3:
                 hint = " The weights did not move: call optimizer.step() (or scaler.step)."
@@ -587,22 +929,59 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         if use_scaler and seen_step["scale"] != 2.0**11:
             raise CheckError(
                 f"{what}: the scaler's scale is {seen_step['scale']:g} after a step without "
-                "overflow; with growth_interval=1 it should have grown to 2048. Call "
-                "scaler.update() after scaler.step(optimizer)."
+                "overflow; with growth_interval=1 it should have grown to 2048. Use the scaler "
+                "you were given: scaler.scale(loss).backward(), scaler.step(optimizer), then "
+                "scaler.update()."
             )
 
 
+def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
+    """On a CPU tensor that reports device type 'cuda', the answer must ask for CUDA's autocast
+    with float16: the device type comes from x, whatever machine runs the check."""
+    cpu = torch.device("cpu")
+    spec = _mlp([8, 16, 4], g, device=cpu)
+    x, y = _classification(8, 8, 4, g, cpu)
+    case = _autocast_case(spec, g, x, y, cpu, reports="cuda")
+    what = "autocast_step(..., x, ...) for an x whose x.device.type is 'cuda'"
+    seen = observe(probes.probe_autocast_step, autocast_step, case, what)
+    _as_float(seen["result"], f"the value {what} returned")
+    states = seen["autocast"]
+    if not states:
+        raise CheckError(f"{what}: the model's forward pass never ran; call model(x).")
+    cpu_on = any(state["cpu"][0] for state in states)
+    cuda_dtypes = {state["cuda"][1] for state in states}
+    if cpu_on or cuda_dtypes != {torch.float16}:
+        asked = []
+        if cpu_on:
+            asked.append("the CPU's autocast")
+        if cuda_dtypes != {torch.float16}:
+            asked.append(
+                "no CUDA autocast with float16 (CUDA's autocast dtype was "
+                f"{sorted(str(d) for d in cuda_dtypes)})"
+            )
+        raise CheckError(
+            f"{what}: the forward pass ran under {' and '.join(asked)}. Derive both choices from "
+            "the input: torch.autocast(device_type=x.device.type, dtype=torch.float16 if "
+            "x.device.type == 'cuda' else torch.bfloat16). A hard-coded 'cpu', the notebook's "
+            "`device`, or torch.cuda.is_available() pick the wrong autocast when x lives "
+            "elsewhere."
+        )
+
+
 def check_autocast_step(autocast_step) -> None:
-    """The CPU bfloat16 path always; the CUDA float16 + GradScaler path when there is CUDA."""
+    """The CPU bfloat16 path always (with and without a GradScaler, and one that overflows);
+    the device type and dtype derived from x; the CUDA float16 path when there is CUDA."""
     g = torch.Generator().manual_seed(66)
     _check_autocast_on(autocast_step, torch.device("cpu"), g)
+    _check_device_type_from_x(autocast_step, g)
     device = get_device()
-    if device.type == "cuda":
+    if device.type != "cpu":
         _check_autocast_on(autocast_step, device, g)
-    else:
+    if device.type != "cuda":
         print(
             "hidden checks: CUDA float16 + GradScaler path SKIPPED (no CUDA device here: "
-            f"get_device() is {device}); the CPU bfloat16 path was checked."
+            f"get_device() is {device}); the CPU bfloat16 path and the device type taken from x "
+            "were checked."
         )
 
 
@@ -634,6 +1013,37 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
         raise
     if not seen["generator"]:
         check_type(seen["returned"], torch.Generator, f"the value {what} returned")
+    if seen["is_global"] or seen["generator_moves_global"]:
+        raise CheckError(
+            f"{what} returned torch's global generator (torch.manual_seed(seed) returns it), not "
+            "a new one: a DataLoader drawing from it moves the global random state, so the "
+            "shuffle order and everything else seeded from torch depend on each other. Return "
+            "g = torch.Generator(); g.manual_seed(seed)."
+        )
+    if torch.device(seen["generator_device"]).type != "cpu":
+        raise CheckError(
+            f"{what} returned a generator on {seen['generator_device']}; DataLoader's shuffling "
+            "needs a CPU generator: torch.Generator() (no device argument)."
+        )
+    if seed < 2**32:
+        fresh = torch.Generator().manual_seed(seed)
+        expected = torch.rand(3, generator=fresh).tolist()
+        for source, hint in [
+            (
+                "torch's CPU generator",
+                "torch.manual_seed(seed), and draw nothing from torch after it inside set_seed",
+            ),
+            (
+                "the torch.Generator you returned",
+                "g = torch.Generator(); g.manual_seed(seed), seeded with seed itself",
+            ),
+        ]:
+            got = seen["draws"].get(source)
+            if got != expected:
+                raise CheckError(
+                    f"after {what}, {source} gave {got}; seeded with {seed} it gives {expected}. "
+                    f"Use {hint}."
+                )
     return seen["draws"]
 
 

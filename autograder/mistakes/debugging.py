@@ -445,3 +445,589 @@ MISTAKES = {
         ),
     ],
 }
+
+# ----------------------------------------------------------------------------- more mistakes
+# Each passes or fails the visible asserts as noted; the hidden check must catch all of them.
+
+_OVERFIT_LOOP = (
+    "    losses = []\n"
+    "    for _ in range(num_steps):\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = loss_fn(model(x), y)\n"
+    "        losses.append(loss.item())\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+)
+
+_FINDER_HOOK = (
+    "    fired = []\n"
+    "    def make_hook(name):\n"
+    "        def hook(module, inputs, output):\n"
+    "            outs = output if isinstance(output, (tuple, list)) else (output,)\n"
+    "            if any(not torch.isfinite(o).all() for o in outs):\n"
+    "                fired.append(name)\n"
+    "        return hook\n"
+)
+
+_ACCUM_HEAD = "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+
+_AUTOCAST_HEAD = "import torch\ndef autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
+
+_SCALED_TAIL = (
+    "    if scaler is None:\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "    else:\n"
+    "        scaler.scale(loss).backward()\n"
+    "        scaler.step(optimizer)\n"
+    "        scaler.update()\n"
+    "    return loss.item()\n"
+)
+
+_MORE = {
+    "overfit_one_batch": [
+        Mistake(
+            name="ignores-lr",  # passes the visible asserts (they use lr=1e-2)
+            message="The learning rate is an argument: build Adam with lr=lr, not a fixed number.",
+            code=_OVERFIT_HEAD
+            + "    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
+        Mistake(
+            name="wrong-defaults",  # passes the visible asserts (they pass both arguments)
+            message="The signature's defaults are part of the task: num_steps=100, lr=1e-2.",
+            code="import torch\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=10, lr=1e-3):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
+        Mistake(
+            name="reseeds-global-rng",  # passes the visible asserts
+            message="A training helper that calls torch.manual_seed resets the caller's random "
+            "state: every later draw of the caller's run repeats. Leave seeding to the caller.",
+            code=_OVERFIT_HEAD + "    torch.manual_seed(0)  # 'for reproducibility'\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
+        Mistake(
+            name="leaves-eval-mode",  # passes the visible asserts
+            message="model.eval() at the end leaves the caller's model in eval mode (dropout off, "
+            "BatchNorm frozen) for its next training step.",
+            code=_OVERFIT_HEAD
+            + "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            + _OVERFIT_LOOP
+            + "    model.eval()  # 'done training'\n"
+            "    return losses\n",
+        ),
+    ],
+    "clipped_step": [
+        Mistake(
+            name="hard-coded-max-norm",  # passes the visible asserts (they use max_norm=1.0)
+            message="max_norm is an argument; clip with the value you were given.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    optimizer.step()\n"
+            "    return norm.item()\n",
+        ),
+        Mistake(
+            name="always-rescales",  # passes the visible asserts (their norm is above max_norm)
+            message="Clipping only scales down: a gradient whose norm is already below max_norm "
+            "must be left alone, not stretched to length max_norm.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "    norm = torch.stack([g.norm() for g in grads]).norm()\n"
+            "    for g in grads:\n"
+            "        g.mul_(max_norm / norm)\n"
+            "    optimizer.step()\n"
+            "    return norm.item()\n",
+        ),
+        Mistake(
+            name="clips-each-parameter",  # passes the visible asserts (one parameter there)
+            message="Clipping every parameter separately changes the gradient's direction; clip "
+            "all of them together, by their total norm.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    norms = [torch.nn.utils.clip_grad_norm_(p, max_norm)"
+            " for p in model.parameters() if p.grad is not None]\n"
+            "    optimizer.step()\n"
+            "    return torch.stack(norms).norm().item()\n",
+        ),
+        Mistake(
+            name="sum-of-norms",  # passes the visible asserts (one parameter there)
+            message="The total norm is the square root of the sum of squares of all entries, not "
+            "the sum of the per-parameter norms; return what clip_grad_norm_ returns.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    total = sum(p.grad.norm().item() for p in model.parameters()"
+            " if p.grad is not None)\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    return total\n",
+        ),
+    ],
+    "grad_norms": [
+        Mistake(
+            name="skips-frozen-only",  # passes the visible asserts (only a frozen layer there)
+            message="A parameter can require grad and still have no gradient (one the forward "
+            "pass never used); test p.grad is None, not p.requires_grad.",
+            code="def grad_norms(model):\n"
+            "    return {n: p.grad.norm().item() for n, p in model.named_parameters()"
+            " if p.requires_grad}\n",
+        ),
+        Mistake(
+            name="zeroes-after-reading",  # passes the visible asserts
+            message="grad_norms must only read the gradients; zeroing them wipes what the next "
+            "optimizer.step() (or clipping) needs.",
+            code="def grad_norms(model):\n"
+            "    norms = {n: p.grad.norm().item() for n, p in model.named_parameters()"
+            " if p.grad is not None}\n"
+            "    model.zero_grad()\n"
+            "    return norms\n",
+        ),
+        Mistake(
+            name="float32-norm",  # passes the visible asserts (float32 there)
+            message="p.grad.float() makes a float32 copy of a float64 gradient: the norm keeps "
+            "only about 7 digits. Take the norm in the gradient's own dtype.",
+            code="def grad_norms(model):\n"
+            "    return {n: p.grad.float().norm().item() for n, p in model.named_parameters()"
+            " if p.grad is not None}\n",
+        ),
+        Mistake(
+            name="layers-weight-and-bias-only",  # passes the visible asserts
+            message="Looking only at each module's .weight and .bias misses parameters registered "
+            "elsewhere (a cls_token on the model itself); use model.named_parameters().",
+            code="import torch\n"
+            "def grad_norms(model):\n"
+            "    norms = {}\n"
+            "    for name, module in model.named_modules():\n"
+            "        for attr in ('weight', 'bias'):\n"
+            "            p = getattr(module, attr, None)\n"
+            "            if isinstance(p, torch.nn.Parameter) and p.grad is not None:\n"
+            "                norms[f'{name}.{attr}' if name else attr] = p.grad.norm().item()\n"
+            "    return norms\n",
+        ),
+    ],
+    "diagnose_gradients": [
+        Mistake(
+            name="ignores-explode-norm",  # passes the visible asserts (default explode_norm)
+            message="explode_norm is an argument; compare with it, not with 1e3.",
+            code="import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = list(norms.values())\n"
+            "    if any(not math.isfinite(v) for v in values) or max(values) > 1e3:\n"
+            "        return 'exploding'\n"
+            "    if values[0] <= vanish_ratio * max(values):\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+        Mistake(
+            name="smallest-not-first",  # passes the visible asserts
+            message="Vanishing is about the input side: compare the first norm with the largest, "
+            "not the smallest (a small middle layer is not the input side).",
+            code="import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = list(norms.values())\n"
+            "    if any(not math.isfinite(v) for v in values) or max(values) > explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if min(values) <= vanish_ratio * max(values):\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+        Mistake(
+            name="ratio-to-last",  # passes the visible asserts (their last norm is the largest)
+            message="Compare the first norm with the largest one, which need not be the last.",
+            code="import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = list(norms.values())\n"
+            "    if any(not math.isfinite(v) for v in values) or max(values) > explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if values[0] <= vanish_ratio * values[-1]:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+        Mistake(
+            name="strict-inequalities",  # passes the visible asserts (no value on a boundary)
+            message="'at most vanish_ratio times' includes equality (<=), and 'above explode_norm' "
+            "excludes it (>): a norm equal to explode_norm is not exploding.",
+            code="import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = list(norms.values())\n"
+            "    if any(not math.isfinite(v) for v in values) or max(values) >= explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if values[0] < vanish_ratio * max(values):\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+        Mistake(
+            name="first-by-sorted-name",  # passes the visible asserts (their names sort in order)
+            message="The dict's order is the model's order, input side first; sorting the names "
+            "picks another 'first' layer.",
+            code="import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = [norms[k] for k in sorted(norms)]\n"
+            "    if any(not math.isfinite(v) for v in values) or max(values) > explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if values[0] <= vanish_ratio * max(values):\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+    ],
+    "first_nonfinite_module": [
+        Mistake(
+            name="hooks-leaves-only",  # passes the visible asserts (a flat model there)
+            message="A container's own forward can make the NaN (a torch.log it calls itself) "
+            "while all its children's outputs are finite; hook every module, not only leaves.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            + _FINDER_HOOK
+            + "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_modules() if n and not list(m.children())]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+        Mistake(
+            name="top-level-children-only",  # passes the visible asserts (a flat model there)
+            message="named_children() gives only the top-level modules; the culprit may be nested "
+            "inside one. Use named_modules().",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            + _FINDER_HOOK
+            + "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_children()]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+        Mistake(
+            name="clears-all-hooks",  # passes the visible asserts (no hooks of the caller there)
+            message="Clearing every module's _forward_hooks also deletes the caller's own hooks; "
+            "remove only yours, through their handles.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            + _FINDER_HOOK
+            + "    for n, m in model.named_modules():\n"
+            "        if n:\n"
+            "            m.register_forward_hook(make_hook(n))\n"
+            "    with torch.no_grad():\n"
+            "        model(x)\n"
+            "    for m in model.modules():\n"
+            "        m._forward_hooks.clear()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+        Mistake(
+            name="isinf-misses-nan",  # passes the visible asserts (log(0) = -inf there)
+            message="torch.isinf misses NaN (log of a negative number, 0/0); torch.isfinite "
+            "catches both.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    fired = []\n"
+            "    def make_hook(name):\n"
+            "        def hook(module, inputs, output):\n"
+            "            outs = output if isinstance(output, (tuple, list)) else (output,)\n"
+            "            if any(torch.isinf(o).any() for o in outs):\n"
+            "                fired.append(name)\n"
+            "        return hook\n"
+            "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+        Mistake(
+            name="no-finally",  # passes the visible asserts (their forward passes never raise)
+            message="Without try/finally, a forward pass that raises leaves every hook on the "
+            "model; remove them in a finally: block.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            + _FINDER_HOOK
+            + "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_modules() if n]\n"
+            "    with torch.no_grad():\n"
+            "        model(x)\n"
+            "    for h in handles:\n"
+            "        h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+        Mistake(
+            name="leaves-eval-mode",  # passes the visible asserts
+            message="model.eval() without restoring the mode leaves the caller's model in eval "
+            "mode; put back what you found (model.train(was_training)).",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            + _FINDER_HOOK
+            + "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_modules() if n]\n"
+            "    model.eval()\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
+    ],
+    "accumulated_step": [
+        Mistake(
+            name="no-zero-grad",  # passes the visible asserts (their model has no old gradients)
+            message="Gradients left in .grad from an earlier step are added to the accumulated "
+            "ones; zero them once before the loop.",
+            code=_ACCUM_HEAD + "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
+        ),
+        Mistake(
+            name="zero-grad-after-step",  # passes the visible asserts
+            message="Zeroing after the step leaves the caller's old gradients in the sum of this "
+            "step; zero before the first backward().",
+            code=_ACCUM_HEAD + "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+            "    return total\n",
+        ),
+        Mistake(
+            name="float32-accumulator",  # passes the visible asserts (float32 there)
+            message="A torch.zeros(()) accumulator is float32: a float64 loss summed into it keeps "
+            "only about 7 digits. Add Python floats (loss.item()).",
+            code="import torch\n" + _ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = torch.zeros((), device=x.device)\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.detach()\n"
+            "    optimizer.step()\n"
+            "    return total.item()\n",
+        ),
+        Mistake(
+            name="chunk-count-not-size",  # passes the visible asserts (any partition gives the step)
+            message="x.chunk(micro_batch) makes micro_batch pieces, not pieces of micro_batch rows: "
+            "with micro_batch=1 the whole batch goes through at once. Use x.split(micro_batch).",
+            code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.chunk(micro_batch), y.chunk(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
+        ),
+        Mistake(
+            name="scale-by-micro-batch",
+            message="The last piece may be smaller than micro_batch: scale by its own size, "
+            "len(x_chunk) / len(x), not micro_batch / len(x).",
+            code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (micro_batch / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
+        ),
+    ],
+    "autocast_step": [
+        Mistake(
+            name="unscaled-backward-with-scaler-step",
+            message="scaler.step(optimizer) divides the gradients by the scale; backpropagating "
+            "the plain loss makes the step scale times too small. Use scaler.scale(loss).backward().",
+            code=_AUTOCAST_HEAD
+            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    loss.backward()\n"
+            "    if scaler is None:\n"
+            "        optimizer.step()\n"
+            "    else:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    return loss.item()\n",
+        ),
+        Mistake(
+            name="hard-coded-cpu",  # passes the visible asserts on a CPU
+            message="torch.autocast('cpu') ignores where x lives: on a GPU it does nothing for "
+            "CUDA tensors. Take the device type from x.device.type.",
+            code=_AUTOCAST_HEAD + "    optimizer.zero_grad()\n"
+            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
+        ),
+        Mistake(
+            name="dtype-from-cuda-available",  # passes the visible asserts on a CPU
+            message="torch.cuda.is_available() describes the machine, not x: a CPU tensor on a GPU "
+            "machine would get float16. Choose the dtype from x.device.type.",
+            code=_AUTOCAST_HEAD
+            + "    dtype = torch.float16 if torch.cuda.is_available() else torch.bfloat16\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
+        ),
+        Mistake(
+            name="no-zero-grad",  # passes the visible asserts (their model has no old gradients)
+            message="Old gradients in .grad are added to the new ones; call optimizer.zero_grad() "
+            "first.",
+            code=_AUTOCAST_HEAD
+            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
+        ),
+        Mistake(
+            name="ignores-scaler",  # passes the visible asserts (no overflow, scale not read)
+            message="With a scaler, float16 gradients underflow unless the loss is scaled; use "
+            "scaler.scale(loss).backward(), scaler.step(optimizer), scaler.update().",
+            code=_AUTOCAST_HEAD
+            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    return loss.item()\n",
+        ),
+        Mistake(
+            name="unscale-then-optimizer-step",  # passes the visible asserts (no overflow there)
+            message="optimizer.step() after scaler.unscale_ applies gradients that overflowed to "
+            "inf/NaN; scaler.step(optimizer) skips such a step.",
+            code=_AUTOCAST_HEAD
+            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    if scaler is None:\n"
+            "        loss.backward()\n"
+            "    else:\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.unscale_(optimizer)\n"
+            "    optimizer.step()\n"
+            "    if scaler is not None:\n"
+            "        scaler.update()\n"
+            "    return loss.item()\n",
+        ),
+    ],
+    "set_seed": [
+        Mistake(
+            name="returns-global-generator",  # passes the visible asserts
+            message="torch.manual_seed(seed) returns torch's global generator; a DataLoader using "
+            "it moves the global random state. Return a new torch.Generator seeded with seed.",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    return torch.manual_seed(seed)\n",
+        ),
+        Mistake(
+            name="fixed-generator-seed",  # passes the visible asserts (they only use seed 0)
+            message="The returned generator must be seeded with seed, not a constant: otherwise "
+            "every seed gives the same shuffle order.",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    torch.manual_seed(seed)\n"
+            "    return torch.Generator().manual_seed(0)\n",
+        ),
+        Mistake(
+            name="generator-seed-drawn-from-torch",  # passes the visible asserts
+            message="Drawing the generator's seed from torch consumes the global generator right "
+            "after seeding it, so torch's numbers are no longer those of seed; seed the "
+            "generator with seed itself.",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    torch.manual_seed(seed)\n"
+            "    return torch.Generator().manual_seed(int(torch.randint(0, 2**31, ())))\n",
+        ),
+        Mistake(
+            name="numpy-default-rng",
+            message="np.random.default_rng(seed) makes a new generator and leaves NumPy's global "
+            "one (np.random.rand, np.random.shuffle) unseeded; call np.random.seed.",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.default_rng(seed)\n"
+            "    torch.manual_seed(seed)\n"
+            "    generator = torch.Generator()\n"
+            "    generator.manual_seed(seed)\n"
+            "    return generator\n",
+        ),
+    ],
+}
+
+_MORE["clipped_step"].append(
+    Mistake(
+        name="float32-norm",  # passes the visible asserts (float32 there)
+        message="A norm summed in float32 keeps about 7 digits of a float64 model's gradient "
+        "norm; return what clip_grad_norm_ returns.",
+        code="import torch\n"
+        "def clipped_step(model, optimizer, loss, max_norm):\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward()\n"
+        "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+        "    total = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))\n"
+        "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    optimizer.step()\n"
+        "    return total.item()\n",
+    )
+)
+_MORE["grad_norms"].append(
+    Mistake(
+        name="skips-zero-gradients",  # passes the visible asserts (no zero gradient there)
+        message="A gradient of exactly zero (a dead ReLU) is still a gradient: keep its 0.0; "
+        "leave out only the None ones.",
+        code="def grad_norms(model):\n"
+        "    return {n: p.grad.norm().item() for n, p in model.named_parameters()"
+        " if p.grad is not None and p.grad.abs().sum() > 0}\n",
+    )
+)
+_MORE["diagnose_gradients"].append(
+    Mistake(
+        name="isnan-only",  # passes the visible asserts (NaN there, and inf > explode_norm)
+        message="math.isnan misses inf, which only looks exploding while it is above explode_norm; "
+        "test math.isfinite.",
+        code="import math\n"
+        "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+        "    values = list(norms.values())\n"
+        "    if any(math.isnan(v) for v in values) or max(values) > explode_norm:\n"
+        "        return 'exploding'\n"
+        "    if values[0] <= vanish_ratio * max(values):\n"
+        "        return 'vanishing'\n"
+        "    return 'healthy'\n",
+    )
+)
+
+for _exercise, _mistakes in _MORE.items():
+    MISTAKES[_exercise].extend(_mistakes)

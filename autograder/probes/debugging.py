@@ -11,12 +11,11 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import warnings
 
 import numpy as np
 import torch
 from torch import nn
-
-from tutorial_lib.checks import CheckError, check_no_hooks_left
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
 LOSSES = {"cross_entropy": nn.CrossEntropyLoss, "mse": nn.MSELoss}
@@ -40,6 +39,33 @@ class WithUnused(nn.Module):
         return self.head(torch.tanh(self.body(self.frozen(x))))
 
 
+class Nested(nn.Module):
+    """A parameter on the root module (a cls_token), nested blocks, a bias-free layer, buffers."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 4))
+        self.blocks = nn.ModuleList(
+            [
+                nn.Sequential(nn.Linear(4, 4, bias=False), nn.LayerNorm(4)),
+                nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)),
+            ]
+        )
+        self.register_buffer("scale", torch.full((4,), 0.5))
+        self.dead = nn.Linear(4, 4)  # behind a ReLU that is never active: exactly zero gradients
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = x + self.cls_token
+        for block in self.blocks:
+            h = torch.tanh(block(h))
+        h = h + torch.relu(self.dead(h) - 1e3)
+        return self.head(h * self.scale)
+
+
+MODEL_KINDS = {"with_unused": WithUnused, "nested": Nested}
+
+
 def mlp(sizes, act: str = "relu") -> nn.Sequential:
     """Linear layers of the given widths with ``act`` between them (float32, on the CPU)."""
     layers: list[nn.Module] = []
@@ -57,7 +83,8 @@ def random_params(model: nn.Module, g: torch.Generator) -> list[torch.Tensor]:
 
 def build_model(spec: dict) -> nn.Module:
     """The module ``spec`` describes, its parameters set to ``spec["params"]``."""
-    model = WithUnused() if spec["kind"] == "with_unused" else mlp(spec["sizes"], spec["act"])
+    kind = spec["kind"]
+    model = MODEL_KINDS[kind]() if kind in MODEL_KINDS else mlp(spec["sizes"], spec["act"])
     with torch.no_grad():
         for p, value in zip(model.parameters(), spec["params"], strict=True):
             p.copy_(value)
@@ -101,12 +128,22 @@ def _plain(value):
 
 def probe_overfit_one_batch(overfit_one_batch, case: dict) -> dict:
     """The returned losses and the model's parameters after training."""
-    model = build_model(case["model"])
+    model = build_model(case["model"]).train()
     loss_fn = LOSSES[case["loss"]]()
-    losses = overfit_one_batch(
-        model, case["x"], case["y"], loss_fn, num_steps=case["steps"], lr=case["lr"]
-    )
-    return {"losses": _plain(losses), "params": params_of(model)}
+    x, y = case["x"], case["y"]
+    x_before, y_before = x.clone(), y.clone()
+    rng_before = torch.get_rng_state()
+    if case.get("defaults"):  # num_steps and lr left to their defaults
+        losses = overfit_one_batch(model, x, y, loss_fn)
+    else:
+        losses = overfit_one_batch(model, x, y, loss_fn, num_steps=case["steps"], lr=case["lr"])
+    return {
+        "losses": _plain(losses),
+        "params": params_of(model),
+        "training": [name for name, m in model.named_modules() if not m.training],
+        "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
+        "rng_changed": not torch.equal(torch.get_rng_state(), rng_before),
+    }
 
 
 def probe_clipped_step(clipped_step, case: dict) -> dict:
@@ -134,8 +171,12 @@ def probe_grad_norms(grad_norms, case: dict) -> dict:
 
 
 def probe_diagnose_gradients(diagnose_gradients, case: dict):
-    """The returned diagnosis for a copy of the norms."""
-    return _plain(diagnose_gradients(dict(case["norms"]), **case["kwargs"]))
+    """The returned diagnosis for a copy of the norms, and whether the answer changed that dict."""
+    norms = dict(case["norms"])
+    items = list(norms.items())
+    result = diagnose_gradients(norms, **case["kwargs"])
+    unchanged = type(norms) is dict and [(k, v) for k, v in norms.items()] == items
+    return {"result": _plain(result), "norms_changed": not unchanged}
 
 
 def probe_accumulated_step(accumulated_step, case: dict) -> dict:
@@ -144,35 +185,90 @@ def probe_accumulated_step(accumulated_step, case: dict) -> dict:
     set_grads(model, case["grads"])
     optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
     loss_fn = LOSSES[case["loss"]]()
-    result = accumulated_step(model, optimizer, loss_fn, case["x"], case["y"], case["micro_batch"])
-    return {"result": _plain(result), "params": params_of(model)}
+    x, y = case["x"], case["y"]
+    x_before, y_before = x.clone(), y.clone()
+    rows: list[int] = []  # the batch size of every forward pass the model ran
+    handle = model.register_forward_pre_hook(lambda mod, inp: rows.append(int(inp[0].shape[0])))
+    try:
+        result = accumulated_step(model, optimizer, loss_fn, x, y, case["micro_batch"])
+    finally:
+        handle.remove()
+    return {
+        "result": _plain(result),
+        "params": params_of(model),
+        "rows": rows,
+        "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
+    }
+
+
+class ReportsDevice(torch.Tensor):
+    """A CPU tensor that reports another device (``x.device``, ``x.is_cuda``, ``x.get_device()``).
+
+    It lets a CPU machine see which device type an answer derives from its input: the data
+    stays on the CPU, and every operation on it returns a plain tensor.
+    """
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+    reported = "cuda"
+
+    @property
+    def device(self):
+        return torch.device(self.reported, 0)
+
+    @property
+    def is_cuda(self):
+        return self.reported == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.reported == "cpu"
+
+    def get_device(self):
+        return 0
+
+
+def _autocast_state() -> dict:
+    return {
+        dt: [torch.is_autocast_enabled(dt), torch.get_autocast_dtype(dt)] for dt in ("cpu", "cuda")
+    }
 
 
 def probe_autocast_step(autocast_step, case: dict) -> dict:
-    """The returned loss, the dtypes the Linear layers computed in, the parameters after, and
-    the GradScaler's scale after the step (when the case has one)."""
+    """The returned loss, the dtypes the Linear layers computed in, the autocast state during
+    the forward pass, the parameters after, and the GradScaler's scale after the step (when
+    the case has one). With ``case["reports"]`` the input is a CPU tensor that reports that
+    device type."""
     model = build_model(case["model"])
     set_grads(model, case["grads"])
     optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
     scaler = None
     if case["scaler"] is not None:
         scaler = torch.amp.GradScaler(case["device"].type, **case["scaler"])
+    x = case["x"]
+    if case.get("reports"):
+        x = x.as_subclass(ReportsDevice)
+        x.reported = case["reports"]
     seen: list[torch.dtype] = []
-    handles = [
-        m.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
-        for m in model.modules()
-        if isinstance(m, nn.Linear)
-    ]
+    states: list[dict] = []
+
+    def record(mod, inp, out):
+        seen.append(out.dtype)
+        states.append(_autocast_state())
+
+    handles = [m.register_forward_hook(record) for m in model.modules() if isinstance(m, nn.Linear)]
     try:
-        result = autocast_step(
-            model, optimizer, LOSSES[case["loss"]](), case["x"], case["y"], scaler=scaler
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # autocast("cuda") on a machine without CUDA warns
+            result = autocast_step(
+                model, optimizer, LOSSES[case["loss"]](), x, case["y"], scaler=scaler
+            )
     finally:
         for h in handles:
             h.remove()
     return {
         "result": _plain(result),
         "linear_dtypes": seen,
+        "autocast": states,
         "param_dtypes": {n: p.dtype for n, p in model.named_parameters()},
         "params": params_of(model),
         "scale": None if scaler is None else float(scaler.get_scale()),
@@ -230,6 +326,30 @@ class Squashed(nn.Module):
         return self.out(self.squash(self.blowup(self.scale(x))))
 
 
+class LogOfLinear(nn.Module):
+    """A container whose own forward makes the NaN: its child's output is finite, its log is not."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return torch.log(self.lin(x))
+
+
+class BadShape(nn.Module):
+    """log(0) = -inf, then a Linear whose input size is wrong: the forward pass raises."""
+
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.log = Log()
+        self.out = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.out(self.log(self.relu(x)))
+
+
 def _set_linear(layer: nn.Linear, weight: torch.Tensor, bias: torch.Tensor) -> None:
     with torch.no_grad():
         layer.weight.copy_(weight)
@@ -271,6 +391,16 @@ def _nested():
     return m, torch.tensor([[1.0, 2.0], [3.0, 4.0]])
 
 
+def _own_forward():
+    m = nn.Sequential(LogOfLinear(), nn.Linear(2, 1))
+    _set_linear(m[0].lin, -torch.eye(2), torch.zeros(2))
+    return m, torch.tensor([[1.0, 2.0], [0.5, 3.0]])
+
+
+def _raises():
+    return BadShape(), torch.tensor([[1.0, -1.0]])
+
+
 def _ordinary():
     g = torch.Generator().manual_seed(64)
     m = mlp([5, 7, 7, 3])
@@ -287,6 +417,8 @@ NONFINITE_MODELS = {
     "exp_relu": _exp_relu,
     "tuple_output": _tuple_output,
     "nested": _nested,
+    "own_forward": _own_forward,
+    "raises": _raises,
     "ordinary": _ordinary,
 }
 
@@ -297,16 +429,59 @@ def nonfinite_model(case: dict) -> tuple[nn.Module, torch.Tensor]:
     return model.to(case["device"]), x.to(case["device"])
 
 
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOK_DICTS = ("_global_forward_hooks", "_global_forward_pre_hooks")
+
+
+def hook_snapshot(model: nn.Module) -> dict[str, list[int]]:
+    """The ids of every hook on every module of ``model``, and of torch's global module hooks."""
+    from torch.nn.modules import module as module_module
+
+    snapshot = {}
+    for name, m in model.named_modules():
+        for attr in _HOOK_DICTS:
+            snapshot[f"{name or '(the model)'} {attr.strip('_')}"] = sorted(getattr(m, attr))
+    for attr in _GLOBAL_HOOK_DICTS:
+        snapshot[f"torch.nn.modules.module {attr}"] = sorted(getattr(module_module, attr))
+    return snapshot
+
+
+def hook_changes(before: dict, after: dict) -> dict[str, list[str]]:
+    """Where hooks were added (``left``) and where hooks that were there went (``removed``)."""
+    left = [where for where, ids in after.items() if set(ids) - set(before.get(where, ()))]
+    removed = [where for where, ids in before.items() if set(ids) - set(after.get(where, ()))]
+    return {"left": left, "removed": removed}
+
+
 def probe_first_nonfinite_module(first_nonfinite_module, case: dict) -> dict:
-    """The returned name, and the message about forward hooks left on the model (or None)."""
+    """The returned name (or the exception raised), the hooks before and after the call, and
+    the modules whose train/eval mode the call changed. With ``case["caller_hooks"]`` the
+    model carries hooks of its caller's own, registered before the call."""
     model, x = nonfinite_model(case)
-    result = first_nonfinite_module(model, x)
+    model.train()
+    calls = []
+    if case.get("caller_hooks"):
+        first = next(m for name, m in model.named_modules() if name)
+        model.register_forward_hook(lambda mod, inp, out: calls.append("model"))
+        first.register_forward_hook(lambda mod, inp, out: calls.append("first"))
+        first.register_forward_pre_hook(lambda mod, inp: calls.append("first pre"))
+    before = hook_snapshot(model)
+    raised = None
+    result = None
     try:
-        check_no_hooks_left(model, case["what"])
-        hooks = None
-    except CheckError as err:
-        hooks = str(err)
-    return {"result": _plain(result), "hooks": hooks}
+        result = first_nonfinite_module(model, x)
+    except Exception as err:
+        if not case.get("may_raise"):
+            raise
+        raised = type(err).__name__
+    return {
+        "result": _plain(result),
+        "raised": raised,
+        **hook_changes(before, hook_snapshot(model)),
+        "mode_changed": [
+            name or "(the model)" for name, m in model.named_modules() if not m.training
+        ],
+    }
 
 
 # ----------------------------------------------------------------------------- set_seed
@@ -338,15 +513,25 @@ def probe_set_seed(set_seed, case: dict) -> dict:
     if not isinstance(generator, torch.Generator):
         return {"generator": False, "returned": _plain(generator)}
     device = case["device"]
+    is_global = generator is torch.default_generator
+    torch_draws = torch.rand(3).tolist()
+    state = torch.get_rng_state()
+    generator_draws = torch.rand(3, generator=generator).tolist()
     draws = {
         "Python's random": [random.random() for _ in range(3)],
         "NumPy's global generator": np.random.rand(3).tolist(),
-        "torch's CPU generator": torch.rand(3).tolist(),
-        "the torch.Generator you returned": torch.rand(3, generator=generator).tolist(),
+        "torch's CPU generator": torch_draws,
+        "the torch.Generator you returned": generator_draws,
     }
     if device.type == "cuda":
         draws["torch's CUDA generator"] = torch.rand(3, device=device).tolist()
-    return {"generator": True, "draws": draws}
+    return {
+        "generator": True,
+        "draws": draws,
+        "is_global": is_global,
+        "generator_moves_global": not torch.equal(torch.get_rng_state(), state),
+        "generator_device": generator.device,
+    }
 
 
 def probe_loader_run(set_seed, case: dict) -> torch.Tensor:

@@ -1,0 +1,276 @@
+"""Right answers unlike the solution for 06_debugging's exercises (each must pass)."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "overfit_one_batch": [
+        RightAnswer(
+            name="while-loop-model-zero-grad",
+            why="A while loop, model.zero_grad() instead of optimizer.zero_grad(), float(loss) "
+            "instead of .item(), and an explicit model.train(): the text asks for one Adam, "
+            "zeroed gradients and Python floats, not for these exact calls.",
+            code="import torch\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    model.train()\n"
+            "    optimizer = torch.optim.Adam(params=list(model.parameters()), lr=lr)\n"
+            "    losses = []\n"
+            "    while len(losses) < num_steps:\n"
+            "        model.zero_grad(set_to_none=False)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        loss.backward()\n"
+            "        losses.append(float(loss.detach()))\n"
+            "        optimizer.step()\n"
+            "    return losses\n",
+        ),
+    ],
+    "clipped_step": [
+        RightAnswer(
+            name="manual-total-norm",
+            why="Computes the total norm and the clipping factor by hand, as clip_grad_norm_ does "
+            "(max_norm / (norm + 1e-6), capped at 1), and returns float(norm): the same update "
+            "and value.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    model.zero_grad()\n"
+            "    loss.backward()\n"
+            "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "    total = torch.linalg.vector_norm(\n"
+            "        torch.stack([torch.linalg.vector_norm(g) for g in grads]))\n"
+            "    factor = torch.clamp(max_norm / (total + 1e-6), max=1.0)\n"
+            "    with torch.no_grad():\n"
+            "        for g in grads:\n"
+            "            g.mul_(factor)\n"
+            "    optimizer.step()\n"
+            "    return float(total)\n",
+        ),
+        RightAnswer(
+            name="optimizer-param-groups",
+            why="Clips the parameters the optimizer holds (its param_groups) rather than "
+            "model.parameters(); here they are the same tensors.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+            "    loss.backward()\n"
+            "    params = [p for group in optimizer.param_groups for p in group['params']]\n"
+            "    norm = torch.nn.utils.clip_grad_norm_(params, max_norm=max_norm, norm_type=2.0)\n"
+            "    optimizer.step()\n"
+            "    return norm.item()\n",
+        ),
+    ],
+    "grad_norms": [
+        RightAnswer(
+            name="linalg-ordered-dict",
+            why="torch.linalg.vector_norm over all entries and an OrderedDict built in a loop: "
+            "the text asks for a dict of floats in named_parameters order.",
+            code="import collections, torch\n"
+            "def grad_norms(model):\n"
+            "    out = collections.OrderedDict()\n"
+            "    for name, p in model.named_parameters():\n"
+            "        if p.grad is None:\n"
+            "            continue\n"
+            "        out[name] = torch.linalg.vector_norm(p.grad).item()\n"
+            "    return out\n",
+        ),
+        RightAnswer(
+            name="numpy-norm",
+            why="The norm via NumPy on a CPU copy: np.linalg.norm of the flattened gradient is the "
+            "same L2 norm, in the gradient's dtype.",
+            code="import numpy as np\n"
+            "def grad_norms(model):\n"
+            "    return {name: float(np.linalg.norm(p.grad.detach().cpu().numpy().ravel()))\n"
+            "            for name, p in model.named_parameters() if p.grad is not None}\n",
+        ),
+    ],
+    "diagnose_gradients": [
+        RightAnswer(
+            name="torch-and-division",
+            why="Tests with torch.isfinite on a float64 tensor and compares the ratio first / "
+            "largest (guarding a zero largest) instead of multiplying: the same tests in the same "
+            "order.",
+            code="import torch\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    t = torch.tensor(list(norms.values()), dtype=torch.float64)\n"
+            "    if not bool(torch.isfinite(t).all()) or bool((t > explode_norm).any()):\n"
+            "        return 'exploding'\n"
+            "    largest = float(t.max())\n"
+            "    first = float(t[0])\n"
+            "    if largest == 0 or first / largest <= vanish_ratio:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+    ],
+    "first_nonfinite_module": [
+        RightAnswer(
+            name="global-module-hook",
+            why="One global forward hook (register_module_forward_hook) with a module -> name "
+            "table instead of a hook per module, removed in finally; it fires in the same order.",
+            code="import torch\n"
+            "from torch.nn.modules.module import register_module_forward_hook\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    names = {id(m): n for n, m in model.named_modules() if n}\n"
+            "    found = []\n"
+            "    def hook(module, inputs, output):\n"
+            "        name = names.get(id(module))\n"
+            "        if name is None or found:\n"
+            "            return\n"
+            "        outs = output if isinstance(output, (tuple, list)) else [output]\n"
+            "        if not all(bool(torch.isfinite(o).all()) for o in outs):\n"
+            "            found.append(name)\n"
+            "    handle = register_module_forward_hook(hook)\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        handle.remove()\n"
+            "    return found[0] if found else None\n",
+        ),
+        RightAnswer(
+            name="exit-stack-restores-mode",
+            why="Handles kept in a contextlib.ExitStack, the model switched to eval() for the "
+            "look and its mode restored afterwards, NaN/inf tested with isnan | isinf: the text "
+            "asks for hooks removed and the first culprit, which this gives.",
+            code="import contextlib, torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    culprit = None\n"
+            "    def make_hook(name):\n"
+            "        def hook(module, inputs, output):\n"
+            "            nonlocal culprit\n"
+            "            outs = list(output) if isinstance(output, (tuple, list)) else [output]\n"
+            "            if culprit is None and any(\n"
+            "                    bool((torch.isnan(o) | torch.isinf(o)).any()) for o in outs):\n"
+            "                culprit = name\n"
+            "        return hook\n"
+            "    modes = {m: m.training for m in model.modules()}\n"
+            "    with contextlib.ExitStack() as stack:\n"
+            "        for name, module in model.named_modules():\n"
+            "            if name:\n"
+            "                stack.callback(module.register_forward_hook(make_hook(name)).remove)\n"
+            "        model.eval()\n"
+            "        try:\n"
+            "            with torch.no_grad():\n"
+            "                model(x)\n"
+            "        finally:\n"
+            "            for m, mode in modes.items():\n"
+            "                m.train(mode)\n"
+            "    return culprit\n",
+        ),
+    ],
+    "accumulated_step": [
+        RightAnswer(
+            name="sum-losses-divide-grads",
+            why="Slices with range() and backpropagates each piece's loss times its size, then "
+            "divides the summed gradients by N before the step: mathematically the same step "
+            "as scaling each loss by len(x_chunk) / len(x).",
+            code="import torch\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    optimizer.zero_grad()\n"
+            "    n = x.shape[0]\n"
+            "    total = 0.0\n"
+            "    for start in range(0, n, micro_batch):\n"
+            "        xc, yc = x[start:start + micro_batch], y[start:start + micro_batch]\n"
+            "        loss = loss_fn(model(xc), yc) * xc.shape[0]\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    with torch.no_grad():\n"
+            "        for p in model.parameters():\n"
+            "            if p.grad is not None:\n"
+            "                p.grad.div_(n)\n"
+            "    optimizer.step()\n"
+            "    return total / n\n",
+        ),
+    ],
+    "autocast_step": [
+        RightAnswer(
+            name="amp-autocast-is-cuda-unscale",
+            why="torch.amp.autocast, the dtype chosen with x.is_cuda, and scaler.unscale_ before "
+            "scaler.step (allowed: step does not unscale twice); the same step.",
+            code="import torch\n"
+            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
+            "    low = torch.float16 if x.is_cuda else torch.bfloat16\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+            "    with torch.amp.autocast(device_type=x.device.type, dtype=low):\n"
+            "        logits = model(x)\n"
+            "    loss = loss_fn(logits.float(), y)\n"
+            "    if scaler is not None:\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.unscale_(optimizer)\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    else:\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return float(loss.detach())\n",
+        ),
+        RightAnswer(
+            name="dtype-table-cuda-index",
+            why="A lookup table keyed by the device type (cuda -> float16, else bfloat16) read "
+            "from torch.device(x.device).type, and the backward pass inside the autocast block: "
+            "autograd runs each backward op in its forward op's dtype either way.",
+            code="import torch\n"
+            "LOW = {'cuda': torch.float16, 'cpu': torch.bfloat16}\n"
+            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
+            "    kind = torch.device(x.device).type\n"
+            "    model.zero_grad()\n"
+            "    with torch.autocast(kind, dtype=LOW.get(kind, torch.bfloat16)):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        if scaler is None:\n"
+            "            loss.backward()\n"
+            "        else:\n"
+            "            scaler.scale(loss).backward()\n"
+            "    if scaler is None:\n"
+            "        optimizer.step()\n"
+            "    else:\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    return loss.item()\n",
+        ),
+        RightAnswer(
+            name="autocast-default-dtypes",
+            why="torch.autocast(x.device.type) without a dtype: each device type's default "
+            "autocast dtype is the one the text asks for (bfloat16 on 'cpu', float16 on 'cuda').",
+            code="import torch\n"
+            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    if scaler is None:\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    else:\n"
+            "        scaler.scale(loss).backward()\n"
+            "        scaler.step(optimizer)\n"
+            "        scaler.update()\n"
+            "    return loss.item()\n",
+        ),
+    ],
+    "set_seed": [
+        RightAnswer(
+            name="one-liners-and-cuda-all",
+            why="torch.random.manual_seed, an explicit torch.cuda.manual_seed_all, seed & "
+            "0xFFFFFFFF for NumPy (the same as seed % 2**32) and the generator seeded in one "
+            "expression (manual_seed returns the generator).",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed & 0xFFFFFFFF)\n"
+            "    torch.random.manual_seed(seed)\n"
+            "    torch.cuda.manual_seed_all(seed)\n"
+            "    return torch.Generator(device='cpu').manual_seed(seed)\n",
+        ),
+        RightAnswer(
+            name="numpy-seed-sequence-deterministic",
+            why="Seeds NumPy's global generator through np.random.seed with a 32-bit reduction of "
+            "the seed by SeedSequence, also switches cuDNN to deterministic kernels: the global "
+            "generators still repeat for a seed and change with it.",
+            code="import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))\n"
+            "    torch.manual_seed(seed)\n"
+            "    torch.backends.cudnn.benchmark = False\n"
+            "    generator = torch.Generator()\n"
+            "    generator.manual_seed(seed)\n"
+            "    return generator\n",
+        ),
+    ],
+}
