@@ -20,6 +20,30 @@ def _randn(*shape: int, g: torch.Generator, dtype=torch.float32) -> torch.Tensor
     return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype).to(get_device())
 
 
+def _tol(dtype: torch.dtype) -> dict:
+    """Tolerances for comparing with a reference: float64 answers must keep float64 precision
+    (a float32 working copy loses it), float32 ones are compared loosely."""
+    if dtype == torch.float64:
+        return {"rtol": 1e-9, "atol": 1e-10}
+    return {"rtol": 1e-4, "atol": 1e-5}
+
+
+_PRECISION = (
+    " If the dtype is right but the values are only close: a float32 working copy (.float(), "
+    "torch.zeros(...) without dtype=) loses float64's precision; compute in the input's dtype."
+)
+
+
+def _hint(got: object, ref: torch.Tensor) -> str:
+    """What to try when ``got`` differs from the float reference ``ref``: dtype, then precision."""
+    if isinstance(got, torch.Tensor) and got.dtype != ref.dtype:
+        return (
+            f" Keep the input's dtype ({str(ref.dtype)[6:]} in, {str(ref.dtype)[6:]} out): no "
+            ".float() copy, and new tensors made with dtype=x.dtype or torch.zeros_like(...)."
+        )
+    return _PRECISION if ref.dtype == torch.float64 else ""
+
+
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-4) -> bool:
     a, b = a.detach().double().cpu(), b.detach().double().cpu()
     return a.shape == b.shape and bool(torch.allclose(a, b, rtol=tol, atol=tol))
@@ -65,7 +89,7 @@ def check_mse_grads(mse_grads) -> None:
     """Closed-form gradients against autograd's, in float32 and float64, non-contiguous x too."""
     g = _gen(10)
     cases = [(1, 1, torch.float32), (5, 3, torch.float32), (64, 8, torch.float32)]
-    cases += [(7, 2, torch.float64), (1, 4, torch.float64)]
+    cases += [(7, 2, torch.float64), (1, 4, torch.float64), (33, 5, torch.float64)]
     for n, f, dtype in cases:
         x = _randn(n, f, g=g, dtype=dtype)
         y = _randn(n, 1, g=g, dtype=dtype)
@@ -74,6 +98,15 @@ def check_mse_grads(mse_grads) -> None:
         _run_mse_case(mse_grads, x, y, w, b)
     x = layout(_randn(4, 9, g=g), ["transpose", 0, 1])  # (9, 4) non-contiguous view: N=9, F=4
     _run_mse_case(mse_grads, x, _randn(9, 1, g=g), _randn(4, 1, g=g), _randn(1, g=g))
+    d = torch.float64
+    x = layout(_randn(3, 6, g=g, dtype=d), ["transpose", 0, 1])  # float64 and non-contiguous
+    _run_mse_case(
+        mse_grads,
+        x,
+        _randn(6, 1, g=g, dtype=d),
+        _randn(3, 1, g=g, dtype=d),
+        _randn(1, g=g, dtype=d),
+    )
 
 
 def _run_mse_case(mse_grads, x_spec, y, w, b) -> None:
@@ -82,8 +115,19 @@ def _run_mse_case(mse_grads, x_spec, y, w, b) -> None:
     what = f"mse_grads(x of shape {(n, f)}, {str(x.dtype).replace('torch.', '')})"
     hint = {_NO_GRAPH: "Compute the gradients from the formulas, without backward()."}
     case = {"x": x_spec, "y": y, "w": w, "b": b}
-    result = _tuple_of(_observe(probes.probe_mse_grads, mse_grads, case, what, hint), 2, what)
-    grad_w, grad_b = result
+    seen = _observe(probes.probe_mse_grads, mse_grads, case, what, hint)
+    if seen["recorded"]:
+        raise CheckError(
+            f"{what} used autograd: it recorded a graph (torch.enable_grad() and backward() or "
+            "torch.autograd.grad) although the exercise asks for the gradients by hand. Compute "
+            "them from the formulas: grad_w = (2 / N) * x.T @ r, grad_b = (2 / N) * r.sum(dim=0)."
+        )
+    if not seen["inputs_unchanged"]:
+        raise CheckError(
+            f"{what} changed one of its inputs in place (x, y, w or b). The caller still needs "
+            "them: build new tensors (r = x @ w + b - y) instead of -=, += or .sub_() on them."
+        )
+    grad_w, grad_b = _tuple_of(seen["result"], 2, what)
     ref_w, ref_b = _reference_mse_grads(x, y, w, b)
     check_type(grad_w, torch.Tensor, f"grad_w from {what}")
     check_shape(grad_w, (f, 1), names="F 1", what=f"grad_w from {what}")
@@ -99,8 +143,11 @@ def _run_mse_case(mse_grads, x_spec, y, w, b) -> None:
             f"{what}: the gradients are N={n} times too large. The loss is a mean over the N "
             "rows, so every term carries a factor 1/N."
         )
-    assert_close(grad_w, ref_w, what=f"grad_w from {what}", rtol=1e-4, atol=1e-5)
-    assert_close(grad_b, ref_b, what=f"grad_b from {what}", rtol=1e-4, atol=1e-5)
+    for got, ref, name in ((grad_w, ref_w, "grad_w"), (grad_b, ref_b, "grad_b")):
+        try:
+            assert_close(got, ref, what=f"{name} from {what}", **_tol(x.dtype))
+        except CheckError as err:
+            raise CheckError(f"{err}{_hint(got, ref)}") from None
 
 
 # Exercise 2 ------------------------------------------------------------------------------
@@ -130,6 +177,7 @@ def check_fit_linear(fit_linear) -> None:
     cases = [(8, 1, 0.1, 5, torch.float32), (32, 3, 0.05, 20, torch.float32)]
     cases += [(1, 2, 0.1, 3, torch.float32), (16, 4, 0.02, 10, torch.float64)]
     cases += [(5, 2, 0.1, 0, torch.float32), (10, 2, 0.1, 1, torch.float32)]
+    cases += [(12, 3, 0.3, 4, torch.float64)]
     for n, f, lr, steps, dtype in cases:
         x = _randn(n, f, g=g, dtype=dtype)
         y = x @ _randn(f, 1, g=g, dtype=dtype) + 0.5 + 0.1 * _randn(n, 1, g=g, dtype=dtype)
@@ -146,7 +194,16 @@ def check_fit_linear(fit_linear) -> None:
         seen = _observe(probes.probe_fit_linear, fit_linear, case, what, hints)
         w, b, losses = _tuple_of(seen["result"], 3, what)
         if not seen["inputs_unchanged"]:
-            raise CheckError(f"{what} changed x or y; only the parameters may change.")
+            raise CheckError(
+                f"{what} changed x or y in place; only the parameters may change. Build new "
+                "tensors instead of -=, += or .sub_() on the inputs."
+            )
+        if not seen["global_rng_untouched"]:
+            raise CheckError(
+                f"{what} reseeded or drew from the global random generator (torch.manual_seed, "
+                "torch.randn, ...). The parameters start from zeros, so nothing random is needed, "
+                "and a function must not change the caller's random stream."
+            )
         check_type(losses, list, f"the losses from {what}")
         if len(losses) != steps:
             raise CheckError(
@@ -161,6 +218,13 @@ def check_fit_linear(fit_linear) -> None:
         check_type(b, torch.Tensor, f"b from {what}")
         check_shape(b, (1,), what=f"b from {what}")
         ref_w, ref_b, ref_losses = _reference_fit(x, y, lr, steps)
+        if steps and lr != 0.1 and not _close(w, ref_w):
+            lr_w, lr_b, _ = _reference_fit(x, y, 0.1, steps)
+            if _close(w, lr_w) and _close(b, lr_b):
+                raise CheckError(
+                    f"{what}: your parameters match a run with lr=0.1, not lr={lr}. Use the "
+                    "lr argument for the step size, not a fixed number."
+                )
         if steps > 1 and not _close(w, ref_w):
             bad_w, bad_b, _ = _reference_fit(x, y, lr, steps, zero_grads=False)
             if _close(w, bad_w) and _close(b, bad_b):
@@ -176,8 +240,13 @@ def check_fit_linear(fit_linear) -> None:
             rtol=1e-4,
             atol=1e-5,
         )
-        assert_close(w.detach(), ref_w, what=f"w from {what}", rtol=1e-4, atol=1e-5)
-        assert_close(b.detach(), ref_b, what=f"b from {what}", rtol=1e-4, atol=1e-5)
+        for got, ref, name in ((w, ref_w, "w"), (b, ref_b, "b")):
+            try:
+                assert_close(got.detach(), ref, what=f"{name} from {what}", **_tol(x.dtype))
+            except CheckError as err:
+                raise CheckError(
+                    f"{err} Create w and b with dtype=x.dtype and device=x.device.{_hint(got, ref)}"
+                ) from None
 
 
 # Exercise 3 ------------------------------------------------------------------------------
@@ -194,17 +263,22 @@ def check_accumulated_grad(accumulated_grad) -> None:
         (6, 4, 1, "mse", True, True),  # one row at a time
         (5, 2, 8, "mse", True, False),  # micro_size larger than the batch: one micro-batch
         (1, 3, 1, "logistic", False, False),
+        (9, 3, 4, "mse", True, True, torch.float64),  # 4 + 4 + 1 in float64
+        (11, 2, 5, "logistic", False, False, torch.float64, True),  # non-contiguous x
     ]
-    for n, f, micro, loss, column, prefill in cases:
+    for n, f, micro, loss, column, prefill, *more in cases:
+        dtype = more[0] if more else torch.float32
+        transposed = len(more) > 1 and more[1]
         fn = probes.LOSSES[loss]
-        x = _randn(n, f, g=g)
+        x = _randn(n, f, g=g, dtype=dtype)
+        x_spec = layout(x.T.contiguous(), ["transpose", 0, 1]) if transposed else x
         shape = (f, 1) if column else (f,)
-        y = _randn(n, 1, g=g) if column else torch.sign(_randn(n, g=g))
-        w = _randn(*shape, g=g).requires_grad_(True)
+        y = _randn(n, 1, g=g, dtype=dtype) if column else torch.sign(_randn(n, g=g, dtype=dtype))
+        w = _randn(*shape, g=g, dtype=dtype).requires_grad_(True)
         stale = torch.full_like(w, 5.0)
         (full,) = torch.autograd.grad(fn(w, x, y), w)
         what = f"accumulated_grad(x of shape {(n, f)}, micro_size={micro})"
-        case = {"x": x, "y": y, "w": w.detach(), "micro_size": micro, "loss": loss}
+        case = {"x": x_spec, "y": y, "w": w.detach(), "micro_size": micro, "loss": loss}
         case["stale"] = stale.detach() if prefill else None
         seen = observe(probes.probe_accumulated_grad, accumulated_grad, case, what)
         got = seen["result"]
@@ -212,13 +286,24 @@ def check_accumulated_grad(accumulated_grad) -> None:
         check_shape(got, shape, what=what)
         expected_sizes = [len(c) for c in torch.arange(n).split(micro)]
         if sorted(seen["sizes"]) != sorted(expected_sizes):
+            hint = ""
+            if len(seen["sizes"]) == min(micro, n) and len(expected_sizes) != len(seen["sizes"]):
+                hint = (
+                    " x.chunk(micro_size) makes micro_size pieces; x.split(micro_size) makes "
+                    "pieces of micro_size rows."
+                )
             raise CheckError(
                 f"{what} called loss_fn on batches of sizes {seen['sizes']}, expected "
                 f"{expected_sizes}: split x and y with x.split(micro_size) and call loss_fn "
-                "once per micro-batch."
+                f"once per micro-batch.{hint}"
             )
+        if not seen["inputs_unchanged"]:
+            raise CheckError(f"{what} changed x or y in place; leave the caller's data alone.")
         _diagnose_accumulation(got, full, w, x, y, fn, micro, stale if prefill else None, what)
-        assert_close(got, full, what=f"{what} vs the full-batch gradient", rtol=1e-4, atol=1e-5)
+        try:
+            assert_close(got, full, what=f"{what} vs the full-batch gradient", **_tol(dtype))
+        except CheckError as err:
+            raise CheckError(f"{err}{_hint(got, full)}") from None
 
 
 def _diagnose_accumulation(got, full, w, x, y, fn, micro, stale, what) -> None:
@@ -264,6 +349,9 @@ def check_round_ste(round_ste) -> None:
         _randn(5, g=g) * 3,
         layout(_randn(4, 3, g=g) * 3, ["transpose", 0, 1]),  # non-contiguous (3, 4)
         _randn(6, g=g, dtype=torch.float64) * 3,
+        # ties: torch.round rounds halves to the even neighbour
+        torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5], device=get_device()),
+        torch.tensor([[0.5, -3.5], [4.5, 1.25]], dtype=torch.float64, device=get_device()),
     ]
     for x_spec in cases:
         x0 = build(x_spec)
@@ -272,7 +360,29 @@ def check_round_ste(round_ste) -> None:
         seen = observe(probes.probe_round_ste, round_ste, {"x": x_spec, "v": v}, what)
         out = seen["out"]
         check_type(out, torch.Tensor, what)
-        assert_close(out.detach(), torch.round(x0), what=what, atol=1e-5, rtol=0)
+        if not seen["x_unchanged"]:
+            raise CheckError(
+                f"{what} changed the caller's x in place (x.round_(), x.data = ..., x += ...). "
+                "Return a new tensor: x + (x.round() - x).detach()."
+            )
+        check_shape(out, tuple(x0.shape), what=what)
+        rounded = torch.round(x0)
+        half_up = torch.floor(x0 + 0.5)
+        away = torch.sign(x0) * torch.floor(x0.abs() + 0.5)
+        if (
+            isinstance(out, torch.Tensor)
+            and out.shape == x0.shape
+            and not torch.equal(out.detach().to(x0.dtype), rounded)
+        ):
+            for other, how in ((half_up, "up"), (away, "away from zero")):
+                if torch.equal(out.detach().to(x0.dtype), other):
+                    raise CheckError(
+                        f"{what} rounds halves {how} ({x0.flatten().tolist()[:4]} -> "
+                        f"{out.detach().flatten().tolist()[:4]}); torch.round rounds them to the "
+                        "even neighbour (0.5 -> 0, 1.5 -> 2, 2.5 -> 2). Use x.round() for the "
+                        "forward values."
+                    )
+        assert_close(out.detach(), rounded, what=what, atol=1e-5, rtol=0)
         if not seen["requires_grad"]:
             raise CheckError(
                 f"{what} does not require grad: it is cut off from x. Only the correction "
@@ -308,19 +418,50 @@ def check_HuberFunction(HuberFunction) -> None:
     kind = observe(probes.probe_huber_class, HuberFunction, None, "HuberFunction")
     if not kind["is_function"]:
         raise CheckError("HuberFunction should be a class that subclasses torch.autograd.Function.")
-    for shape, delta in [((1,), 1.0), ((6,), 0.5), ((3, 5), 2.5), ((4,), 1.0)]:
-        x = _randn(*shape, g=g) * 2
-        what = f"HuberFunction.apply(x of shape {shape}, delta={delta})"
+    plan = [((1,), 1.0), ((6,), 0.5), ((3, 5), 2.5), ((4,), 1.0), ((5, 2), 0.3, "t")]
+    plan += [((4,), 0.75, "float64"), ((6,), 1.5, "edges")]
+    for shape, delta, *kind in plan:
+        dtype = torch.float64 if kind == ["float64"] else torch.float32
+        x = _randn(*shape, g=g, dtype=dtype) * 2
+        x_spec = x
+        if kind == ["t"]:  # a non-contiguous view of shape (5, 2)
+            x_spec = layout(x.T.contiguous(), ["transpose", 0, 1])
+        if kind == ["edges"]:  # exactly at +-delta, at 0, just inside and outside
+            x = torch.tensor([delta, -delta, 0.0, 0.5 * delta, 3 * delta, -2 * delta])
+            x_spec = x = x.to(get_device())
+        what = f"HuberFunction.apply(x of shape {shape}, {str(dtype)[6:]}, delta={delta})"
         x64 = _randn(*shape, g=g, dtype=torch.float64) * 2
+        if kind == ["edges"]:
+            x64 = x.double() + 1e-3  # gradcheck's finite differences: not exactly on a kink
         v64 = _randn(*shape, g=g_upstream, dtype=torch.float64)
-        case = {"x": x, "delta": delta, "x64": x64, "v64": v64}
+        case = {"x": x_spec, "delta": delta, "x64": x64, "v64": v64}
         seen = observe(probes.probe_huber, HuberFunction, case, what)
         out = seen["out"]
         check_type(out, torch.Tensor, what)
         check_shape(out, shape, what=what)
+        if not seen["x_unchanged"]:
+            raise CheckError(
+                f"{what} changed its input x in place (x.abs_(), x.mul_(), ...); compute "
+                "the output as a new tensor."
+            )
         expected = F.huber_loss(x, torch.zeros_like(x), reduction="none", delta=delta)
+        if delta != 1.0 and out.shape == x.shape:
+            at_one = F.huber_loss(x, torch.zeros_like(x), reduction="none", delta=1.0)
+            half = torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5))
+            for wrong, hint in (
+                (at_one, "as if delta were 1.0: use the delta argument"),
+                (
+                    half,
+                    "with delta * (|x| - 0.5) in the linear part; it is delta * (|x| - 0.5 * delta)",
+                ),
+            ):
+                if _close(out, wrong, 1e-5) and not _close(out, expected, 1e-5):
+                    raise CheckError(f"{what} computes the Huber function {hint}.")
         assert_close(out, expected, what=what)
-        hint = " Did backward multiply by grad_output and return one gradient per forward input?"
+        hint = (
+            " Did backward multiply by grad_output, use ctx.delta (not a fixed 1.0) and return "
+            "one gradient per forward input?"
+        )
         backward = f"the backward of {what}"
         if seen["gradcheck"] is not None:
             raise CheckError(
@@ -349,33 +490,67 @@ def _second_derivatives():
         "sin(x)": lambda t: -torch.sin(t),
         "exp(-x**2)": lambda t: (4 * t**2 - 2) * torch.exp(-(t**2)),
         "3*x + 1 (f'' = 0)": torch.zeros_like,
+        "2, a constant that ignores x (f'' = 0)": torch.zeros_like,
     }
+
+
+_ZERO_HINT = (
+    " When a derivative does not depend on x (f ignores x: f(x) has no graph; f is linear: f' "
+    "has none), torch.autograd.grad raises or returns None. The derivative is zero there: check "
+    ".requires_grad first and return torch.zeros_like(x), a tensor, never None."
+)
+
+
+def _zero_case(name: str) -> bool:
+    return "= 0" in name or "Hessian 0" in name
+
+
+def _result_tensor(got, name: str, what: str) -> None:
+    if got is None and _zero_case(name):
+        raise CheckError(f"{what} returned None.{_ZERO_HINT}")
+    check_type(got, torch.Tensor, what)
+
+
+def _not_leave_caller(what: str, leaf: bool) -> CheckError:
+    whose = "the caller's leaf x (which requires grad)" if leaf else "the caller's x"
+    return CheckError(
+        f"{what} changed {whose}: its values, its requires_grad or its .grad. Work on "
+        "x.detach().clone().requires_grad_(True) and use torch.autograd.grad, which fills no "
+        ".grad."
+    )
 
 
 def check_second_derivative(second_derivative) -> None:
     """f'' for elementwise functions, several shapes; the caller's x is left untouched."""
     g = _gen(60)
-    shapes = [(), (1,), (7,), (2, 3)]
+    shapes = [(), (1,), (7,), (2, 3), (3, 2, 2)]
     for i, shape in enumerate(shapes):
-        for name, d2f in _second_derivatives().items():
+        for j, (name, d2f) in enumerate(_second_derivatives().items()):
             f = probes.ELEMENTWISE[name]
             dtype = torch.float64 if i % 2 else torch.float32
             x = _randn(*shape, g=g, dtype=dtype)
-            what = f"second_derivative({name}, x of shape {shape})"
+            x_spec = x
+            if len(shape) == 2 and j % 2:  # a non-contiguous view of shape (2, 3)
+                x_spec = layout(x.T.contiguous(), ["transpose", 0, 1])
+            leaf = (i + j) % 3 == 0  # the caller's x is itself a leaf that requires grad
+            what = f"second_derivative({name}, x of shape {shape}, {str(dtype)[6:]})"
             hint = {
-                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if f' "
-                "still has no graph (a linear f), f'' is zero: return torch.zeros_like(x)."
+                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad." + _ZERO_HINT
             }
-            case = {"function": name, "x": x}
-            seen = _observe(probes.probe_second_derivative, second_derivative, case, what, hint)
+            case = {"function": name, "x": x_spec, "leaf": leaf}
+            try:
+                seen = _observe(probes.probe_second_derivative, second_derivative, case, what, hint)
+            except AnswerRaised as err:
+                raise CheckError(
+                    f"{err}. second_derivative must work for an x of any shape (here {shape}): "
+                    "differentiate f(x).sum() twice with torch.autograd.grad, which keeps x's "
+                    "shape, rather than building a Hessian or looping over a 1-D x."
+                ) from None
             got = seen["result"]
-            check_type(got, torch.Tensor, what)
+            _result_tensor(got, name, what)
             check_shape(got, shape, what=what)
             if seen["x_touched"]:
-                raise CheckError(
-                    f"{what} changed the caller's x (requires_grad or .grad). Work on "
-                    "x.detach().clone().requires_grad_(True)."
-                )
+                raise _not_leave_caller(what, leaf)
             first = torch.autograd.functional.jacobian(lambda t, f=f: f(t).sum(), x)
             if "f'' = 0" not in name and _close(got, first):
                 raise CheckError(
@@ -383,7 +558,10 @@ def check_second_derivative(second_derivative) -> None:
                     "torch.autograd.grad needs create_graph=True so its result can be "
                     "differentiated again."
                 )
-            assert_close(got.detach(), d2f(x), what=what, rtol=1e-4, atol=1e-5)
+            try:
+                assert_close(got.detach(), d2f(x), what=what, **_tol(dtype))
+            except CheckError as err:
+                raise CheckError(f"{err}{_hint(got, x)}") from None
 
 
 def check_hvp(hvp) -> None:
@@ -392,23 +570,25 @@ def check_hvp(hvp) -> None:
     for dim in (1, 3, 6):
         a = _randn(dim, dim, g=g, dtype=torch.float64)  # not symmetric: the Hessian is a + a.T
         c = _randn(dim, g=g, dtype=torch.float64)
-        for name, f in probes.scalar_functions(a, c).items():
+        for j, (name, f) in enumerate(probes.scalar_functions(a, c).items()):
             x = _randn(dim, g=g, dtype=torch.float64)
             v = _randn(dim, g=g, dtype=torch.float64)
+            leaf = (dim + j) % 2 == 0  # the caller's x is itself a leaf that requires grad
             what = f"hvp({name}, x of shape {(dim,)})"
             hint = {
-                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad; if the "
-                "gradient still has no graph (a linear f), return torch.zeros_like(x)."
+                _NO_GRAPH: "Pass create_graph=True to the first torch.autograd.grad." + _ZERO_HINT
             }
-            case = {"function": name, "a": a, "c": c, "x": x, "v": v}
+            case = {"function": name, "a": a, "c": c, "x": x, "v": v, "leaf": leaf}
             seen = _observe(probes.probe_hvp, hvp, case, what, hint)
             got = seen["result"]
-            check_type(got, torch.Tensor, what)
+            _result_tensor(got, name, what)
             check_shape(got, (dim,), names="D", what=what)
             if seen["x_touched"]:
+                raise _not_leave_caller(what, leaf)
+            if not seen["v_unchanged"]:
                 raise CheckError(
-                    f"{what} changed the caller's x (requires_grad or .grad). Work on "
-                    "x.detach().clone().requires_grad_(True)."
+                    f"{what} changed the caller's v in place; compute (g * v).sum() without "
+                    "modifying v."
                 )
             hessian = torch.autograd.functional.hessian(f, x)
             expected = hessian @ v
@@ -427,4 +607,7 @@ def check_hvp(hvp) -> None:
                     f"{what} is the gradient times v, a first derivative. Differentiate "
                     "(g * v).sum() once more, with g from grad(..., create_graph=True)."
                 )
-            assert_close(got.detach(), expected, what=what, rtol=1e-5, atol=1e-7)
+            try:
+                assert_close(got.detach(), expected, what=what, **_tol(torch.float64))
+            except CheckError as err:
+                raise CheckError(f"{err}{_hint(got, expected)}") from None

@@ -88,6 +88,56 @@ MISTAKES = {
                 "    return w.grad, b.grad\n"
             ),
         ),
+        Mistake(
+            name="float32-working-copy",
+            message="Casting to float32 returns float32 gradients for float64 inputs: compute in "
+            "the inputs' dtype.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    x, y, w, b = x.float(), y.float(), w.float(), b.float()\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    return 2 / n * x.T @ r, 2 / n * r.sum(dim=0)\n"
+            ),
+        ),
+        Mistake(
+            name="float32-copy-cast-back",
+            message="A float32 working copy cast back to float64 has the right dtype but only "
+            "float32's seven digits: compute in the inputs' dtype.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    dtype = x.dtype\n"
+                "    x, y, w, b = x.float(), y.float(), w.float(), b.float()\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    return (2 / n * x.T @ r).to(dtype), (2 / n * r.sum(dim=0)).to(dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="autograd-under-enable-grad",
+            message="The gradients are to be worked out by hand; switching recording back on "
+            "with torch.enable_grad() and asking autograd is not that.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    with torch.enable_grad():\n"
+                "        w = w.detach().clone().requires_grad_(True)\n"
+                "        b = b.detach().clone().requires_grad_(True)\n"
+                "        loss = ((x @ w + b - y) ** 2).mean()\n"
+                "        return torch.autograd.grad(loss, (w, b))\n"
+            ),
+        ),
+        Mistake(
+            name="residual-in-y",
+            message="y.sub_(...) overwrites the caller's targets: build the residual as a new "
+            "tensor.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = y.sub_(x @ w + b).neg_()  # saves a tensor, overwrites y\n"
+                "    return 2 / n * x.T @ r, 2 / n * r.sum(dim=0)\n"
+            ),
+        ),
     ],
     "fit_linear": [
         Mistake(
@@ -138,6 +188,33 @@ MISTAKES = {
                 "        w.grad.zero_()\n",
             ),
         ),
+        Mistake(
+            name="ignores-lr",
+            message="The step size is the lr argument; a fixed 0.1 only matches when lr is 0.1.",
+            code=_fit_linear(_NO_GRAD_UPDATE.replace("lr *", "0.1 *")),
+        ),
+        Mistake(
+            name="float32-parameters",
+            message="torch.zeros(...) without dtype= is float32: for float64 data create w and b "
+            "with dtype=x.dtype.",
+            code=_fit_linear(_NO_GRAD_UPDATE).replace("dtype=x.dtype, ", ""),
+        ),
+        Mistake(
+            name="w-shape-transposed",
+            message="w has shape (F, 1), not (1, F); with one feature the two look alike.",
+            code=_fit_linear(_NO_GRAD_UPDATE)
+            .replace("torch.zeros(x.shape[1], 1,", "torch.zeros(1, x.shape[1],")
+            .replace("x @ w + b", "x @ w.T + b"),
+        ),
+        Mistake(
+            name="reseeds-global-rng",
+            message="torch.manual_seed inside a helper resets the caller's random stream; zeros "
+            "need no seed.",
+            code=_fit_linear(_NO_GRAD_UPDATE).replace(
+                "    w = torch.zeros(",
+                "    torch.manual_seed(0)  # reproducible\n    w = torch.zeros(",
+            ),
+        ),
     ],
     "accumulated_grad": [
         Mistake(
@@ -185,6 +262,32 @@ MISTAKES = {
             "micro-batch.",
             code=_accumulated("    w.grad = None\n    loss_fn(w, x, y).backward()\n"),
         ),
+        Mistake(
+            name="chunk-not-split",
+            message="x.chunk(micro_size) makes micro_size pieces; x.split(micro_size) makes pieces "
+            "of micro_size rows.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    for xb, yb in zip(x.chunk(micro_size), y.chunk(micro_size)):\n"
+                "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+            ),
+        ),
+        Mistake(
+            name="float32-accumulator",
+            message="torch.zeros(w.shape) is float32: accumulating float64 gradients into it "
+            "loses their dtype. Use torch.zeros_like(w) or let w.grad accumulate.",
+            code=(
+                "import torch\n"
+                "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+                "    n = x.shape[0]\n"
+                "    w.grad = None\n"
+                "    total = torch.zeros(w.shape, device=w.device)\n"
+                "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+                "        (g,) = torch.autograd.grad(loss_fn(w, xb, yb) * len(xb) / n, w)\n"
+                "        total += g\n"
+                "    return total\n"
+            ),
+        ),
     ],
     "round_ste": [
         Mistake(
@@ -202,6 +305,28 @@ MISTAKES = {
             name="detach-everything",
             message="Detaching the whole result cuts it from the graph: no gradient at all.",
             code="def round_ste(x):\n    return (x + (x.round() - x)).detach()\n",
+        ),
+        Mistake(
+            name="rounds-half-up",
+            message="floor(x + 0.5) rounds halves up; torch.round rounds them to the even "
+            "neighbour (2.5 -> 2). Use x.round().",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    return x + (torch.floor(x + 0.5) - x).detach()\n"
+            ),
+        ),
+        Mistake(
+            name="rounds-caller-in-place",
+            message="Rounding x in place changes the caller's tensor: return a new one, "
+            "x + (x.round() - x).detach().",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    with torch.no_grad():\n"
+                "        x.copy_(x.round())  # values rounded, x stays in the graph\n"
+                "    return x\n"
+            ),
         ),
     ],
     "HuberFunction": [
@@ -262,6 +387,37 @@ MISTAKES = {
                 "        return grad_output * x.clamp(-ctx.delta, ctx.delta) / x.numel(), None\n"
             ),
         ),
+        Mistake(
+            name="backward-fixed-delta",
+            message="backward must clamp to [-delta, delta] with the delta forward saved "
+            "(ctx.delta), not to [-1, 1].",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x.clamp(-1.0, 1.0), None\n"
+            ),
+        ),
+        Mistake(
+            name="linear-part-half-not-half-delta",
+            message="The linear part is delta * (|x| - 0.5 * delta); with delta = 1 a missing "
+            "factor delta does not show.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        return torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5))\n\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x.clamp(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
     ],
     "second_derivative": [
         Mistake(
@@ -307,6 +463,43 @@ MISTAKES = {
                 "    return d2f\n"
             ),
         ),
+        Mistake(
+            name="constant-f-crashes",
+            message="When f ignores x, f(x) has no graph and the first torch.autograd.grad "
+            "fails: check f(x).requires_grad and return zeros.",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (df,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="hessian-diagonal-1d-only",
+            message="The diagonal of the full Hessian is f'' only for a 1-D x; for other shapes "
+            "differentiate twice with torch.autograd.grad.",
+            code=_second(
+                "    return torch.autograd.functional.hessian(lambda t: f(t).sum(), x).diagonal()\n"
+            ),
+        ),
+        Mistake(
+            name="float32-copy",
+            message="x.float() loses float64's precision and dtype: work on "
+            "x.detach().clone().requires_grad_(True).",
+            code=_second(
+                "    x = x.detach().float().requires_grad_(True)\n"
+                "    out = f(x).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (df,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
     ],
     "hvp": [
         Mistake(
@@ -339,6 +532,45 @@ MISTAKES = {
                 "    x = x.detach().clone().requires_grad_(True)\n"
                 "    (g,) = torch.autograd.grad(f(x), x)\n"
                 "    return g * v\n"
+            ),
+        ),
+        Mistake(
+            name="linear-case-crashes",
+            message="For a linear f the gradient has no graph: return zeros instead of "
+            "differentiating it again.",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="constant-f-crashes",
+            message="When f ignores x, f(x) has no graph and the first torch.autograd.grad "
+            "fails: check f(x).requires_grad and return zeros.",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    (g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="zeros-float32",
+            message="torch.zeros(x.shape) is float32 whatever x is: return torch.zeros_like(x).",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(x)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros(x.shape)\n"
+                "    (g,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros(x.shape)\n"
+                "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    return hv\n"
             ),
         ),
     ],

@@ -11,21 +11,39 @@ from autograder.probes.tensors import build
 # mse_grads and fit_linear
 
 
-def probe_mse_grads(mse_grads, case: dict):
-    """``mse_grads(x, y, w, b)`` run under torch.no_grad(), as the exercise asks."""
+def probe_mse_grads(mse_grads, case: dict) -> dict:
+    """``mse_grads(x, y, w, b)`` run under torch.no_grad(), as the exercise asks.
+
+    ``recorded``: whether autograd saved anything for a backward pass while it ran (it
+    switched recording back on); ``inputs_unchanged``: whether x, y, w and b kept their values.
+    """
     x, y, w, b = (build(case[k]) for k in ("x", "y", "w", "b"))
-    with torch.no_grad():
-        return mse_grads(x, y, w, b)
+    before = [t.clone() for t in (x, y, w, b)]
+    recorded = []
+
+    def pack(t):
+        recorded.append(1)
+        return t
+
+    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = mse_grads(x, y, w, b)
+    unchanged = all(torch.equal(a, b_) for a, b_ in zip((x, y, w, b), before, strict=True))
+    return {"result": result, "recorded": bool(recorded), "inputs_unchanged": unchanged}
 
 
 def probe_fit_linear(fit_linear, case: dict) -> dict:
     """What ``fit_linear(x, y, lr, num_steps)`` returned, and whether it left x and y alone."""
     x, y = case["x"], case["y"]
     x_before, y_before = x.clone(), y.clone()
-    result = fit_linear(x, y, case["lr"], case["num_steps"])
+    with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
+        torch.manual_seed(2718 + case["num_steps"])
+        rng_before = torch.random.get_rng_state()
+        result = fit_linear(x, y, case["lr"], case["num_steps"])
+        rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
     return {
         "result": result,
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
+        "global_rng_untouched": rng_untouched,
     }
 
 
@@ -65,8 +83,14 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
     if case.get("stale") is not None:
         w.grad = case["stale"].clone()
     loss_fn = RecordingLoss(LOSSES[case["loss"]])
-    got = accumulated_grad(loss_fn, w, case["x"], case["y"], case["micro_size"])
-    return {"result": got, "sizes": list(loss_fn.sizes)}
+    x, y = build(case["x"]), case["y"]
+    x_before, y_before = x.clone(), y.clone()
+    got = accumulated_grad(loss_fn, w, x, y, case["micro_size"])
+    return {
+        "result": got,
+        "sizes": list(loss_fn.sizes),
+        "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,8 +106,10 @@ def probe_round_ste(round_ste, case: dict) -> dict:
     x0 = build(case["x"])
     z = x0.detach().clone().requires_grad_(True)
     x = z * 1.0  # a non-leaf input: the gradient must flow on to z
+    x_before = x.detach().clone()
     out = round_ste(x)
     seen = {"out": out, "requires_grad": isinstance(out, torch.Tensor) and out.requires_grad}
+    seen["x_unchanged"] = torch.equal(x.detach(), x_before) and torch.equal(z.detach(), x_before)
     if seen["requires_grad"] and out.shape == x0.shape:
         (grad,) = torch.autograd.grad(out, z, grad_outputs=case["v"], allow_unused=True)
         seen["grad"] = torch.zeros_like(z) if grad is None else grad
@@ -108,8 +134,11 @@ def probe_huber(HuberFunction, case: dict) -> dict:
     (None if backward raised, with the error in ``backward_raised``) and what
     torch.autograd.gradcheck said (None when it passed)."""
     delta = case["delta"]
-    out = HuberFunction.apply(case["x"], delta)
+    x = build(case["x"])
+    x_before = x.clone()
+    out = HuberFunction.apply(x, delta)
     seen: dict = {"out": out, "grad": None, "backward_raised": None}
+    seen["x_unchanged"] = torch.equal(x, x_before)
     x64 = case["x64"].detach().clone().requires_grad_(True)
     try:
         out64 = HuberFunction.apply(x64, delta)
@@ -144,14 +173,27 @@ ELEMENTWISE = {
     "sin(x)": torch.sin,
     "exp(-x**2)": lambda t: torch.exp(-(t**2)),
     "3*x + 1 (f'' = 0)": lambda t: 3 * t + 1,
+    "2, a constant that ignores x (f'' = 0)": lambda t: torch.full_like(t, 2.0),
 }
 
 
+def _caller_x(case: dict) -> torch.Tensor:
+    """The caller's x: a plain tensor, or (``leaf``) a leaf that requires grad itself."""
+    x = build(case["x"])
+    return x.detach().clone().requires_grad_(True) if case.get("leaf") else x
+
+
+def _touched(x: torch.Tensor, case: dict) -> bool:
+    return x.requires_grad != bool(case.get("leaf")) or x.grad is not None
+
+
 def probe_second_derivative(second_derivative, case: dict) -> dict:
-    """The returned f'' and whether the caller's x was left alone."""
-    x = case["x"]
+    """The returned f'' and whether the caller's x was left alone (values, flags, .grad)."""
+    x = _caller_x(case)
+    before = x.detach().clone()
     result = second_derivative(ELEMENTWISE[case["function"]], x)
-    return {"result": result, "x_touched": x.requires_grad or x.grad is not None}
+    touched = _touched(x, case) or not torch.equal(x.detach(), before)
+    return {"result": result, "x_touched": touched}
 
 
 def scalar_functions(a: torch.Tensor, c: torch.Tensor) -> dict:
@@ -161,12 +203,16 @@ def scalar_functions(a: torch.Tensor, c: torch.Tensor) -> dict:
         "logsumexp(x)": lambda t: torch.logsumexp(t, dim=0),
         "sum(x**4) + (c @ x)**2": lambda t: (t**4).sum() + (c @ t) ** 2,
         "c @ x (Hessian 0)": lambda t: c @ t,
+        "c @ c, a constant that ignores x (Hessian 0)": lambda t: c @ c,
     }
 
 
 def probe_hvp(hvp, case: dict) -> dict:
-    """The returned Hessian-vector product and whether the caller's x was left alone."""
+    """The returned Hessian-vector product and whether the caller's x and v were left alone."""
     f = scalar_functions(case["a"], case["c"])[case["function"]]
-    x = case["x"]
-    result = hvp(f, x, case["v"])
-    return {"result": result, "x_touched": x.requires_grad or x.grad is not None}
+    x = _caller_x(case)
+    v = case["v"]
+    x_before, v_before = x.detach().clone(), v.clone()
+    result = hvp(f, x, v)
+    touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
+    return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
