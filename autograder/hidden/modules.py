@@ -82,13 +82,26 @@ def _no_parameters(what: str) -> CheckError:
 # ---------------------------------------------------------------- Exercise: MLP
 
 
+def _linear_pairs(params: list) -> list:
+    """(weight, bias) of each Linear, in order: a 2-D weight is followed by its bias; other
+    tensors (a PReLU's weight) are skipped."""
+    pairs, i = [], 0
+    while i < len(params):
+        if params[i].dim() == 2 and i + 1 < len(params):
+            pairs.append((params[i], params[i + 1]))
+            i += 2
+        else:
+            i += 1
+    return pairs
+
+
 def _mlp_reference(x, params, activation):
     h = x
-    pairs = list(zip(params[0::2], params[1::2], strict=True))
+    pairs = _linear_pairs(params)
     for i, (weight, bias) in enumerate(pairs):
         h = h @ weight.T + bias
         if i < len(pairs) - 1:
-            h = activation()(h)
+            h = activation().to(h.device, h.dtype)(h)
     return h
 
 
@@ -102,6 +115,7 @@ def check_MLP(MLP) -> None:
         ([3, 8, 8, 8, 1], "Tanh"),
         ([1, 1, 1], "ReLU"),
         ([6, 32, 16, 4], "GELU"),
+        ([3, 5, 4, 2], "PReLU"),  # an activation with a parameter: one fresh instance per layer
     ]
     for sizes, name in configs:
         activation = probes.ACTIVATIONS[name]
@@ -111,6 +125,11 @@ def check_MLP(MLP) -> None:
         case = {"sizes": sizes, "activation": name, "device": device, "inputs": inputs, "seed": 3}
         seen = observe(probes.probe_MLP, MLP, case, what)
         _check_module(seen, what)
+        if seen.get("sizes unchanged") is False:
+            raise CheckError(
+                f"{what} changed the caller's sizes list (pop, append, ...); read it, do not "
+                "modify it."
+            )
         named = _take(seen, "parameters", what)
         if not named:
             raise _no_parameters(what)
@@ -118,6 +137,16 @@ def check_MLP(MLP) -> None:
         for n_in, n_out in itertools.pairwise(sizes):
             expected += [(n_out, n_in), (n_out,)]
         shapes = [tuple(shape) for _, shape in named]
+        if name == "PReLU":
+            fresh = len(sizes) - 2  # one PReLU weight of shape (1,) per hidden layer
+            prelus = [s_ for s_ in shapes if s_ == (1,)]
+            if [s_ for s_ in shapes if s_ != (1,)] == expected and len(prelus) != fresh:
+                raise CheckError(
+                    f"{what} has {len(prelus)} PReLU weight(s), expected {fresh}: create a "
+                    "fresh instance activation() for every hidden layer. One instance used "
+                    "after every layer shares its parameters between them."
+                )
+            shapes = [s_ for s_ in shapes if s_ != (1,)]
         if shapes != expected:
             raise CheckError(
                 f"{what} has parameters of shapes {shapes}, expected {expected}: one "
@@ -193,6 +222,7 @@ def check_ResidualBlock(ResidualBlock) -> None:
             "device": device,
             "inputs": inputs,
             "backward_x": backward_x,
+            "double_x": torch.randn(2, dim, generator=g, dtype=torch.float64),
             "seed": 4,
         }
         seen = observe(probes.probe_ResidualBlock, ResidualBlock, case, what)
@@ -217,6 +247,12 @@ def check_ResidualBlock(ResidualBlock) -> None:
                 h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
                 ref = x + h @ sd["fc2.weight"].T + sd["fc2.bias"]
             check_shape(out, tuple(x.shape), what=label)
+            if seen.get(f"x unchanged {i}") is False:
+                raise CheckError(
+                    f"{label}: forward changed the caller's x in place (x += ..., x.add_(...)). "
+                    "The caller's tensor is overwritten, and on a leaf that requires grad "
+                    "autograd refuses it: return x + self.fc2(...), a new tensor."
+                )
             again = _take(seen, f"again {i}", f"{label} (a second call)", calling=True)
             check_shape(again, tuple(x.shape), what=f"{label} (a second call)")
             if x.numel() and not torch.allclose(out, again, rtol=1e-5, atol=1e-6):
@@ -245,6 +281,27 @@ def check_ResidualBlock(ResidualBlock) -> None:
                 f"{what}: after backward these parameters have no gradient: {missing}. "
                 "forward must use the layers registered in __init__."
             )
+        x = backward_x.to(device).requires_grad_(True)
+        with torch.enable_grad():
+            h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
+            (x + h @ sd["fc2.weight"].T + sd["fc2.bias"]).pow(2).sum().backward()
+        label = f"x.grad after {what}(x).pow(2).sum().backward()"
+        got = seen.get("x.grad")
+        if got is None:
+            raise CheckError(
+                f"{label} is None: the gradient does not reach the input. Do not detach x or "
+                "compute the block under torch.no_grad()."
+            )
+        assert_close(
+            got,
+            x.grad,
+            what=f"{label} (through the skip and through fc1, fc2)",
+            rtol=1e-4,
+            atol=1e-5,
+        )
+        if "double out" in seen or "raised" in seen:
+            out = _take(seen, "double out", f"{what}.double() on float64 input", calling=True)
+            check_dtype(out, torch.float64, f"{what}.double() on float64 input")
 
 
 # ---------------------------------------------------------------- Exercise: count_trainable
@@ -263,8 +320,21 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
         ),
         ("batchnorm-frozen", "the same model with its first Linear frozen", 22),
         ("bias-frozen", "Linear(3, 3) + Linear(3, 1) with the first bias frozen", 13),
+        (
+            "cls-token",
+            "a model with a cls_token Parameter (1, 1, 6) and a frozen scale (6,) on the model "
+            "itself, a buffer (5, 6), and an encoder Linear(6, 6) + LayerNorm(6)",
+            6 + 42 + 12,
+        ),
         ("tied", "an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)", 40),
         ("lstm", "nn.LSTM(3, 4)", 4 * 4 * 3 + 4 * 4 * 4 + 2 * 4 * 4),
+        ("shared-in-sequential", "Sequential(layer, ReLU, layer): one Linear(3, 3) used twice", 12),
+        ("empty", "an empty nn.Sequential()", 0),
+        (
+            "conv",
+            "Conv2d(3, 4, 3, bias=False) + BatchNorm2d(4) with its bias frozen",
+            4 * 3 * 3 * 3 + 4,
+        ),
     ]
     for model, what, expected in cases:
         label = f"count_trainable_parameters({what})"
@@ -282,6 +352,18 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
                 )
             elif "buffers" in what and got > expected:
                 hint = " Buffers (BatchNorm's running statistics) are not parameters."
+            elif model == "cls-token" and got < expected:
+                hint = (
+                    " Parameters registered on the model itself (the cls_token) count too: "
+                    "model.parameters() lists them with its children's; walking the layers "
+                    "(leaf modules, or modules with .weight and .bias) misses them."
+                )
+            elif model in ("bias-frozen", "conv", "lstm"):
+                hint += (
+                    " Look at every parameter on its own (model.parameters()): a layer's weight "
+                    "and bias can be frozen separately, and not every layer calls them weight "
+                    "and bias."
+                )
             raise CheckError(f"{label} returned {got}, expected {expected}.{hint}")
 
 
@@ -385,6 +467,19 @@ def check_RunningMean(RunningMean) -> None:
     check_dtype(buf, torch.float64, "running_mean after .double()")
     out = _take(seen, "out", "RunningMean(2).double()", calling=True)
     check_dtype(out, torch.float64, "RunningMean(2).double() on float64 input")
+    x = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    case = {"num_features": 3, "momentum": None, "x": x, "seed": 5}
+    what = "RunningMean(3) (the default momentum, 0.1)"
+    seen = observe(probes.probe_RunningMean_double, RunningMean, case, what)
+    _check_module(seen, what)
+    buf = _buffer(_take(seen, "buffer after", f"{what} after one training batch"), what)
+    assert_close(
+        buf,
+        0.1 * x.mean(0),
+        what=f"running_mean of {what} after one training batch from zeros",
+        rtol=1e-6,
+        atol=1e-8,
+    )
 
 
 # ---------------------------------------------------------------- Exercise: capture_activations
@@ -395,13 +490,38 @@ def _expected_activations(model, x):
         acts = {"inp": model.inp(x)}
         acts["block.fc"] = model.block.fc(acts["inp"])
         acts["block.act"] = acts["block"] = torch.relu(acts["block.fc"])
-        acts["out"] = model.out(acts["block"])
+        a, b = acts["block"][..., :3], acts["block"][..., 3:]
+        acts["split"] = (a, b)
+        first, last = model.shared(a), model.shared(b)
+        acts["shared"] = last  # the module runs twice: its last output
+        acts["shared (first call)"] = first
+        acts["out"] = model.out(torch.cat([first, last], dim=-1))
         acts["tanh"] = acts[""] = torch.tanh(acts["out"])
     return acts
 
 
+def _compare_activation(got, expected, name: str, label: str) -> None:
+    if isinstance(expected, tuple):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            raise CheckError(
+                f"{label}: the module returns a tuple of {len(expected)} tensors; store a "
+                "tuple (or list) of their detached copies, got "
+                f"{type(got).__name__}. In the hook: tuple(t.detach().clone() for t in output)."
+            )
+        for k, (g_, e_) in enumerate(zip(got, expected, strict=True)):
+            _compare_activation(g_, e_, name, f"{label}[{k}]")
+        return
+    check_type(got, torch.Tensor, label)
+    if got.requires_grad:
+        raise CheckError(
+            f"{label} requires grad: it keeps the whole graph alive. Store output.detach().clone()."
+        )
+    assert_close(got, expected, what=label, rtol=1e-5, atol=1e-6)
+
+
 def check_capture_activations(capture_activations) -> None:
-    """Outputs of the named modules (the root included), detached copies, no hooks left."""
+    """Outputs of the named modules (the root included), detached copies, no hooks left; a
+    module run twice, a tuple output; the caller's hooks, mode and flags left as they were."""
     device = get_device()
     g = torch.Generator().manual_seed(6)
     model = probes.build_hook_model(6).to(device)  # the probe builds the same one
@@ -412,10 +532,13 @@ def check_capture_activations(capture_activations) -> None:
         ["", "inp"],
         ["tanh", "block.act", "block.fc", "inp"],
         [],
+        ["shared"],
+        ["split", "shared", ""],
     ]
     calls = [
         {"x": torch.randn(n, 4, generator=g), "names": names} for n in (5, 1, 0) for names in cases
     ]
+    calls.insert(3, {"x": torch.randn(2, 7, generator=g), "names": ["inp", ""], "raises": True})
     case = {"seed": 6, "device": device, "calls": calls}
     seen = observe(
         probes.probe_capture_activations, capture_activations, case, "capture_activations(...)"
@@ -423,11 +546,29 @@ def check_capture_activations(capture_activations) -> None:
     for i, call in enumerate(calls):
         x, names = call["x"].to(device), call["names"]
         what = f"capture_activations(model, x of shape {tuple(x.shape)}, {names})"
-        type_name = _take(seen, f"type {i}", what)
+        if call.get("raises"):
+            if f"raised {i}" not in seen:
+                _take(seen, f"raised {i}", what)
+            _judge_hooks_left(seen, i, f"{what} (where model(x) raises: x has 7 features, not 4)")
+            continue
+        try:
+            type_name = _take(seen, f"type {i}", what)
+        except AnswerRaised as err:
+            if "'tuple' object" in err.message and "split" in names:
+                raise CheckError(
+                    f"{err}. The module 'split' returns a tuple of tensors: store a tuple of "
+                    "their detached copies, tuple(t.detach().clone() for t in output)."
+                ) from None
+            raise
         got = seen.get(f"result {i}")
         if got is None:
             hint = " Did you forget a `return`?" if type_name == "NoneType" else ""
             raise CheckError(f"{what} should be a dict, got {type_name}.{hint}")
+        if names and seen.get(f"model runs {i}") == 0:
+            raise CheckError(
+                f"{what}: the model's own forward hooks did not run, so model(x) was never "
+                "called through __call__. Call model(x), not model.forward(x)."
+            )
         if set(got) != set(names):
             missing = sorted(set(names) - set(got))
             extra = sorted(set(got) - set(names))
@@ -452,36 +593,74 @@ def check_capture_activations(capture_activations) -> None:
         expected = _expected_activations(model, x)
         for name in names:
             label = f"the activation of {name!r} from {what}"
-            check_type(got[name], torch.Tensor, label)
-            if got[name].requires_grad:
-                raise CheckError(
-                    f"{label} requires grad: it keeps the whole graph alive. Store "
-                    "output.detach().clone()."
-                )
             try:
-                assert_close(got[name], expected[name], what=label, rtol=1e-5, atol=1e-6)
+                _compare_activation(got[name], expected[name], name, label)
             except CheckError as err:
                 hint = ""
+                value = got[name]
                 if (
                     name == "block.fc"
-                    and got[name].shape == expected["block"].shape
-                    and torch.allclose(got[name], expected["block"])
+                    and isinstance(value, torch.Tensor)
+                    and value.shape == expected["block"].shape
+                    and torch.allclose(value, expected["block"])
                 ):
                     hint = (
                         " The in-place ReLU that runs after it changed the tensor your "
                         "hook stored: store a copy, output.detach().clone()."
                     )
+                if (
+                    name == "shared"
+                    and x.shape[0]
+                    and isinstance(value, torch.Tensor)
+                    and value.shape == expected["shared"].shape
+                    and torch.allclose(value, expected["shared (first call)"])
+                ):
+                    hint = (
+                        " 'shared' runs twice in one forward pass and you kept its first "
+                        "output; keep the last one (let the second call overwrite the entry)."
+                    )
+                if "tuple" in str(err):
+                    raise
                 raise CheckError(
                     f"{err}{hint} The hook's arguments are (module, inputs, output); "
                     "store the output."
                 ) from None
-        left = seen.get(f"hooks left {i}")
-        if left:
+        _judge_hooks_left(seen, i, what)
+        if names and seen.get(f"model runs {i}", 1) > 1:
             raise CheckError(
-                f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
-                "returns and call handle.remove() on each (in a finally: block), or every later "
-                "forward pass runs your hooks again."
+                f"{what} ran the model {seen[f'model runs {i}']} times; run model(x) once, with "
+                "all the hooks registered."
             )
+        if seen.get(f"training {i}") is False:
+            raise CheckError(
+                f"{what} left the caller's model (or a submodule) in eval mode. Do not call "
+                "model.eval() here: capture the activations in the mode the model is in."
+            )
+        if seen.get(f"requires_grad {i}") is False:
+            raise CheckError(
+                f"{what} switched off requires_grad on the caller's parameters. To keep the "
+                "stored activations out of the graph, detach them in the hook (or run under "
+                "torch.no_grad()); leave the model's flags alone."
+            )
+
+
+def _judge_hooks_left(seen: dict, i: int, what: str) -> None:
+    kept = seen.get(f"caller hooks kept {i}")
+    if kept is not None and set(kept) != {"", "block.fc"}:
+        lost = sorted({"", "block.fc"} - set(kept))
+        raise CheckError(
+            f"{what} removed forward hooks that the caller had registered before (on "
+            f"{[k or '(the model)' for k in lost]}). Remove only your own: keep the handle "
+            "that register_forward_hook returns and call handle.remove(), never "
+            "module._forward_hooks.clear()."
+        )
+    left = seen.get(f"hooks left {i}")
+    if left:
+        raise CheckError(
+            f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
+            "returns and call handle.remove() on each (in a finally: block, so that it runs "
+            "even when model(x) raises), or every later forward pass runs your hooks again."
+        )
 
 
 # ---------------------------------------------------------------- Exercise: init_weights
@@ -500,13 +679,68 @@ def check_init_weights(init_weights) -> None:
                 f"model.apply(init_weights) failed with {raised['type']}: {raised['message']}. "
                 "apply calls init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout "
                 "and the Sequential itself): test isinstance(module, nn.Linear) and "
-                "isinstance(module, nn.LayerNorm), and leave other modules alone."
+                "isinstance(module, nn.LayerNorm), and leave other modules alone. A layer built "
+                "with bias=False (or a LayerNorm with elementwise_affine=False) has None there: "
+                "skip what is None."
             )
         _take(seen, "layers", "model.apply(init_weights)")
     layers = _take(seen, "layers", "init_weights(nn.Linear(500, 250))")
-    for name in ("model[0]", "model[2]", "model[5]", "a single nn.Linear(500, 250)"):
-        bias, weight = layers[name]["bias"], layers[name]["weight"]
-        if not isinstance(bias, torch.Tensor) or not bool((bias == 0).all()):
+    _judge_linears(layers)
+    ln = layers["model[3]"]
+    if not all(isinstance(ln[k], torch.Tensor) for k in ("weight", "bias")) or not (
+        bool((ln["weight"] == 1).all()) and bool((ln["bias"] == 0).all())
+    ):
+        raise CheckError(
+            "after model.apply(init_weights) a LayerNorm should have weight all ones and bias "
+            "all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
+        )
+    raised = seen.get("raised")
+    if type(raised) is dict and raised.get("step") == "apply extras":
+        raise CheckError(
+            f"init_weights failed with {raised['type']}: {raised['message']}, applied to "
+            "Linear(200, 100, bias=False), LayerNorm(5, elementwise_affine=False), Embedding, "
+            "Conv1d, BatchNorm1d and a nested Linear. A layer built without a bias (or a "
+            "LayerNorm without elementwise_affine) has None there: skip what is None; leave "
+            "every module that is not an nn.Linear or nn.LayerNorm alone."
+        )
+    _judge_linears(_take(seen, "extras", "extras.apply(init_weights)"))
+    for name, before in seen["before"].items():
+        after = seen["after"][name]
+        changed = [
+            k
+            for k in ("weight", "bias")
+            if isinstance(before[k], torch.Tensor) and not torch.equal(before[k], after[k])
+        ]
+        if changed:
+            kind = {
+                "extras[2]": "nn.Embedding",
+                "extras[3]": "nn.Conv1d",
+                "extras[4]": "nn.BatchNorm1d",
+            }
+            raise CheckError(
+                f"model.apply(init_weights) changed the {' and '.join(changed)} of {name}, an "
+                f"{kind[name]}. Only nn.Linear and nn.LayerNorm are to be initialised: test "
+                "isinstance(module, nn.Linear) / isinstance(module, nn.LayerNorm), not "
+                "hasattr(module, 'weight') or the weight's number of dimensions."
+            )
+    if _take(seen, "same draws after another seed", "model.apply(init_weights), twice"):
+        raise CheckError(
+            "model.apply(init_weights) drew the same weights after two different seeds: "
+            "init_weights reseeds the global random generator (torch.manual_seed inside it). "
+            "That makes every layer of a shape identical and resets the caller's random "
+            "stream; leave seeding to the caller."
+        )
+
+
+def _judge_linears(layers: dict) -> None:
+    """Kaiming-normal (fan_in, ReLU) weights and zero biases for each Linear the probe saw."""
+    for name, layer in layers.items():
+        if name == "model[3]":
+            continue
+        bias, weight = layer["bias"], layer["weight"]
+        if "bias=False" in name:
+            pass
+        elif not isinstance(bias, torch.Tensor) or not bool((bias == 0).all()):
             raise CheckError(
                 f"{name}.bias is not all zeros after init: nn.init.zeros_(module.bias)."
             )
@@ -531,14 +765,6 @@ def check_init_weights(init_weights) -> None:
                 f"{name}.weight looks uniformly distributed (no value beyond 2.5 standard "
                 "deviations); use the normal version, nn.init.kaiming_normal_."
             )
-    ln = layers["model[3]"]
-    if not all(isinstance(ln[k], torch.Tensor) for k in ("weight", "bias")) or not (
-        bool((ln["weight"] == 1).all()) and bool((ln["bias"] == 0).all())
-    ):
-        raise CheckError(
-            "after model.apply(init_weights) a LayerNorm should have weight all ones and bias "
-            "all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
-        )
 
 
 # ---------------------------------------------------------------- Exercise: EncoderClassifier
@@ -577,10 +803,29 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
                 "self.encoder(x), never self.encoder.forward(x): hooks only run through "
                 "__call__."
             )
+        if not seen.get(f"head hook ran {i}", True):
+            raise CheckError(
+                f"{label}: the head's forward hooks did not run. Call it as self.head(...), "
+                "never self.head.forward(...): hooks only run through __call__."
+            )
         with torch.no_grad():
             ref = head(encoder(x))
         check_shape(out, (n, 3), names="N classes", what=label)
         assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
+    if seen.get("holds the given parts") is False:
+        raise CheckError(
+            f"{what} does not keep the modules it was given as self.encoder and self.head (a "
+            "copy, or a wrapper): train the model and the caller's encoder would not change. "
+            "Assign them as they are: self.encoder = encoder."
+        )
+    grads = _take(seen, "grads", f"{what}(x).pow(2).sum().backward()")
+    cut = [part for part, ok in grads.items() if not ok]
+    if cut:
+        raise CheckError(
+            f"after {what}(x).pow(2).sum().backward() the {' and '.join(cut)} parameters have no "
+            "gradient: forward must not run a part under torch.no_grad() or detach its output. "
+            "Freezing is the caller's choice (requires_grad_(False)), not the model's."
+        )
     if any(_take(seen, "parts training after eval", f"{what}.eval()")):
         raise CheckError(f"{what}.eval() did not reach the encoder and head: register them.")
     returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
@@ -624,6 +869,12 @@ def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) 
     flags = dict(seen[f"requires_grad {i}"])
     wrong_on = [name for name, on in flags.items() if on and name not in expected]
     wrong_off = [name for name, on in flags.items() if not on and name in expected]
+    if wrong_off and "" in prefixes:
+        raise CheckError(
+            f"after {what} these parameters are frozen but should train: {wrong_off}. '' is "
+            "the name named_modules() gives the model itself, so every parameter is inside it "
+            "(prefix + '.' never matches for ''): treat '' as the whole model."
+        )
     if wrong_on:
         if prefixes and all(name.startswith(tuple(prefixes)) for name in wrong_on):
             hint = (
@@ -668,6 +919,7 @@ def check_freeze_except(freeze_except) -> None:
     """Flags, return value and an actual SGD step, on prefixes that look alike ('1' vs '10')."""
     g = torch.Generator().manual_seed(9)
     deep_names = [name for name, _ in probes.build_freeze_model("deep").named_parameters()]
+    token_names = [name for name, _ in probes.build_freeze_model("token").named_parameters()]
     nested = ["encoder.2.weight", "encoder.2.bias", "head.weight", "head.bias"]
     plan = [  # (model, trainable, the names expected to train), in order on the same models
         ("deep", ["1"], ["1.weight", "1.bias"]),  # the deep model's names are '0'..'10'
@@ -676,6 +928,13 @@ def check_freeze_except(freeze_except) -> None:
         ("deep", [str(i) for i in range(11)], deep_names),
         ("nested", ["head"], ["head.weight", "head.bias"]),
         ("nested", ["head", "encoder.2"], nested),
+        ("nested", ["encoder"], ["encoder.0.weight", "encoder.0.bias", *nested[:2]]),
+        ("nested", [""], ["encoder.0.weight", "encoder.0.bias", *nested]),
+        ("token", ["head"], ["head.weight", "head.bias"]),
+        ("token", ["encoder.1"], ["encoder.1.weight", "encoder.1.bias"]),
+        ("token", [""], token_names),
+        ("token", ["encoder"], [n for n in token_names if n.startswith("encoder.")]),
+        ("deep", ["", "3"], deep_names),
     ]
     calls = [
         {"model": model, "trainable": trainable, "x": torch.randn(8, 3, generator=g)}

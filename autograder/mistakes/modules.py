@@ -660,3 +660,412 @@ MISTAKES = {
         ),
     ],
 }
+
+
+def _class(name: str, body: str) -> str:
+    return _IMPORTS + f"class {name}(nn.Module):\n" + body
+
+
+_MLP_FORWARD = "    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n        return x\n"
+_RES_INIT = (
+    "    def __init__(self, dim, hidden):\n"
+    "        super().__init__()\n"
+    "        self.fc1 = nn.Linear(dim, hidden)\n"
+    "        self.fc2 = nn.Linear(hidden, dim)\n"
+)
+_CAPTURE = (
+    "def capture_activations(model, x, names):\n"
+    "    acts, handles = {}, []\n"
+    "    for name in names:\n"
+    "        def hook(module, inputs, output, name=name):\n"
+    "            {store}\n"
+    "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+    "{run}"
+    "    return acts\n"
+)
+_RUN_FINALLY = (
+    "    try:\n        model(x)\n    finally:\n        for h in handles:\n            h.remove()\n"
+)
+
+
+def _capture(store: str = "acts[name] = output.detach().clone()", run: str = _RUN_FINALLY) -> str:
+    return _CAPTURE.replace("{store}", store).replace("{run}", run)
+
+
+_ENCODER = (
+    "    def __init__(self, encoder, head):\n"
+    "        super().__init__()\n"
+    "        self.encoder = encoder\n"
+    "        self.head = head\n"
+    "    def forward(self, x):\n"
+    "        {forward}\n"
+    "    def swap_head(self, new_head):\n"
+    "        old, self.head = self.head, new_head\n"
+    "        return old\n"
+)
+
+
+def _encoder(forward: str) -> str:
+    return _class("EncoderClassifier", _ENCODER.replace("{forward}", forward))
+
+
+def _freeze(test: str) -> str:
+    return (
+        "def freeze_except(model, trainable):\n"
+        "    kept = []\n"
+        "    for name, p in model.named_parameters():\n"
+        f"        train = {test}\n"
+        "        p.requires_grad_(train)\n"
+        "        if train:\n"
+        "            kept.append(name)\n"
+        "    return kept\n"
+    )
+
+
+_INIT_LINEAR = (
+    "    if isinstance(module, nn.Linear):\n"
+    "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+    "        if module.bias is not None:\n"
+    "            nn.init.zeros_(module.bias)\n"
+)
+_INIT_NORM = (
+    "    elif isinstance(module, nn.LayerNorm) and module.weight is not None:\n"
+    "        nn.init.ones_(module.weight)\n"
+    "        nn.init.zeros_(module.bias)\n"
+)
+
+_MORE = {
+    "MLP": [
+        Mistake(
+            name="shared-activation-instance",
+            message="One activation instance after every layer shares its parameters (a PReLU's "
+            "slope) between them: create a fresh activation() per hidden layer.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        act = activation()\n"
+                "        layers = []\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                "            layers.append(nn.Linear(a, b))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                layers.append(act)\n"
+                "        self.layers = nn.ModuleList(layers)\n" + _MLP_FORWARD,
+            ),
+        ),
+        Mistake(
+            name="activation-before-linear",
+            message="The activation goes after each hidden Linear, not before it: "
+            "Linear, act, Linear, act, ..., Linear.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        pairs = list(zip(sizes[:-1], sizes[1:]))\n"
+                "        layers = []\n"
+                "        for i, (a, b) in enumerate(pairs):\n"
+                "            if i < len(pairs) - 1:\n"
+                "                layers.append(activation())\n"
+                "            layers.append(nn.Linear(a, b))\n"
+                "        self.layers = nn.ModuleList(layers)\n" + _MLP_FORWARD,
+            ),
+        ),
+        Mistake(
+            name="registers-activation-uses-relu",
+            message="An activation module that is registered but never called changes nothing: "
+            "call the activation you were given between the layers.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "        self.act = activation()\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.linears[:-1]:\n"
+                "            x = torch.relu(layer(x))\n"
+                "        return self.linears[-1](x)\n",
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        Mistake(
+            name="in-place-skip",
+            message="x += ... overwrites the caller's tensor (and fails on a leaf that requires "
+            "grad): return x + fc2(relu(fc1(x))), a new tensor.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        out = self.fc2(F.relu(self.fc1(x)))\n"
+                "        x += out\n"
+                "        return x\n",
+            ),
+        ),
+        Mistake(
+            name="ignores-hidden",
+            message="fc1 maps dim -> hidden and fc2 hidden -> dim; Linear(dim, dim) twice ignores "
+            "the hidden width.",
+            code=_class(
+                "ResidualBlock",
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, dim)\n"
+                "        self.fc2 = nn.Linear(dim, dim)\n"
+                "    def forward(self, x):\n"
+                "        return x + self.fc2(F.relu(self.fc1(x)))\n",
+            ),
+        ),
+        Mistake(
+            name="relu-after-fc2",
+            message="The ReLU sits between fc1 and fc2: x + fc2(relu(fc1(x))), not "
+            "x + relu(fc2(fc1(x))).",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        return x + F.relu(self.fc2(self.fc1(x)))\n",
+            ),
+        ),
+        Mistake(
+            name="detached-skip",
+            message="Detaching x on the skip path cuts the gradient that the skip connection is "
+            "there to carry: return x + ..., not x.detach() + ...",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        return x.detach() + self.fc2(F.relu(self.fc1(x)))\n",
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        Mistake(
+            name="leaf-modules-only",
+            message="Walking the leaf modules misses parameters registered on a module that has "
+            "children (a cls_token on the model): sum over model.parameters().",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    return sum(p.numel() for m in model.modules() if not list(m.children())\n"
+                "               for p in m.parameters() if p.requires_grad)\n"
+            ),
+        ),
+        Mistake(
+            name="weight-and-bias-per-module",
+            message="Not every parameter is a layer's .weight or .bias, and the two can be frozen "
+            "separately: look at each parameter in model.parameters().",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    total = 0\n"
+                "    for m in model.modules():\n"
+                "        w = getattr(m, 'weight', None)\n"
+                "        if w is not None and w.requires_grad:\n"
+                "            total += w.numel()\n"
+                "            if getattr(m, 'bias', None) is not None:\n"
+                "                total += m.bias.numel()\n"
+                "    return total\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        Mistake(
+            name="eval-returns-x",
+            message="In eval mode the running mean is still subtracted (it is only not updated): "
+            "return x - running_mean.",
+            code=_class(
+                "RunningMean",
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if not self.training:\n"
+                "            return x\n"
+                "        if x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(0))\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+        Mistake(
+            name="empty-batch-nan-to-zero",
+            message="Turning the empty batch's NaN mean into zeros still updates the running mean "
+            "(towards zero): skip the update when N == 0.",
+            code=_class(
+                "RunningMean",
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training:\n"
+                "            with torch.no_grad():\n"
+                "                mean = torch.nan_to_num(x.mean(0))\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+    ],
+    "capture_activations": [
+        Mistake(
+            name="clears-all-hooks",
+            message="_forward_hooks.clear() also removes the hooks the caller had registered: "
+            "remove only your own handles.",
+            code=_capture(
+                run="    model(x)\n"
+                "    for name in names:\n"
+                "        model.get_submodule(name)._forward_hooks.clear()\n"
+            ),
+        ),
+        Mistake(
+            name="keeps-first-call",
+            message="A module that runs twice in one pass: the exercise keeps its last output; "
+            "let the second call overwrite the entry.",
+            code=_capture(
+                store="if name not in acts:\n                acts[name] = output.detach().clone()"
+            ),
+        ),
+        Mistake(
+            name="tuple-output-crashes",
+            message="A module may return a tuple of tensors: store a tuple of detached copies "
+            "(tuple(t.detach().clone() for t in output)).",
+            code=_capture(),
+        ),
+        Mistake(
+            name="no-finally",
+            message="When model(x) raises, hooks removed after it are never removed: put the "
+            "removal in a finally: block.",
+            code=_capture(run="    model(x)\n    for h in handles:\n        h.remove()\n"),
+        ),
+        Mistake(
+            name="freezes-caller-model",
+            message="model.requires_grad_(False) changes the caller's model: detach in the hook "
+            "instead (or run under torch.no_grad()).",
+            code=_capture(run="    model.requires_grad_(False)\n" + _RUN_FINALLY),
+        ),
+        Mistake(
+            name="leaves-eval-mode",
+            message="model.eval() changes the caller's model (and what dropout or batch norm "
+            "compute): capture in the mode the model is in.",
+            code=_capture(run="    model.eval()\n" + _RUN_FINALLY),
+        ),
+    ],
+    "init_weights": [
+        Mistake(
+            name="crashes-on-bias-false",
+            message="nn.Linear(..., bias=False) has bias None: zero the bias only if it exists.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+                "        nn.init.zeros_(module.bias)\n" + _INIT_NORM
+            ),
+        ),
+        Mistake(
+            name="resets-every-1d-weight",
+            message="A 1-D weight is not always a LayerNorm's (BatchNorm has one too): test "
+            "isinstance(module, nn.LayerNorm).",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                + _INIT_LINEAR
+                + "    elif getattr(module, 'weight', None) is not None and module.weight.dim() == 1:\n"
+                "        nn.init.ones_(module.weight)\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="every-2d-weight-is-linear",
+            message="An Embedding also has a 2-D weight: test isinstance(module, nn.Linear), not "
+            "the weight's shape.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    weight = getattr(module, 'weight', None)\n"
+                "    if isinstance(weight, nn.Parameter) and weight.dim() == 2:\n"
+                "        nn.init.kaiming_normal_(weight, nonlinearity='relu')\n"
+                "        if getattr(module, 'bias', None) is not None:\n"
+                "            nn.init.zeros_(module.bias)\n" + _INIT_NORM
+            ),
+        ),
+        Mistake(
+            name="reseeds-inside",
+            message="torch.manual_seed inside init_weights makes layers of one shape identical "
+            "and resets the caller's random stream: leave seeding to the caller.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        torch.manual_seed(0)  # reproducible\n"
+                "        nn.init.kaiming_normal_(module.weight, nonlinearity='relu')\n"
+                "        if module.bias is not None:\n"
+                "            nn.init.zeros_(module.bias)\n" + _INIT_NORM
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        Mistake(
+            name="head-forward-directly",
+            message="self.head.forward(...) skips __call__ and the head's hooks: call "
+            "self.head(...).",
+            code=_encoder("return self.head.forward(self.encoder(x))"),
+        ),
+        Mistake(
+            name="encoder-under-no-grad",
+            message="Running the encoder under torch.no_grad() freezes it for every caller: "
+            "freezing is requires_grad_(False), the caller's choice.",
+            code=_encoder(
+                "with torch.no_grad():\n            features = self.encoder(x)\n"
+                "        return self.head(features)"
+            ),
+        ),
+        Mistake(
+            name="detaches-features",
+            message="Detaching the encoder's output stops every gradient at the head: the "
+            "encoder never trains.",
+            code=_encoder("return self.head(self.encoder(x).detach())"),
+        ),
+        Mistake(
+            name="copies-parts",
+            message="A deep copy of the encoder is another module: the caller's encoder (and "
+            "its hooks) is not the one trained. Assign the given modules.",
+            code=_IMPORTS
+            + "import copy\n"
+            + "class EncoderClassifier(nn.Module):\n"
+            + _ENCODER.replace("{forward}", "return self.head(self.encoder(x))").replace(
+                "self.encoder = encoder", "self.encoder = copy.deepcopy(encoder)"
+            ),
+        ),
+    ],
+    "freeze_except": [
+        Mistake(
+            name="root-name-not-handled",
+            message="'' names the model itself: every parameter is inside it, though '' + '.' "
+            "is no prefix of any name.",
+            code=_freeze("name.startswith(tuple(t + '.' for t in trainable))"),
+        ),
+        Mistake(
+            name="children-only",
+            message="Only the top-level children get set: nested names ('encoder.2') and the "
+            "model's own parameters are missed.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    for name, child in model.named_children():\n"
+                "        child.requires_grad_(name in trainable)\n"
+                "    return [n for n, p in model.named_parameters() if p.requires_grad]\n"
+            ),
+        ),
+        Mistake(
+            name="first-component-only",
+            message="Comparing only the first part of the name ('encoder' of 'encoder.2.weight') "
+            "misses nested module names like 'encoder.2'.",
+            code=_freeze("name.split('.')[0] in trainable"),
+        ),
+        Mistake(
+            name="direct-parent-only",
+            message="A module covers everything nested inside it, not only its own parameters: "
+            "'encoder' covers 'encoder.2.weight'.",
+            code=_freeze("name.rsplit('.', 1)[0] in trainable"),
+        ),
+    ],
+}
+for _key, _extra in _MORE.items():
+    MISTAKES[_key] = [*MISTAKES[_key], *_extra]

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 # The activation classes an MLP is built with; the case names one.
-ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "GELU": nn.GELU}
+ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "GELU": nn.GELU, "PReLU": nn.PReLU}
 
 
 class _Stop(Exception):
@@ -96,7 +96,9 @@ def probe_MLP(MLP, case: dict) -> dict:
         kwargs = {}
         if case.get("activation") is not None:
             kwargs["activation"] = ACTIVATIONS[case["activation"]]
-        model = _run(seen, "construct", MLP, list(case["sizes"]), **kwargs)
+        sizes = list(case["sizes"])
+        model = _run(seen, "construct", MLP, sizes, **kwargs)
+        seen["sizes unchanged"] = sizes == list(case["sizes"])
         if not _note_type(seen, model):
             return seen
         seen["parameters"] = [[name, list(p.shape)] for name, p in model.named_parameters()]
@@ -131,9 +133,11 @@ def probe_ResidualBlock(ResidualBlock, case: dict) -> dict:
         for i, item in enumerate(case["inputs"]):
             x = item["x"].to(device)
             x = x.t() if item["t"] else x
+            before = x.clone()
             _forward(seen, f"out {i}", block, x)
+            seen[f"x unchanged {i}"] = torch.equal(x, before)
             _forward(seen, f"again {i}", block, x)
-        x = case["backward_x"].to(device)
+        x = case["backward_x"].to(device).requires_grad_(True)  # the caller's leaf
 
         def backward():
             block.zero_grad()
@@ -141,6 +145,10 @@ def probe_ResidualBlock(ResidualBlock, case: dict) -> dict:
 
         _run(seen, "backward", backward)
         seen["grads"] = [[name, _copy(p.grad)] for name, p in block.named_parameters()]
+        seen["x.grad"] = _copy(x.grad)
+        if case.get("double_x") is not None:
+            block = _run(seen, "double", block.double)
+            _forward(seen, "double out", block, case["double_x"].to(device))
     return seen
 
 
@@ -158,6 +166,20 @@ class Tied(nn.Module):
 
     def forward(self, idx):
         return self.out(self.emb(idx))
+
+
+class TokenModel(nn.Module):
+    """Parameters on the root module itself (a cls_token, a frozen scale), a buffer and a child."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, 6))
+        self.scale = nn.Parameter(torch.ones(6), requires_grad=False)
+        self.register_buffer("pos", torch.zeros(5, 6))
+        self.encoder = nn.Sequential(nn.Linear(6, 6), nn.LayerNorm(6))
+
+    def forward(self, x):
+        return self.encoder(x + self.pos[: x.shape[-2]] + self.cls_token) * self.scale
 
 
 def build_count_model(name: str) -> nn.Module:
@@ -181,6 +203,17 @@ def build_count_model(name: str) -> nn.Module:
         return Tied()
     if name == "lstm":
         return nn.LSTM(3, 4)
+    if name == "cls-token":
+        return TokenModel()
+    if name == "shared-in-sequential":
+        layer = nn.Linear(3, 3)
+        return nn.Sequential(layer, nn.ReLU(), layer)  # one layer used twice: one set of weights
+    if name == "empty":
+        return nn.Sequential()
+    if name == "conv":
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, bias=False), nn.BatchNorm2d(4), nn.Flatten())
+        model[1].bias.requires_grad_(False)
+        return model
     raise ValueError(f"no count model called {name!r}")
 
 
@@ -250,12 +283,14 @@ def probe_RunningMean_double(RunningMean, case: dict) -> dict:
     seen: dict = {}
     with _steps(case["seed"]):
         nf, momentum = case["num_features"], case["momentum"]
-        module = _run(seen, "construct", RunningMean, nf, momentum=momentum)
+        kwargs = {} if momentum is None else {"momentum": momentum}  # None: the default
+        module = _run(seen, "construct", RunningMean, nf, **kwargs)
         if not _note_type(seen, module):
             return seen
         module = _run(seen, "move", module.double)
         seen["buffer"] = _buffer_state(module)
         _forward(seen, "out", module, case["x"])
+        seen["buffer after"] = _buffer_state(module)
     return seen
 
 
@@ -272,37 +307,100 @@ class Block(nn.Module):
         return self.act(self.fc(x))
 
 
+class Halves(nn.Module):
+    """Returns a tuple: the two halves of the last dimension."""
+
+    def forward(self, x):
+        half = x.shape[-1] // 2
+        return x[..., :half], x[..., half:]
+
+
+class HookNet(nn.Module):
+    """inp -> block (fc, in-place ReLU) -> split (a tuple) -> shared, used on each half ->
+    out -> tanh."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(4, 6)
+        self.block = Block()
+        self.split = Halves()
+        self.shared = nn.Linear(3, 3)  # called twice per forward pass
+        self.out = nn.Linear(6, 3)
+        self.tanh = nn.Tanh()
+
+    def forward(self, x):
+        a, b = self.split(self.block(self.inp(x)))
+        return self.tanh(self.out(torch.cat([self.shared(a), self.shared(b)], dim=-1)))
+
+
 def build_hook_model(seed: int) -> nn.Module:
     """The model capture_activations is tried on (on the CPU), seeded."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return nn.Sequential(
-            OrderedDict(inp=nn.Linear(4, 6), block=Block(), out=nn.Linear(6, 3), tanh=nn.Tanh())
-        )
+        return HookNet()
 
 
 def _plain_key(key: Any) -> Any:
     return key if type(key) is str else f"<{type(key).__name__} {key!r:.60}>"
 
 
-def probe_capture_activations(capture_activations, case: dict) -> dict:
-    """Each call's result (type, and a copy if it is a dict) and the modules left with hooks.
+def _global_hooks() -> int:
+    from torch.nn.modules import module as module_file
 
-    case: seed (for build_hook_model), device, calls (list of {"x": CPU tensor, "names"}),
-    all made on one model, in order.
+    return len(module_file._global_forward_hooks)
+
+
+def probe_capture_activations(capture_activations, case: dict) -> dict:
+    """Each call's result (type, and a copy if it is a dict), the modules left with hooks other
+    than the caller's, and what became of the caller's model: its own hooks (one on the model,
+    one on block.fc: still there? how often did they run?), its modes and requires_grad flags.
+
+    case: seed (for build_hook_model), device, calls (list of {"x": CPU tensor, "names",
+    "raises": x has the wrong width, so model(x) raises}), all made on one model, in order.
     """
     seen: dict = {}
     with _steps(case["seed"]):
-        model = build_hook_model(case["seed"]).to(case["device"])
+        model = build_hook_model(case["seed"]).to(case["device"]).train()
+        runs = {"": 0, "block.fc": 0}
+
+        def counting(key):
+            def hook(module, inputs, output):
+                runs[key] += 1
+
+            return hook
+
+        mine = {
+            "": model.register_forward_hook(counting("")).id,
+            "block.fc": model.block.fc.register_forward_hook(counting("block.fc")).id,
+        }
+        global_before = _global_hooks()
         for i, call in enumerate(case["calls"]):
             x = call["x"].to(case["device"])
-            got = _run(seen, f"call {i}", capture_activations, model, x, list(call["names"]))
-            seen[f"type {i}"] = type(got).__name__
-            if isinstance(got, dict):
-                seen[f"result {i}"] = {_plain_key(k): _copy(v) for k, v in got.items()}
+            before = dict(runs)
+            if call.get("raises"):
+                try:
+                    capture_activations(model, x, list(call["names"]))
+                    seen[f"raised {i}"] = None
+                except NotImplementedError:
+                    raise
+                except Exception as err:  # the model's own error, as expected
+                    seen[f"raised {i}"] = type(err).__name__
+            else:
+                got = _run(seen, f"call {i}", capture_activations, model, x, list(call["names"]))
+                seen[f"type {i}"] = type(got).__name__
+                if isinstance(got, dict):
+                    seen[f"result {i}"] = {_plain_key(k): _copy(v) for k, v in got.items()}
             seen[f"hooks left {i}"] = [
-                name or "(the model)" for name, m in model.named_modules() if m._forward_hooks
+                name or "(the model)"
+                for name, m in model.named_modules()
+                if set(m._forward_hooks) - {mine.get(name)}
+            ] + (["(a global hook)"] if _global_hooks() > global_before else [])
+            seen[f"caller hooks kept {i}"] = [
+                key for key, hid in mine.items() if hid in model.get_submodule(key)._forward_hooks
             ]
+            seen[f"model runs {i}"] = runs[""] - before[""]
+            seen[f"training {i}"] = all(m.training for m in model.modules())
+            seen[f"requires_grad {i}"] = all(p.requires_grad for p in model.parameters())
     return seen
 
 
@@ -324,6 +422,23 @@ def build_init_model(seed: int) -> nn.Module:
         model[3].weight.uniform_(0.5, 1.5)  # not LayerNorm's default, so a reset shows
         model[3].bias.uniform_(-1, 1)
     return model
+
+
+def build_init_extras(seed: int) -> nn.Module:
+    """Layers init_weights must cope with: no bias, no affine, others to leave alone, nesting."""
+    torch.manual_seed(seed)
+    extras = nn.Sequential(
+        nn.Linear(200, 100, bias=False),  # [0]: no bias to zero
+        nn.LayerNorm(5, elementwise_affine=False),  # [1]: no weight, no bias
+        nn.Embedding(10, 4),  # [2] to [4]: not Linear, not LayerNorm: left alone
+        nn.Conv1d(2, 3, 3),
+        nn.BatchNorm1d(4),
+        nn.Sequential(nn.Linear(50, 400)),  # [5][0]: a nested Linear
+    )
+    with torch.no_grad():
+        extras[4].weight.uniform_(0.5, 1.5)  # not BatchNorm's default, so a reset shows
+        extras[4].bias.uniform_(-1, 1)
+    return extras
 
 
 def _layer(module: nn.Module) -> dict:
@@ -351,6 +466,19 @@ def probe_init_weights(init_weights, case: dict) -> dict:
             "a single nn.Linear(500, 250)": _layer(single),
             "model[3]": _layer(model[3]),
         }
+        extras = build_init_extras(case["seed"]).to(case["device"])
+        seen["before"] = {f"extras[{i}]": _layer(extras[i]) for i in (2, 3, 4)}
+        _run(seen, "apply extras", extras.apply, init_weights)
+        seen["after"] = {f"extras[{i}]": _layer(extras[i]) for i in (2, 3, 4)}
+        seen["extras"] = {
+            "extras[0], an nn.Linear(200, 100, bias=False)": _layer(extras[0]),
+            "extras[5][0], an nn.Linear(50, 400) inside a nested Sequential": _layer(extras[5][0]),
+        }
+        # the same model again, after another seed: a correct init draws other numbers
+        torch.manual_seed(case["seed"] + 1)
+        again = build_init_model(case["seed"] + 1).to(case["device"])
+        _run(seen, "apply again", again.apply, init_weights)
+        seen["same draws after another seed"] = bool(torch.equal(model[2].weight, again[2].weight))
     return seen
 
 
@@ -376,17 +504,32 @@ def probe_EncoderClassifier(EncoderClassifier, case: dict) -> dict:
     device = case["device"]
     with _steps(case["seed"]):
         encoder, head, new_head = build_encoder_parts(case["seed"])
-        calls = []
+        calls, head_calls = [], []
         encoder.register_forward_hook(lambda module, inputs, output: calls.append(1))
+        head.register_forward_hook(lambda module, inputs, output: head_calls.append(1))
         model = _run(seen, "construct", EncoderClassifier, encoder, head)
         if not _note_type(seen, model):
             return seen
         seen["keys"] = sorted(model.state_dict())
+        seen["holds the given parts"] = (
+            getattr(model, "encoder", None) is encoder and getattr(model, "head", None) is head
+        )
         model = _run(seen, "move", model.to, device)
         for i, x in enumerate(case["inputs"]):
-            before = len(calls)
+            before, head_before = len(calls), len(head_calls)
             _forward(seen, f"out {i}", model, x.to(device))
             seen[f"hook ran {i}"] = len(calls) > before
+            seen[f"head hook ran {i}"] = len(head_calls) > head_before
+
+        def backward():
+            model.zero_grad()
+            model(case["inputs"][0].to(device)).pow(2).sum().backward()
+
+        _run(seen, "backward", backward)
+        seen["grads"] = {
+            "encoder": all(p.grad is not None for p in encoder.parameters()),
+            "head": all(p.grad is not None for p in head.parameters()),
+        }
         _run(seen, "eval", model.eval)
         seen["parts training after eval"] = [encoder.training, head.training]
         _run(seen, "train", model.train)
@@ -405,10 +548,27 @@ def probe_EncoderClassifier(EncoderClassifier, case: dict) -> dict:
 # ---------------------------------------------------------------- freeze_except
 
 
+class TokenClassifier(nn.Module):
+    """A cls_token parameter and a buffer on the root, an encoder with a BatchNorm, a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.zeros(4))
+        self.register_buffer("shift", torch.ones(4))
+        self.encoder = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.encoder(x) + self.cls_token + self.shift)
+
+
 def build_freeze_model(name: str) -> nn.Module:
-    """'deep': 11 Linear(3, 3) named '0'..'10'; 'nested': an encoder Sequential and a head."""
+    """'deep': 11 Linear(3, 3) named '0'..'10'; 'nested': an encoder Sequential and a head;
+    'token': a TokenClassifier (parameters on the root too)."""
     if name == "deep":
         return nn.Sequential(*[nn.Linear(3, 3) for _ in range(11)])
+    if name == "token":
+        return TokenClassifier()
     return nn.Sequential(
         OrderedDict(
             encoder=nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4)),
@@ -435,7 +595,7 @@ def probe_freeze_except(freeze_except, case: dict) -> dict:
     seen: dict = {}
     device = case["device"]
     with _steps(case["seed"]):
-        models = {name: build_freeze_model(name).to(device) for name in ("deep", "nested")}
+        models = {name: build_freeze_model(name).to(device) for name in ("deep", "nested", "token")}
         for i, call in enumerate(case["calls"]):
             model = models[call["model"]]
             got = _run(seen, f"call {i}", freeze_except, model, list(call["trainable"]))

@@ -1,0 +1,327 @@
+"""Right answers for 03_modules' exercises, written unlike the solution."""
+
+from autograder.right_answers import RightAnswer
+
+_IMPORTS = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+
+RIGHT_ANSWERS = {
+    "MLP": [
+        RightAnswer(
+            name="sequential",
+            why="Keeps the layers in an nn.Sequential (self.net) that writes forward itself; the "
+            "text asks for the layers and their order, not for a ModuleList.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.net = nn.Sequential(*layers[:-1])  # no activation after the last\n"
+                "    def forward(self, x):\n"
+                "        return self.net(x)\n"
+            ),
+        ),
+        RightAnswer(
+            name="separate-lists",
+            why="Linears and activations in two ModuleLists; named_parameters still lists the "
+            "Linears first to last, and each hidden layer has its own activation instance.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.linears = nn.ModuleList(\n"
+                "            [nn.Linear(sizes[i], sizes[i + 1]) for i in range(len(sizes) - 1)])\n"
+                "        self.acts = nn.ModuleList([activation() for _ in range(len(sizes) - 2)])\n"
+                "    def forward(self, x):\n"
+                "        for linear, act in zip(self.linears, self.acts):\n"
+                "            x = act(linear(x))\n"
+                "        return self.linears[-1](x)\n"
+            ),
+        ),
+        RightAnswer(
+            name="add-module-names",
+            why="Registers each layer under its own name with add_module (fc0, act0, ...) "
+            "instead of a container, and walks self.children() in forward.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        for i in range(len(sizes) - 1):\n"
+                "            self.add_module(f'fc{i}', nn.Linear(sizes[i], sizes[i + 1]))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                self.add_module(f'act{i}', activation())\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.children():\n"
+                "            x = layer(x)\n"
+                "        return x\n"
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        RightAnswer(
+            name="relu-module-inplace",
+            why="An nn.ReLU(inplace=True) created in __init__ (the text allows an nn.ReLU); in "
+            "place on fc1's fresh output, never on x.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.act = nn.ReLU(inplace=True)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        residual = self.fc2(self.act(self.fc1(x)))\n"
+                "        return x + residual\n"
+            ),
+        ),
+        RightAnswer(
+            name="torch-add-clamp",
+            why="torch.add and clamp(min=0) instead of + and relu: the same function.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        return torch.add(x, self.fc2(self.fc1(x).clamp(min=0)))\n"
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        RightAnswer(
+            name="dedupe-over-modules",
+            why="Walks every module's own parameters and counts each Parameter once by id; the "
+            "same set as model.parameters().",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    seen, total = set(), 0\n"
+                "    for module in model.modules():\n"
+                "        for p in module.parameters(recurse=False):\n"
+                "            if p.requires_grad and id(p) not in seen:\n"
+                "                seen.add(id(p))\n"
+                "                total += p.numel()\n"
+                "    return total\n"
+            ),
+        ),
+        RightAnswer(
+            name="named-parameters-int",
+            why="named_parameters() and an explicit int(); a filter expression of its own.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    trainable = [p for _, p in model.named_parameters() if p.requires_grad]\n"
+                "    return int(sum(p.numel() for p in trainable))\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        RightAnswer(
+            name="lerp-detached",
+            why="lerp_ towards the detached batch mean: running + momentum * (mean - running) "
+            "is (1 - momentum) * running + momentum * mean; no autograd history either way.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.numel() > 0:\n"
+                "            self.running_mean.lerp_(x.detach().mean(dim=0), self.momentum)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        RightAnswer(
+            name="rebind-buffer-under-no-grad",
+            why="Assigns a new tensor to the buffer's name under no_grad: nn.Module keeps it "
+            "registered as the buffer, so it is saved and moved as before.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            with torch.no_grad():\n"
+                "                m = self.momentum\n"
+                "                self.running_mean = (1 - m) * self.running_mean + m * x.mean(0)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+    ],
+    "capture_activations": [
+        RightAnswer(
+            name="module-dict-and-list-outputs",
+            why="Finds the modules with dict(model.named_modules()) instead of get_submodule, "
+            "removes the handles with each one's context manager, and stores a list for a "
+            "tuple output (the text allows a tuple or a list).",
+            code=(
+                "import contextlib\n"
+                "import torch\n"
+                "def capture_activations(model, x, names):\n"
+                "    modules = dict(model.named_modules())\n"
+                "    acts = {}\n"
+                "    def make(name):\n"
+                "        def hook(module, inputs, output):\n"
+                "            if isinstance(output, torch.Tensor):\n"
+                "                acts[name] = output.detach().clone()\n"
+                "            else:\n"
+                "                acts[name] = [t.detach().clone() for t in output]\n"
+                "        return hook\n"
+                "    with contextlib.ExitStack() as stack:\n"
+                "        for name in names:\n"
+                "            stack.enter_context(modules[name].register_forward_hook(make(name)))\n"
+                "        model(x)\n"
+                "    return acts\n"
+            ),
+        ),
+        RightAnswer(
+            name="global-hook-under-no-grad",
+            why="One global forward hook (register_module_forward_hook) that looks the module "
+            "up by identity, removed in a finally, with the model run under torch.no_grad().",
+            code=(
+                "import torch\n"
+                "from torch.nn.modules.module import register_module_forward_hook\n"
+                "def capture_activations(model, x, names):\n"
+                "    wanted = {}\n"
+                "    for name in names:\n"
+                "        wanted.setdefault(id(model.get_submodule(name)), []).append(name)\n"
+                "    acts = {}\n"
+                "    def hook(module, inputs, output):\n"
+                "        for name in wanted.get(id(module), []):\n"
+                "            if isinstance(output, (tuple, list)):\n"
+                "                acts[name] = tuple(t.detach().clone() for t in output)\n"
+                "            else:\n"
+                "                acts[name] = output.detach().clone()\n"
+                "    handle = register_module_forward_hook(hook)\n"
+                "    try:\n"
+                "        with torch.no_grad():\n"
+                "            model(x)\n"
+                "    finally:\n"
+                "        handle.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        RightAnswer(
+            name="normal-with-computed-std",
+            why="Draws normal_(0, sqrt(2 / in_features)) under no_grad and fills the others by "
+            "hand: the same distribution as kaiming_normal_(fan_in, relu).",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    with torch.no_grad():\n"
+                "        if isinstance(module, nn.Linear):\n"
+                "            module.weight.normal_(0.0, math.sqrt(2.0 / module.in_features))\n"
+                "            if module.bias is not None:\n"
+                "                module.bias.zero_()\n"
+                "        elif isinstance(module, nn.LayerNorm):\n"
+                "            if module.weight is not None:\n"
+                "                module.weight.fill_(1.0)\n"
+                "            if module.bias is not None:\n"
+                "                module.bias.fill_(0.0)\n"
+            ),
+        ),
+        RightAnswer(
+            name="exact-type-and-leaky-default",
+            why="type(module) is nn.Linear instead of isinstance, and kaiming_normal_'s default "
+            "nonlinearity (leaky_relu with a=0 has ReLU's gain sqrt(2)).",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if type(module) is nn.Linear:\n"
+                "        nn.init.kaiming_normal_(module.weight, a=0, mode='fan_in')\n"
+                "        if module.bias is not None:\n"
+                "            nn.init.constant_(module.bias, 0.0)\n"
+                "    if type(module) is nn.LayerNorm and module.elementwise_affine:\n"
+                "        nn.init.constant_(module.weight, 1.0)\n"
+                "        if module.bias is not None:\n"
+                "            nn.init.constant_(module.bias, 0.0)\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        RightAnswer(
+            name="add-module-swap",
+            why="Replaces the head with add_module('head', ...) after reading the old one from "
+            "_modules; the same registration as attribute assignment.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.add_module('encoder', encoder)\n"
+                "        self.add_module('head', head)\n"
+                "    def forward(self, x):\n"
+                "        features = self.encoder(x)\n"
+                "        return self.head(features)\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self._modules['head']\n"
+                "        self.add_module('head', new_head)\n"
+                "        return old\n"
+            ),
+        ),
+        RightAnswer(
+            name="setattr-and-extra-attributes",
+            why="setattr for the swap, and it keeps a count of swaps as an extra plain "
+            "attribute; nothing the text forbids.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder, self.head = encoder, head\n"
+                "        self.swaps = 0\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        setattr(self, 'head', new_head)\n"
+                "        self.swaps += 1\n"
+                "        return old\n"
+            ),
+        ),
+    ],
+    "freeze_except": [
+        RightAnswer(
+            name="freeze-all-then-unfreeze-modules",
+            why="Freezes the whole model, then unfreezes each named module with "
+            "get_submodule(name).requires_grad_(True) ('' is the model itself), and reads the "
+            "names back from named_parameters().",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    model.requires_grad_(False)\n"
+                "    for name in trainable:\n"
+                "        model.get_submodule(name).requires_grad_(True)\n"
+                "    return [n for n, p in model.named_parameters() if p.requires_grad]\n"
+            ),
+        ),
+        RightAnswer(
+            name="attribute-and-equality",
+            why="Sets p.requires_grad = ... as an attribute, and tests m == '' or "
+            "name.startswith(m + '.') per module name.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    def inside(name):\n"
+                "        return any(m == '' or name.startswith(m + '.') for m in trainable)\n"
+                "    names = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        p.requires_grad = inside(name)\n"
+                "        if p.requires_grad:\n"
+                "            names.append(name)\n"
+                "    return names\n"
+            ),
+        ),
+    ],
+}
