@@ -12,9 +12,12 @@ _SCHED_HEAD = (
 _SCHED_TAIL = "    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)\n"
 
 
-def _stopper(
-    init_extra: str, step_body: str, restore: str = "model.load_state_dict(self.best_state)"
-) -> str:
+_GUARDED_RESTORE = (
+    "if self.best_state is not None:\n            model.load_state_dict(self.best_state)"
+)
+
+
+def _stopper(init_extra: str, step_body: str, restore: str = _GUARDED_RESTORE) -> str:
     return (
         "import math\n"
         "class EarlyStopping:\n"
@@ -635,3 +638,512 @@ MISTAKES = {
         ),
     ],
 }
+
+
+# ---------------------------------------------------------------------------------------
+# Wrong answers that pass the visible asserts (or look like it): defaults never varied,
+# side effects, edge inputs, and the process judged by one outcome.
+# ---------------------------------------------------------------------------------------
+
+_LOSS_REST = (
+    "    if task == 'multilabel':\n        return nn.BCEWithLogitsLoss()\n"
+    "    if task == 'regression':\n        return nn.MSELoss()\n"
+    "    raise ValueError(task)\n"
+)
+
+MISTAKES["make_loss_fn"] += [
+    Mistake(
+        name="dict-lookup-keyerror",
+        message="A dict lookup of an unknown task raises KeyError; the task asks for ValueError: "
+        "catch the KeyError and raise ValueError, or test each name.",
+        code=(
+            "from torch import nn\n"
+            "def make_loss_fn(task):\n"
+            "    losses = {'multiclass': nn.CrossEntropyLoss, 'multilabel': nn.BCEWithLogitsLoss,\n"
+            "              'regression': nn.MSELoss}\n"
+            "    return losses[task]()\n"
+        ),
+    ),
+    Mistake(
+        name="softmax-then-log-by-hand",
+        message="softmax(...).log() underflows to -inf on confident logits; log_softmax (inside "
+        "CrossEntropyLoss) computes the same thing stably.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class HandCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        log_p = logits.softmax(dim=1).log()\n"
+            "        return -log_p.gather(1, y[:, None]).mean()\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return HandCE()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="detached-loss",
+        message="A loss rebuilt from .item() has no graph: loss.backward() cannot reach the "
+        "model. Return the loss tensor torch computed.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class NumberCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        return torch.tensor(nn.functional.cross_entropy(logits, y).item())\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return NumberCE()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="shifts-logits-in-place",
+        message="Subtracting the row maximum in place (sub_) changes the caller's logits; "
+        "cross-entropy needs no such shift, and a loss must only read its inputs.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class ShiftedCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        logits.sub_(logits.max(dim=1, keepdim=True).values.detach())\n"
+            "        return nn.functional.cross_entropy(logits, y)\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return ShiftedCE()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="multilabel-summed-over-labels",
+        message="The mean reduction averages over every (sample, label) pair; summing over the "
+        "labels first makes the loss C times larger.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class SummedBCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        per = nn.functional.binary_cross_entropy_with_logits(logits, y, reduction='none')\n"
+            "        return per.sum(dim=1).mean()\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n        return SummedBCE()\n"
+            "    if task == 'regression':\n        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+]
+
+_TRAIN_LOOP_END = (
+    "        total += loss.item() * len(x)\n        count += len(x)\n    return total / count\n"
+)
+
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="scheduler-before-optimizer",
+        message="scheduler.step() before optimizer.step() makes every step use the next step's "
+        "learning rate (the warm-up's first step is skipped): step the scheduler right after "
+        "the optimizer.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        optimizer.step()\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+    Mistake(
+        name="loss-recomputed-after-step",
+        message="Report the loss the step was computed from; running the model again after "
+        "optimizer.step() measures the updated model and doubles the work.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        with torch.no_grad():\n            loss = loss_fn(model(x), y)\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+    Mistake(
+        name="reseeds-global-rng",
+        message="torch.manual_seed inside train_one_epoch resets the caller's random state: "
+        "every epoch gets the same dropout masks. Leave seeding to the caller.",
+        code=_TRAIN_HEAD
+        + (
+            "    torch.manual_seed(0)  # reproducible epochs\n"
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+    Mistake(
+        name="counts-batch-size",
+        message="The last batch may be smaller than loader.batch_size: count len(x) samples.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        total += loss.item() * loader.batch_size\n        count += loader.batch_size\n"
+            "    return total / count\n"
+        ),
+    ),
+]
+
+_EVAL_LOOP = (
+    "    total, correct, count = 0.0, 0, 0\n"
+    "    with torch.no_grad():\n"
+    "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+    "            logits = model(x)\n"
+    "            total += loss_fn(logits, y).item() * len(x)\n"
+    "            correct += (logits.argmax(dim=1) == y).sum().item()\n"
+    "            count += len(x)\n"
+)
+
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="restores-root-flag-only",
+        message="Assigning model.training changes only the top module; its children stay in "
+        "eval mode. Restore with model.train(was_training).",
+        code=_EVAL_HEAD
+        + "    was_training = model.training\n    model.eval()\n"
+        + _EVAL_LOOP
+        + "    model.training = was_training\n    return total / count, correct / count\n",
+    ),
+    Mistake(
+        name="ignores-loss-fn",
+        message="Use the loss_fn you are given; a hard-coded cross-entropy gives another number "
+        "for any other loss.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    total, correct, count = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += torch.nn.functional.cross_entropy(logits, y).item() * len(x)\n"
+            "            correct += (logits.argmax(dim=1) == y).sum().item()\n"
+            "            count += len(x)\n"
+            "    model.train(was_training)\n"
+            "    return total / count, correct / count\n"
+        ),
+    ),
+    Mistake(
+        name="reseeds-global-rng",
+        message="torch.manual_seed inside evaluate resets the caller's random state (the next "
+        "epoch's shuffling and dropout); an evaluation should change nothing.",
+        code=_EVAL_HEAD
+        + "    torch.manual_seed(0)\n    was_training = model.training\n    model.eval()\n"
+        + _EVAL_LOOP
+        + "    model.train(was_training)\n    return total / count, correct / count\n",
+    ),
+    Mistake(
+        name="accuracy-mean-of-batch-accuracies",
+        message="Averaging per-batch accuracies over-weights a small last batch: count correct "
+        "samples over all batches and divide once.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    total, count, accs = 0.0, 0, []\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            accs.append((logits.argmax(dim=1) == y).float().mean().item())\n"
+            "            count += len(x)\n"
+            "    model.train(was_training)\n"
+            "    return total / count, sum(accs) / len(accs)\n"
+        ),
+    ),
+]
+
+MISTAKES["make_warmup_cosine"] += [
+    Mistake(
+        name="cosine-length-zero",
+        message="total_steps may equal warmup_steps: divide by max(1, total_steps - warmup_steps).",
+        code=_SCHED_HEAD
+        + (
+            "        if step < warmup_steps:\n            return step / warmup_steps\n"
+            "        progress = min(1.0, (step - warmup_steps) / (total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * progress))\n"
+        )
+        + _SCHED_TAIL,
+    ),
+    Mistake(
+        name="counts-calls-not-steps",
+        message="LambdaLR calls the factor once per parameter group: a counter of your own "
+        "runs ahead with several groups. Use the step argument.",
+        code=(
+            "import math\nimport torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    calls = [0]\n"
+            "    def factor(_):\n"
+            "        step = calls[0] // 1\n"
+            "        calls[0] += 1\n"
+            "        if step < warmup_steps:\n            return step / warmup_steps\n"
+            "        progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * progress))\n"
+        )
+        + _SCHED_TAIL,
+    ),
+]
+
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="min-delta-inclusive",
+        message="A loss exactly min_delta better is not an improvement: the test is strict, "
+        "val_loss < best_loss - min_delta.",
+        code=_stopper(
+            "",
+            "        if val_loss <= self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+    Mistake(
+        name="relative-min-delta",
+        message="min_delta is an absolute amount of loss, not a fraction of the best loss.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss * (1 - self.min_delta):\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+    Mistake(
+        name="wrong-default-min-delta",
+        message="min_delta defaults to 0.0: without it every strictly lower loss is an "
+        "improvement.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ).replace("min_delta=0.0", "min_delta=0.01"),
+    ),
+    Mistake(
+        name="restore-before-improvement-crashes",
+        message="Before any improvement there are no best weights: restore_best should leave the "
+        "model as it is, not load None.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+            restore="model.load_state_dict(self.best_state)",
+        ),
+    ),
+    Mistake(
+        name="copies-parameters-only",
+        message="model.parameters() misses the buffers (batch norm's running statistics): copy "
+        "the whole state_dict and load it strictly.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad_epochs = val_loss, 0\n"
+            "            self.best_state = {n: p.detach().clone() for n, p in model.named_parameters()}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+            restore="if self.best_state is not None:\n            model.load_state_dict(self.best_state, strict=False)",
+        ),
+    ),
+    Mistake(
+        name="best-loss-follows-small-gains",
+        message="Only an improvement (by more than min_delta) changes best_loss; a smaller gain "
+        "is a bad epoch and leaves best_loss where it was.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.bad_epochs, self.best_state = 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        self.best_loss = min(self.best_loss, val_loss)\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+    Mistake(
+        name="first-loss-always-best",
+        message="The first loss is an improvement only if it is below inf - min_delta: a NaN "
+        "(or inf) first loss is not, and must not become best_loss.",
+        code=_stopper(
+            "",
+            "        if self.best_state is None or val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+]
+
+_SAVE_HEAD = (
+    "import os\nimport torch\ndef save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+)
+
+MISTAKES["save_checkpoint"] += [
+    Mistake(
+        name="hard-coded-file-name",
+        message="Save to exactly the path you are given, not to a file name of your own next "
+        "to it.",
+        code=_SAVE_HEAD
+        + (
+            "    target = os.path.join(os.path.dirname(path), 'checkpoint.pt')\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, target)\n"
+        ),
+    ),
+    Mistake(
+        name="epoch-as-tensor",
+        message="Save the epoch as the int it is; a tensor epoch compares equal in an assert "
+        "but is no longer a number for range(start, num_epochs).",
+        code=_SAVE_HEAD
+        + (
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': torch.tensor(epoch)}, path)\n"
+        ),
+    ),
+    Mistake(
+        name="parameters-not-state-dict",
+        message="model.named_parameters() misses the buffers (batch norm's running statistics): "
+        "save model.state_dict().",
+        code=_SAVE_HEAD
+        + (
+            "    weights = {n: p.detach() for n, p in model.named_parameters()}\n"
+            "    torch.save({'model': weights, 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+    Mistake(
+        name="eval-before-saving",
+        message="Saving must not change the model: model.eval() here leaves the rest of "
+        "training in eval mode.",
+        code=_SAVE_HEAD
+        + (
+            "    model.eval()  # a clean model to save\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+]
+
+_LOAD_HEAD = "import torch\ndef load_checkpoint(path, model, optimizer, scheduler, device):\n"
+
+MISTAKES["load_checkpoint"] += [
+    Mistake(
+        name="non-strict-model-load",
+        message="strict=False loads a checkpoint that does not fit without a word; keep the "
+        "default strict loading so a mismatch raises.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'], strict=False)\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="assign-replaces-parameters",
+        message="load_state_dict(..., assign=True) swaps in new parameter tensors that the "
+        "optimizer does not hold: training after the resume would not move the model.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'], assign=True)\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+]
+
+_CNN_BODY = (
+    "from torch import nn\n"
+    "class DigitsCNN(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.net = nn.Sequential(\n"
+    "            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+    "            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+    "            nn.Flatten(), nn.Linear(128, 10){end})\n"
+    "    def forward(self, x):\n"
+    "        return self.net(x){after}\n"
+)
+
+MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="sigmoid-at-the-end",
+        message="A sigmoid squashes the outputs into (0, 1): they are no longer logits. End with "
+        "the last Linear layer.",
+        code=_CNN_BODY.format(end=", nn.Sigmoid()", after=""),
+    ),
+    Mistake(
+        name="relu-after-last-linear",
+        message="A ReLU after the last Linear layer clips every negative logit to 0; end with the "
+        "Linear layer itself.",
+        code=_CNN_BODY.format(end=", nn.ReLU()", after=""),
+    ),
+    Mistake(
+        name="log-softmax-at-the-end",
+        message="The task asks for raw logits; CrossEntropyLoss applies log-softmax itself.",
+        code=_CNN_BODY.format(end=", nn.LogSoftmax(dim=1)", after=""),
+    ),
+    Mistake(
+        name="squeeze-drops-batch-of-one",
+        message=".squeeze() also drops the batch dimension of a batch of one: the output must "
+        "stay (N, 10).",
+        code=_CNN_BODY.format(end="", after=".squeeze()"),
+    ),
+    Mistake(
+        name="convolution-not-used",
+        message="A Conv2d that forward never calls is not a CNN: pass x through it.",
+        code=(
+            "from torch import nn\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(1, 16, 3, padding=1)\n"
+            "        self.mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(),\n"
+            "                                 nn.Linear(128, 10))\n"
+            "    def forward(self, x):\n"
+            "        return self.mlp(x)\n"
+        ),
+    ),
+]
+
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="true-only-once",
+        message="Return True whenever the count has reached patience (>=): with == a caller "
+        "that goes on gets False again on the next bad epoch.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs == self.patience\n",
+        ),
+    ),
+]
+
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="train-mode-at-the-end",
+        message="model.train() must come before the loop: called at the end, the whole epoch "
+        "trains in the mode the model arrived in (eval after an evaluation).",
+        code=_TRAIN_HEAD
+        + (
+            "    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n        count += len(x)\n"
+            "    model.train()\n"
+            "    return total / count\n"
+        ),
+    ),
+]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 
 import torch
 from torch import nn
@@ -88,18 +89,45 @@ def factor_scheduler(optimizer, factors: list[float]) -> LambdaLR:
 
 
 def probe_make_loss_fn(make_loss_fn, case: dict) -> dict:
-    """What the loss for ``case["task"]`` is, and what it gives on each (logits, target)."""
+    """What the loss for ``case["task"]`` is, and, on each (logits, target): the value, the
+    gradient it sends back to the logits, and whether the caller's tensors were changed.
+    Logits marked non-contiguous in ``case["strided"]`` are handed over as a transposed view."""
     loss_fn = make_loss_fn(case["task"])
     seen = {"is_module": isinstance(loss_fn, nn.Module), "type": type(loss_fn).__name__}
     seen["losses"] = []
     if not seen["is_module"]:
         return seen
-    for logits, target in case["pairs"]:
+    strided = case.get("strided", [False] * len(case["pairs"]))
+    for (logits, target), transposed in zip(case["pairs"], strided, strict=True):
+        # logits as a model hands them over: not a leaf, but computed from one (the leaf
+        # collects the gradient); marked ones are non-contiguous, from a (C, N) leaf
+        if transposed:
+            leaf = logits.detach().t().contiguous().requires_grad_(True)
+            given = leaf.t() * 1.0  # elementwise ops keep the transposed strides
+        else:
+            leaf = logits.detach().clone().requires_grad_(True)
+            given = leaf * 1.0
+        target_given = target.clone()
         try:
-            seen["losses"].append({"value": as_data(loss_fn(logits, target))})
+            loss = loss_fn(given, target_given)
         except Exception as err:  # a loss that does not suit the targets: report it
             seen["losses"].append({"raised": _raised(err)})
             break
+        entry = {"value": as_data(loss), "grad": None}
+        entry["inputs_changed"] = not (
+            torch.equal(given.detach(), logits) and torch.equal(target_given, target)
+        )
+        if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.numel() == 1:
+            try:
+                loss.backward()
+            except Exception as err:  # reported as what backward said
+                entry["grad"] = {"raised": _raised(err)}
+            else:
+                grad = leaf.grad
+                if grad is not None and transposed:
+                    grad = grad.t()
+                entry["grad"] = as_data(grad)
+        seen["losses"].append(entry)
     return seen
 
 
@@ -118,8 +146,11 @@ def probe_make_loss_fn_unknown(make_loss_fn, case: dict) -> dict:
 
 
 def build_train_run(case: dict):
-    """(model, loader, loss_fn, optimizer, scheduler) for one train_one_epoch case."""
-    seed, n, device = case["seed"], case["n"], case["device"]
+    """(model, loader, loss_fn, optimizer, scheduler) for one train_one_epoch case.
+
+    The loader has its own generator, so iterating it leaves the global random state alone:
+    after an epoch, that state has moved only by what dropout drew."""
+    seed, n = case["seed"], case["n"]
     if case["task"] == "regression":
         g = torch.Generator().manual_seed(seed)
         data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, 1, generator=g))
@@ -127,8 +158,13 @@ def build_train_run(case: dict):
     else:
         data = classification_data(n, 4, 3, seed)
         loss_fn, classes = nn.CrossEntropyLoss(), 3
-    loader = DataLoader(data, batch_size=case["batch"], shuffle=False)
-    model = build_mlp(4, classes, 0.3, seed, device)
+    loader = DataLoader(
+        data,
+        batch_size=case["batch"],
+        shuffle=case.get("shuffle", False),
+        generator=torch.Generator().manual_seed(seed),
+    )
+    model = build_mlp(4, classes, 0.3, seed, case["device"])
     if case["start_in_eval"]:
         model.eval()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -137,16 +173,50 @@ def build_train_run(case: dict):
     return model, loader, loss_fn, optimizer, scheduler
 
 
+def _grad_norm(model: nn.Module) -> float:
+    """The norm of every parameter's .grad together (missing ones count as zero)."""
+    total = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            total += float(p.grad.detach().double().pow(2).sum())
+    return total**0.5
+
+
 def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
-    """The returned value, the model's mode, the learning rate and the weights afterwards."""
+    """The returned value, the model's mode, the learning rate and the weights afterwards, and
+    what happened in order: forward calls, and per optimizer step the learning rate it used
+    and the gradient norm it saw, scheduler steps, the global random state at the end."""
     model, loader, loss_fn, optimizer, scheduler = build_train_run(case)
+    events = {"forwards": 0, "eval_forwards": 0, "steps": [], "scheduler_steps": 0}
+
+    def count_forward(module, args):
+        events["forwards"] += 1
+        events["eval_forwards"] += not all(m.training for m in module.modules())
+
+    def record_step(opt, args, kwargs):
+        events["steps"].append([float(opt.param_groups[0]["lr"]), _grad_norm(model)])
+
+    model.register_forward_pre_hook(count_forward)
+    optimizer.register_step_pre_hook(record_step)
+    if scheduler is not None:
+        real_step = scheduler.step
+
+        def counted_step(*args, **kwargs):
+            events["scheduler_steps"] += 1
+            return real_step(*args, **kwargs)
+
+        scheduler.step = counted_step
     torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
-    result = train_one_epoch(model, loader, loss_fn, optimizer, case["device"], scheduler)
+    with warnings.catch_warnings():  # e.g. "lr_scheduler.step() before optimizer.step()"
+        warnings.simplefilter("ignore")
+        result = train_one_epoch(model, loader, loss_fn, optimizer, case["device"], scheduler)
     return {
         "result": as_data(result),
         "training": model.training,
         "lr": as_data(optimizer.param_groups[0]["lr"]),
         "state": model_state(model),
+        "rng": torch.get_rng_state(),
+        **events,
     }
 
 
@@ -169,22 +239,38 @@ class RecordingModel(nn.Module):
 
 
 def build_eval_run(case: dict):
-    """(model, loader) for one evaluate case; the model is in the mode the case asks for."""
+    """(model, loader, loss_fn) for one evaluate case; the model is in the mode the case asks
+    for, and the loader has its own generator (iterating it draws nothing from the global one).
+    """
     data = classification_data(case["n"], 4, 3, case["seed"])
-    loader = DataLoader(data, batch_size=case["batch"])
+    loader = DataLoader(
+        data, batch_size=case["batch"], generator=torch.Generator().manual_seed(case["seed"])
+    )
     model = RecordingModel(build_mlp(4, 3, 0.5, case["seed"], case["device"]))
     model.train(case["start_training"])
-    return model, loader
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=case.get("label_smoothing", 0.0))
+    return model, loader, loss_fn
 
 
 def probe_evaluate(evaluate, case: dict) -> dict:
-    """The result, how each forward call ran, and the model's mode, grads and weights after."""
-    model, loader = build_eval_run(case)
-    result = evaluate(model, loader, nn.CrossEntropyLoss(), case["device"])
+    """The result, how each forward call ran, and afterwards: every submodule's mode, whether
+    autograd is still on, whether the global random state moved, grads and weights."""
+    model, loader, loss_fn = build_eval_run(case)
+    torch.manual_seed(case["seed"] + 2000)
+    rng_before = torch.get_rng_state()
+    grad_before = torch.is_grad_enabled()
+    try:
+        result = evaluate(model, loader, loss_fn, case["device"])
+        grad_after = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(grad_before)  # the next probe starts as this one did
     return {
         "result": as_data(result),
         "calls": [list(c) for c in model.calls],
         "training": model.training,
+        "modes": {name or "(the model)": m.training for name, m in model.named_modules()},
+        "grad_enabled_after": grad_after,
+        "rng_changed": not torch.equal(rng_before, torch.get_rng_state()),
         "grads_left": any(p.grad is not None for p in model.parameters()),
         "state": model_state(model),
     }
@@ -223,8 +309,9 @@ def probe_make_warmup_cosine(make_warmup_cosine, case: dict) -> dict:
 
 
 def build_stop_model(seed: int, device) -> nn.Module:
+    """A small model with buffers next to its parameters (batch norm's running statistics)."""
     torch.manual_seed(seed)
-    return nn.Linear(3, 2).to(device)
+    return nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).to(device)
 
 
 def _type_or_repr(value):
@@ -234,15 +321,19 @@ def _type_or_repr(value):
 
 
 def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
-    """Feed the losses (adding 1 to every weight before each, as a training step would), then
-    restore_best: each step's return value and best_loss, and the weights at the end."""
+    """Feed the losses (adding 1 to every weight and buffer before each, as a training step
+    would), then restore_best: each step's return value and best_loss, and the state at the
+    end. ``min_delta`` None means it is left to its default."""
     model = build_stop_model(case["seed"], case["device"])
-    stopper = EarlyStopping(patience=case["patience"], min_delta=case["min_delta"])
+    if case["min_delta"] is None:
+        stopper = EarlyStopping(patience=case["patience"])
+    else:
+        stopper = EarlyStopping(patience=case["patience"], min_delta=case["min_delta"])
     seen = {"steps": [], "step_raised": None, "restore_raised": None, "restored": None}
     for loss in case["losses"]:
-        with torch.no_grad():  # an "optimizer step" that changes the weights in place
-            for p in model.parameters():
-                p.add_(1.0)
+        with torch.no_grad():  # a "training step" that changes weights and buffers in place
+            for value in model.state_dict().values():
+                value.add_(1)
         try:
             got = stopper.step(loss, model)
         except Exception as err:  # reported after the steps before it
@@ -266,27 +357,48 @@ def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
 
 
 def build_resume_objects(device, init_seed: int, lr_factors: list[float]):
-    """(model, optimizer, scheduler) of the small resumable training run."""
+    """(model, optimizer, scheduler) of the small resumable training run; the model has a
+    batch norm, so its state_dict holds buffers as well as parameters."""
     torch.manual_seed(init_seed)
-    model = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
+    model = nn.Sequential(nn.Linear(5, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3)).to(
+        device
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=0.03, weight_decay=0.01)
     return model, optimizer, factor_scheduler(optimizer, lr_factors)
 
 
+def _same_state(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        a[k].dtype == b[k].dtype and a[k].device == b[k].device and torch.equal(a[k], b[k])
+        for k in a
+    )
+
+
 def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
     """Objects in the states the case gives are saved into a fresh folder; returns what the
-    call returned, whether the file exists, and what torch.load(weights_only=True) reads."""
+    call returned, whether the file exists, what torch.load(weights_only=True) reads, and
+    whether saving changed the caller's model (weights, mode) or optimizer."""
     model, optimizer, scheduler = build_resume_objects(
         case["device"], case["init_seed"], case["lr_factors"]
     )
     model.load_state_dict(case["states"]["model"])
     optimizer.load_state_dict(case["states"]["optimizer"])
     scheduler.load_state_dict(case["states"]["scheduler"])
+    model.train()
+    model_before = model_state(model)
+    optimizer_before = as_data(optimizer.state_dict())
     folder = tempfile.mkdtemp(prefix="ckpt-probe-")
     try:
         path = os.path.join(folder, case["filename"])
         returned = save_checkpoint(path, model, optimizer, scheduler, case["epoch"])
-        seen = {"returned": as_data(returned), "exists": os.path.exists(path)}
+        seen = {"returned": as_data(returned), "exists": os.path.isfile(path)}
+        seen["model_changed"] = not _same_state(model_before, model_state(model))
+        seen["mode_changed"] = not all(m.training for m in model.modules())
+        optimizer_after = as_data(optimizer.state_dict())
+        seen["optimizer_changed"] = not all(
+            _same_state(optimizer_before["state"][k], optimizer_after["state"].get(k, {}))
+            for k in optimizer_before["state"]
+        )
         seen["checkpoint"], seen["load_error"] = None, None
         if seen["exists"]:
             try:
@@ -302,7 +414,8 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
 
 def probe_load_checkpoint(load_checkpoint, case: dict) -> dict:
     """``case["checkpoint"]`` is written to a file and loaded into fresh objects; returns the
-    returned value and the model, optimizer and scheduler states afterwards."""
+    returned value, the model, optimizer and scheduler states afterwards, and whether the
+    optimizer still updates the model's own parameters."""
     folder = tempfile.mkdtemp(prefix="ckpt-probe-")
     try:
         path = os.path.join(folder, "checkpoint.pt")
@@ -311,12 +424,33 @@ def probe_load_checkpoint(load_checkpoint, case: dict) -> dict:
             case["device"], case["init_seed"], case["lr_factors"]
         )
         returned = load_checkpoint(path, model, optimizer, scheduler, case["device"])
+        own = {id(p) for p in model.parameters()}
+        tracked = [id(p) for group in optimizer.param_groups for p in group["params"]]
         return {
             "returned": as_data(returned),
             "model": model_state(model),
             "optimizer": as_data(optimizer.state_dict()),
             "scheduler": as_data(scheduler.state_dict()),
+            "optimizer_tracks_model": len(tracked) == len(own) and set(tracked) == own,
         }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def probe_load_checkpoint_mismatch(load_checkpoint, case: dict) -> dict:
+    """Load a checkpoint whose model entry does not fit the model: what was raised, if anything."""
+    folder = tempfile.mkdtemp(prefix="ckpt-probe-")
+    try:
+        path = os.path.join(folder, "checkpoint.pt")
+        torch.save(case["checkpoint"], path)
+        model, optimizer, scheduler = build_resume_objects(
+            case["device"], case["init_seed"], case["lr_factors"]
+        )
+        try:
+            load_checkpoint(path, model, optimizer, scheduler, case["device"])
+        except Exception as err:  # raising is what strict loading does here
+            return {"raised": type(err).__name__}
+        return {"raised": None}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -342,19 +476,22 @@ def digits_loaders(recipe: dict) -> tuple[DataLoader, DataLoader]:
 
 
 def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
-    """Type, parameter count, whether there is a 4-d (convolution) weight, and the eval-mode
-    outputs on each batch in ``case["inputs"]`` (or what the forward pass raised)."""
+    """Type, parameter count, whether there is a 4-d (convolution) weight and whether it gets
+    a gradient (the convolution is used), and the eval-mode outputs on each batch in
+    ``case["inputs"]`` (or what the forward pass raised). Batches marked in
+    ``case["strided"]`` are handed over as non-contiguous views holding the same values."""
     torch.manual_seed(case["seed"])
     model = DigitsCNN()
     seen = {"is_module": isinstance(model, nn.Module), "type": type(model).__name__}
     if not seen["is_module"]:
         return seen
     model = model.to(case["device"])
-    seen["n_params"] = sum(p.numel() for p in model.parameters())
-    seen["has_conv"] = any(v.ndim == 4 for v in model.state_dict().values())
     seen["outputs"] = []
     model.eval()
-    for x in case["inputs"]:
+    strided = case.get("strided", [False] * len(case["inputs"]))
+    for x, transposed in zip(case["inputs"], strided, strict=True):
+        if transposed:
+            x = x.transpose(2, 3).contiguous().transpose(2, 3)  # same values, other strides
         try:
             with torch.no_grad():
                 out = model(x)
@@ -362,11 +499,29 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
             seen["outputs"].append({"raised": _raised(err)})
             break
         seen["outputs"].append({"out": as_data(out)})
+    # counted after a forward pass, which gives lazy modules (nn.LazyLinear) their shapes
+    try:
+        seen["n_params"] = sum(p.numel() for p in model.parameters())
+    except ValueError:  # a lazy module that never ran: no count to give
+        seen["n_params"] = None
+    seen["has_conv"] = any(v.ndim == 4 for v in model.state_dict().values())
+    seen["conv_used"] = None
+    if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:
+        model.train()
+        model.zero_grad()
+        try:
+            model(case["inputs"][-1]).float().pow(2).sum().backward()
+        except Exception:  # the outputs above already tell what is wrong
+            return seen
+        seen["conv_used"] = any(
+            p.ndim == 4 and p.grad is not None and bool(p.grad.abs().sum() > 0)
+            for p in model.parameters()
+        )
     return seen
 
 
 def probe_DigitsCNN_training(DigitsCNN, case: dict) -> dict:
-    """Train a fresh DigitsCNN with the recipe in the case; its validation-set predictions."""
+    """Train a fresh DigitsCNN with the recipe in the case; its outputs on the validation set."""
     recipe, device = case["recipe"], case["device"]
     torch.manual_seed(recipe["seed"])
     model = DigitsCNN().to(device)
@@ -386,5 +541,5 @@ def probe_DigitsCNN_training(DigitsCNN, case: dict) -> dict:
             scheduler.step()
     model.eval()
     with torch.no_grad():
-        predictions = [model(x.to(device)).argmax(dim=1).cpu() for x, _ in val_loader]
-    return {"predictions": torch.cat(predictions)}
+        outputs = torch.cat([model(x.to(device)).float().cpu() for x, _ in val_loader])
+    return {"predictions": outputs.argmax(dim=1), "outputs": outputs}

@@ -1,0 +1,370 @@
+"""Correct answers to 05_training's exercises, written unlike the solution."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "make_loss_fn": [
+        RightAnswer(
+            name="dict-of-factories-soft-margin",
+            why="MultiLabelSoftMarginLoss is the mean over samples and labels of the same "
+            "stable log-sigmoid terms as BCEWithLogitsLoss; a dict of classes with the KeyError "
+            "turned into ValueError meets 'any other name raises ValueError'.",
+            code=(
+                "from torch import nn\n"
+                "_LOSSES = {'multiclass': nn.CrossEntropyLoss, 'multilabel': nn.MultiLabelSoftMarginLoss,\n"
+                "           'regression': nn.MSELoss}\n"
+                "def make_loss_fn(task):\n"
+                "    try:\n"
+                "        return _LOSSES[task]()\n"
+                "    except (KeyError, TypeError):\n"
+                "        raise ValueError(f'unknown task {task!r}') from None\n"
+            ),
+        ),
+        RightAnswer(
+            name="hand-written-stable-modules",
+            why="Modules of its own built on the stable functional forms (log_softmax + "
+            "nll_loss, binary_cross_entropy_with_logits, a squared difference), a match "
+            "statement and a ValueError subclass: the text asks for a loss module with the "
+            "mean reduction, not for the built-in classes.",
+            code=(
+                "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+                "class UnknownTask(ValueError):\n    pass\n"
+                "class MulticlassLoss(nn.Module):\n"
+                "    def forward(self, logits, y):\n"
+                "        return F.nll_loss(F.log_softmax(logits, dim=1), y)\n"
+                "class MultilabelLoss(nn.Module):\n"
+                "    def forward(self, logits, y):\n"
+                "        return F.binary_cross_entropy_with_logits(logits, y)\n"
+                "class SquaredError(nn.Module):\n"
+                "    def forward(self, pred, y):\n"
+                "        return (pred - y).pow(2).mean()\n"
+                "def make_loss_fn(task):\n"
+                "    match task:\n"
+                "        case 'multiclass':\n            return MulticlassLoss()\n"
+                "        case 'multilabel':\n            return MultilabelLoss()\n"
+                "        case 'regression':\n            return SquaredError()\n"
+                "    raise UnknownTask(task)\n"
+            ),
+        ),
+    ],
+    "train_one_epoch": [
+        RightAnswer(
+            name="tensor-total-over-dataset-length",
+            why="Accumulates the weighted losses as a detached tensor (one .item() at the end, "
+            "no sync per batch on a GPU) and divides by len(loader.dataset), which is the "
+            "number of samples for a loader without a sampler; model.zero_grad() before the "
+            "forward clears the same gradients as optimizer.zero_grad().",
+            code=(
+                "import torch\n"
+                "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+                "    model.train()\n"
+                "    total = torch.zeros((), device=device, dtype=torch.float64)\n"
+                "    for x, y in loader:\n"
+                "        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)\n"
+                "        model.zero_grad(set_to_none=True)\n"
+                "        loss = loss_fn(model(x), y)\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "        if scheduler:\n"
+                "            scheduler.step()\n"
+                "        total += loss.detach().double() * y.shape[0]\n"
+                "    return float(total) / len(loader.dataset)\n"
+            ),
+        ),
+        RightAnswer(
+            name="enumerate-and-set-to-none",
+            why="Counts samples with x.size(0), clears gradients by setting p.grad = None, "
+            "and returns a numpy float (a float subclass): all allowed by the text.",
+            code=(
+                "import numpy as np\n"
+                "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+                "    model.train(True)\n"
+                "    sums, seen = [], 0\n"
+                "    for _, (x, y) in enumerate(loader):\n"
+                "        x = x.to(device)\n"
+                "        y = y.to(device)\n"
+                "        out = model(x)\n"
+                "        loss = loss_fn(out, y)\n"
+                "        for p in model.parameters():\n"
+                "            p.grad = None\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "        if scheduler is not None:\n"
+                "            scheduler.step()\n"
+                "        sums.append(loss.item() * x.size(0))\n"
+                "        seen += x.size(0)\n"
+                "    return np.float64(sum(sums) / seen)\n"
+            ),
+        ),
+    ],
+    "evaluate": [
+        RightAnswer(
+            name="inference-mode-whole-set",
+            why="torch.inference_mode() also records no graph; concatenating every batch's "
+            "logits and computing the mean loss once equals the size-weighted mean for a "
+            "mean-reduced loss; restoring each submodule's own mode restores the caller's "
+            "mode too.",
+            code=(
+                "import torch\n"
+                "def evaluate(model, loader, loss_fn, device):\n"
+                "    modes = {m: m.training for m in model.modules()}\n"
+                "    model.eval()\n"
+                "    all_logits, all_y = [], []\n"
+                "    with torch.inference_mode():\n"
+                "        for x, y in loader:\n"
+                "            all_logits.append(model(x.to(device)))\n"
+                "            all_y.append(y.to(device))\n"
+                "        logits, y = torch.cat(all_logits), torch.cat(all_y)\n"
+                "        loss = loss_fn(logits, y).item()\n"
+                "        acc = (logits.argmax(dim=1) == y).float().mean().item()\n"
+                "    for m, training in modes.items():\n"
+                "        m.training = training\n"
+                "    return loss, acc\n"
+            ),
+        ),
+        RightAnswer(
+            name="namedtuple-and-try-finally",
+            why="Returns a namedtuple (a tuple) and restores the mode in a finally block; "
+            "torch.max(...).indices is the argmax.",
+            code=(
+                "from collections import namedtuple\n"
+                "import torch\n"
+                "Result = namedtuple('Result', 'loss accuracy')\n"
+                "def evaluate(model, loader, loss_fn, device):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        total, hits, n = 0.0, 0, 0\n"
+                "        for x, y in loader:\n"
+                "            x, y = x.to(device), y.to(device)\n"
+                "            with torch.no_grad():\n"
+                "                logits = model(x)\n"
+                "                total += float(loss_fn(logits, y)) * y.numel()\n"
+                "            hits += int((torch.max(logits, dim=1).indices == y).sum())\n"
+                "            n += y.numel()\n"
+                "    finally:\n"
+                "        model.train(was_training)\n"
+                "    return Result(total / n, hits / n)\n"
+            ),
+        ),
+    ],
+    "make_warmup_cosine": [
+        RightAnswer(
+            name="callable-class-branchless",
+            why="A callable object instead of a closure, and the warm-up written as "
+            "min(1, step / warmup) guarded for warmup_steps == 0: the same factor.",
+            code=(
+                "import math\nimport torch\n"
+                "class WarmupCosine:\n"
+                "    def __init__(self, warmup, total):\n"
+                "        self.warmup, self.total = warmup, total\n"
+                "    def __call__(self, step):\n"
+                "        if self.warmup > 0 and step < self.warmup:\n"
+                "            return step / self.warmup\n"
+                "        span = max(1, self.total - self.warmup)\n"
+                "        progress = max(0.0, min(1.0, (step - self.warmup) / span))\n"
+                "        return (1 + math.cos(math.pi * progress)) / 2\n"
+                "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+                "    return torch.optim.lr_scheduler.LambdaLR(optimizer, WarmupCosine(warmup_steps, total_steps))\n"
+            ),
+        ),
+        RightAnswer(
+            name="one-lambda-per-group",
+            why="LambdaLR also takes a list with one function per parameter group; each is the "
+            "same factor, and a step past total_steps returns 0 explicitly.",
+            code=(
+                "import math\n"
+                "from torch.optim.lr_scheduler import LambdaLR\n"
+                "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+                "    def factor(step):\n"
+                "        if step >= max(total_steps, warmup_steps + 1):\n"
+                "            return 0.0\n"
+                "        if step < warmup_steps:\n"
+                "            return step / warmup_steps\n"
+                "        t = (step - warmup_steps) / max(1, total_steps - warmup_steps)\n"
+                "        return 0.5 + 0.5 * math.cos(math.pi * t)\n"
+                "    return LambdaLR(optimizer, [factor] * len(optimizer.param_groups))\n"
+            ),
+        ),
+    ],
+    "EarlyStopping": [
+        RightAnswer(
+            name="deepcopy-and-difference-test",
+            why="copy.deepcopy of the state_dict is a copy too; best_loss - val_loss > "
+            "min_delta is the same strict test (False for NaN), and a counter with another "
+            "name is fine.",
+            code=(
+                "import copy\nimport math\n"
+                "class EarlyStopping:\n"
+                "    def __init__(self, patience, min_delta=0.0):\n"
+                "        self.patience, self.min_delta = patience, min_delta\n"
+                "        self.best_loss = math.inf\n"
+                "        self.waited = 0\n"
+                "        self._best = None\n"
+                "    def step(self, val_loss, model):\n"
+                "        if self.best_loss - val_loss > self.min_delta:\n"
+                "            self.best_loss = val_loss\n"
+                "            self.waited = 0\n"
+                "            self._best = copy.deepcopy(model.state_dict())\n"
+                "        else:\n"
+                "            self.waited += 1\n"
+                "        return self.waited >= self.patience\n"
+                "    def restore_best(self, model):\n"
+                "        if self._best:\n"
+                "            model.load_state_dict(self._best)\n"
+            ),
+        ),
+        RightAnswer(
+            name="keeps-a-model-copy-on-cpu",
+            why="Keeps CPU copies of the tensors (load_state_dict copies them back onto the "
+            "model's device), checks NaN explicitly and stores the stop decision as a bool.",
+            code=(
+                "import math\n"
+                "class EarlyStopping:\n"
+                "    def __init__(self, patience: int, min_delta: float = 0.0):\n"
+                "        self.patience = patience\n"
+                "        self.min_delta = min_delta\n"
+                "        self.best_loss = math.inf\n"
+                "        self.bad = 0\n"
+                "        self.snapshot = {}\n"
+                "    def step(self, val_loss, model):\n"
+                "        improved = not math.isnan(val_loss) and val_loss < self.best_loss - self.min_delta\n"
+                "        if improved:\n"
+                "            self.best_loss = val_loss\n"
+                "            self.snapshot = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}\n"
+                "            self.bad = 0\n"
+                "        else:\n"
+                "            self.bad += 1\n"
+                "        return bool(self.bad >= self.patience)\n"
+                "    def restore_best(self, model):\n"
+                "        if not self.snapshot:\n"
+                "            return\n"
+                "        model.load_state_dict(self.snapshot)\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        RightAnswer(
+            name="atomic-write-cpu-copies",
+            why="Writes to a temporary file and renames it onto path (a crash mid-write "
+            "leaves no half file), with the model's tensors copied to the CPU: the file holds "
+            "the same four entries and loads anywhere.",
+            code=(
+                "import os\nimport torch\n"
+                "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+                "    bundle = {\n"
+                "        'model': {k: v.detach().cpu() for k, v in model.state_dict().items()},\n"
+                "        'optimizer': optimizer.state_dict(),\n"
+                "        'scheduler': scheduler.state_dict(),\n"
+                "        'epoch': int(epoch),\n"
+                "    }\n"
+                "    tmp = str(path) + '.tmp'\n"
+                "    torch.save(bundle, tmp)\n"
+                "    os.replace(tmp, path)\n"
+            ),
+        ),
+        RightAnswer(
+            name="file-handle-unwraps-module",
+            why="Saves through an open file handle, and unwraps a DataParallel/DDP-style "
+            "wrapper with getattr(model, 'module', model) (a plain model has no .module).",
+            code=(
+                "import torch\n"
+                "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    state = dict(model=inner.state_dict(), optimizer=optimizer.state_dict(),\n"
+                "                 scheduler=scheduler.state_dict(), epoch=epoch)\n"
+                "    with open(path, 'wb') as f:\n"
+                "        torch.save(state, f)\n"
+                "    return None\n"
+            ),
+        ),
+    ],
+    "load_checkpoint": [
+        RightAnswer(
+            name="map-location-cpu-default-weights-only",
+            why="Loads to the CPU and lets load_state_dict copy into the model's device (the "
+            "optimizer moves its state to its parameters' device itself); weights_only is "
+            "True by default in this torch; strict=True written out.",
+            code=(
+                "import torch\n"
+                "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+                "    checkpoint = torch.load(path, map_location='cpu')\n"
+                "    model.load_state_dict(checkpoint['model'], strict=True)\n"
+                "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+                "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+                "    return int(checkpoint['epoch'])\n"
+            ),
+        ),
+        RightAnswer(
+            name="file-handle-loop-over-objects",
+            why="Reads through an open file handle with torch.device(device) and restores the "
+            "three objects in a loop over their keys.",
+            code=(
+                "import torch\n"
+                "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+                "    with open(path, 'rb') as f:\n"
+                "        checkpoint = torch.load(f, map_location=torch.device(device), weights_only=True)\n"
+                "    for key, obj in (('model', model), ('optimizer', optimizer), ('scheduler', scheduler)):\n"
+                "        obj.load_state_dict(checkpoint[key])\n"
+                "    epoch = checkpoint['epoch']\n"
+                "    return epoch\n"
+            ),
+        ),
+    ],
+    "DigitsCNN": [
+        RightAnswer(
+            name="functional-forward",
+            why="Layers as attributes and a forward written with F.relu, F.max_pool2d and "
+            "x.flatten(1): the same network without nn.Sequential.",
+            code=(
+                "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+                "class DigitsCNN(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)\n"
+                "        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)\n"
+                "        self.fc = nn.Linear(32 * 2 * 2, 10)\n"
+                "    def forward(self, x):\n"
+                "        x = F.max_pool2d(F.relu(self.conv1(x)), 2)  # (N, 16, 4, 4)\n"
+                "        x = F.max_pool2d(F.relu(self.conv2(x)), 2)  # (N, 32, 2, 2)\n"
+                "        return self.fc(x.flatten(1))\n"
+            ),
+        ),
+        RightAnswer(
+            name="lazy-linear-head",
+            why="nn.LazyLinear works out its in_features from the first batch, so the "
+            "flattened size need not be computed by hand; the parameters exist (and train) "
+            "once a forward pass has run.",
+            code=(
+                "from torch import nn\n"
+                "class DigitsCNN(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.features = nn.Sequential(\n"
+                "            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+                "            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+                "        self.classifier = nn.LazyLinear(10)\n"
+                "    def forward(self, x):\n"
+                "        return self.classifier(self.features(x).reshape(x.shape[0], -1))\n"
+            ),
+        ),
+        RightAnswer(
+            name="batchnorm-dropout-avgpool",
+            why="Batch norm, dropout and an adaptive average pool to 2x2 before the head: "
+            "another design within the limits that ends in a Linear layer.",
+            code=(
+                "from torch import nn\n"
+                "class DigitsCNN(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.body = nn.Sequential(\n"
+                "            nn.Conv2d(1, 24, 3, padding=1, bias=False), nn.BatchNorm2d(24), nn.ReLU(),\n"
+                "            nn.Conv2d(24, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(),\n"
+                "            nn.AdaptiveAvgPool2d(2))\n"
+                "        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(128, 10))\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.body(x))\n"
+            ),
+        ),
+    ],
+}
