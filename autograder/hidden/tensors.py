@@ -128,6 +128,7 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
         [7],
         [-100, 0, 5],  # -100 is the usual "ignore this position" label
         [2**40 + 1, 2**33 + 3, 16_777_217],  # too big for int32, not exact in float32
+        [2**60 + 1, -(2**55) - 1],  # not exact in float64 either
         torch.randint(0, 10, (50,), generator=g).tolist(),
     ]
     for labels in cases:
@@ -147,9 +148,10 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
             hint = ""
             if max(abs(v) for v in labels) > 2**24:
                 hint = (
-                    " Labels above 2**24 are not exact in float32: build the int64 tensor "
-                    "directly from the list (torch.tensor(labels, dtype=torch.int64)), not "
-                    "through a float tensor and .long()."
+                    " Large labels are not exact in floats (float32 above 2**24, float64 above "
+                    "2**53): build the int64 tensor directly from the list "
+                    "(torch.tensor(labels, dtype=torch.int64)), not through a float tensor and "
+                    ".long()."
                 )
             raise CheckError(f"{err}{hint}") from None
         if seen["args"][0] != list(labels):
