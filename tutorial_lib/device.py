@@ -15,11 +15,34 @@ def _mps_available() -> bool:
     return bool(mps is not None and mps.is_available())
 
 
+def _accelerator() -> torch.device | None:
+    """The accelerator ``torch.accelerator`` reports (torch >= 2.6) when one is usable here.
+
+    None on older torch, where there is none, or where its back-end cannot start; the
+    device comes without an index ("cuda", not "cuda:0"), as ``get_device`` always gave it.
+    """
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None or not hasattr(accelerator, "current_accelerator"):
+        return None
+    try:
+        if not accelerator.is_available():  # current_accelerator() names a build's back-end
+            return None
+        device = accelerator.current_accelerator()
+    except Exception:  # a back-end that is compiled in but cannot start on this machine
+        return None
+    return None if device is None else torch.device(device.type)
+
+
 def get_device() -> torch.device:
-    """Return the best device: CUDA, then Apple MPS, then CPU; ``TUTORIAL_DEVICE`` overrides."""
+    """Return the best device: torch's current accelerator (CUDA, MPS, XPU...), else CUDA,
+    then Apple MPS, then CPU; ``TUTORIAL_DEVICE`` overrides."""
     requested = os.environ.get(DEVICE_ENV_VAR, "").strip()
     if requested:
         return _validated(requested)
+    found = _accelerator()
+    if found is not None:
+        return found
+    # torch before 2.6 has no torch.accelerator: ask each back-end
     if torch.cuda.is_available():
         return torch.device("cuda")
     if _mps_available():

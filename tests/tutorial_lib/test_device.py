@@ -13,8 +13,14 @@ def test_returns_a_torch_device(monkeypatch):
         assert device.type == "cuda"
 
 
+def no_torch_accelerator(monkeypatch):
+    """As on torch before 2.6, or where torch.accelerator reports nothing usable."""
+    monkeypatch.setattr("tutorial_lib.device._accelerator", lambda: None)
+
+
 def test_falls_back_to_cpu_without_accelerators(monkeypatch):
     monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+    no_torch_accelerator(monkeypatch)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr("tutorial_lib.device._mps_available", lambda: False)
     assert get_device() == torch.device("cpu")
@@ -22,6 +28,7 @@ def test_falls_back_to_cpu_without_accelerators(monkeypatch):
 
 def test_prefers_cuda_then_mps(monkeypatch):
     monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+    no_torch_accelerator(monkeypatch)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr("tutorial_lib.device._mps_available", lambda: True)
     assert get_device() == torch.device("mps")
@@ -32,6 +39,56 @@ def test_prefers_cuda_then_mps(monkeypatch):
 def test_env_var_overrides(monkeypatch):
     monkeypatch.setenv(DEVICE_ENV_VAR, "cpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr("tutorial_lib.device._accelerator", lambda: torch.device("cuda"))
+    assert get_device() == torch.device("cpu")
+
+
+needs_accelerator_api = pytest.mark.skipif(
+    not hasattr(torch, "accelerator"), reason="torch.accelerator arrived in torch 2.6"
+)
+
+
+@needs_accelerator_api
+def test_uses_the_accelerator_torch_reports(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("xpu", 0))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert get_device() == torch.device("xpu")  # the type alone, as "cuda" always was
+
+
+@needs_accelerator_api
+def test_an_unavailable_accelerator_falls_back_to_the_old_order(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+    # a CUDA build on a machine without a GPU: current_accelerator() still says cuda
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("cuda"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("tutorial_lib.device._mps_available", lambda: True)
+    assert get_device() == torch.device("mps")
+
+
+@needs_accelerator_api
+def test_an_accelerator_that_cannot_start_falls_back(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+
+    def broken():
+        raise RuntimeError("driver too old")
+
+    monkeypatch.setattr(torch.accelerator, "is_available", broken)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("tutorial_lib.device._mps_available", lambda: False)
+    assert get_device() == torch.device("cpu")
+
+
+def test_works_on_torch_without_torch_accelerator(monkeypatch):
+    """torch 2.5 has no torch.accelerator: the back-ends are asked one by one."""
+    monkeypatch.delenv(DEVICE_ENV_VAR, raising=False)
+    monkeypatch.delattr(torch, "accelerator", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert get_device() == torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("tutorial_lib.device._mps_available", lambda: False)
     assert get_device() == torch.device("cpu")
 
 
