@@ -428,7 +428,8 @@ def check_split_dataset(split_dataset) -> None:
                 "split one shuffled list of indices into two slices (careful with [-0:], "
                 "which is the whole list)."
             )
-        if n >= 37 and (val == list(range(n_val)) or val == list(range(n - n_val, n))):
+        ordered = sorted(val)
+        if n >= 37 and n_val >= 5 and ordered == list(range(ordered[0], ordered[0] + n_val)):
             raise CheckError(
                 f"{what} took a contiguous block as the validation set. Data files are often "
                 "sorted (by class, by date): shuffle the indices, e.g. with random_split."
@@ -925,9 +926,9 @@ def check_pad_collate(pad_collate) -> None:
 # ---------------------------------------------------------------- balanced_sampler
 
 
-def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
-    """The indices the learner's sampler drew for ``case``, after the type and side-effect
-    checks."""
+def _draws(balanced_sampler, case: dict, what: str) -> dict:
+    """What the probe saw of the learner's sampler for ``case`` (the indices it drew under
+    "draws"), after the type, replacement and side-effect checks."""
     try:
         seen = observe(probes.probe_balanced_sampler, balanced_sampler, case, what)
     except AnswerRaised as err:
@@ -943,6 +944,11 @@ def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
                 "torch.unique(labels, return_inverse=True, return_counts=True)."
             ) from None
         raise
+    if seen.get("replacement") is False:
+        raise CheckError(
+            f"{what} samples without replacement: a class of 5 samples can then be drawn at "
+            "most 5 times, never as often as the others. Pass replacement=True."
+        )
     if seen["labels_changed"]:
         raise CheckError(
             f"{what} changed the caller's labels tensor: compute from it without in-place "
@@ -956,7 +962,32 @@ def _draws(balanced_sampler, case: dict, what: str) -> list[int]:
         raise CheckError(f"{what} should be a sampler you can iterate over: {seen['not_iterable']}")
     if len(seen["draws"]) > seen["cap"]:
         raise CheckError(f"{what} drew more than {seen['cap']} indices; it should stop.")
-    return seen["draws"]
+    return seen
+
+
+def _check_weights(weights: object, labels: torch.Tensor, what: str) -> None:
+    """The weights a WeightedRandomSampler was built with: 1 / count of each sample's class
+    (up to a common factor: normalised weights draw the same)."""
+    if not isinstance(weights, torch.Tensor) or weights.shape != labels.shape:
+        return  # judged by the draws alone
+    _, inverse, counts = torch.unique(labels, return_inverse=True, return_counts=True)
+    expected = 1.0 / counts[inverse].double()
+    got = weights.detach().cpu().double()
+    if float(got.sum()) <= 0:
+        return
+    if not torch.allclose(got / got.sum(), expected / expected.sum(), rtol=1e-4, atol=0):
+        i = int(
+            torch.nonzero(
+                ~torch.isclose(got / got.sum(), expected / expected.sum(), rtol=1e-4, atol=0)
+            )[0]
+        )
+        c = int(labels[i])
+        raise CheckError(
+            f"the weights of {what} are not 1 / (count of the sample's class): sample {i} "
+            f"(class {c}, {int(counts[inverse[i]])} samples) has weight {float(got[i]):.4g}, "
+            f"while 1 / {int(counts[inverse[i]])} = {float(expected[i]):.4g} (up to a factor "
+            "shared by all samples). Use weights = 1.0 / torch.bincount(labels)[labels]."
+        )
 
 
 def check_balanced_sampler(balanced_sampler) -> None:
@@ -979,7 +1010,8 @@ def check_balanced_sampler(balanced_sampler) -> None:
             f"{ {c: values.count(c) for c in classes} }, num_samples={num_samples})"
         )
         case = {"labels": labels, "num_samples": num_samples, "seed": 0, "global_seed": 100 + k}
-        draws = _draws(balanced_sampler, case, what)
+        seen = _draws(balanced_sampler, case, what)
+        draws = seen["draws"]
         if len(draws) != num_samples:
             raise CheckError(
                 f"{what} drew {len(draws)} indices, expected num_samples={num_samples}: pass "
@@ -995,6 +1027,7 @@ def check_balanced_sampler(balanced_sampler) -> None:
                 "got one weight per class. It needs one weight per sample: weights = "
                 "(1 / class_counts)[labels], of shape (N,)."
             )
+        _check_weights(seen.get("weights"), labels, what)
         drawn = labels[torch.tensor(draws)]
         shares = {c: float((drawn == c).float().mean()) for c in classes}
         target = 1 / len(classes)
@@ -1007,7 +1040,7 @@ def check_balanced_sampler(balanced_sampler) -> None:
                 "with replacement so a small class can be drawn more often than its size."
             )
         # Built again, with the global random stream elsewhere: only the seed may matter.
-        again = _draws(balanced_sampler, {**case, "global_seed": 200 + k}, what)
+        again = _draws(balanced_sampler, {**case, "global_seed": 200 + k}, what)["draws"]
         if again != draws:
             raise CheckError(
                 f"two samplers made by {what} with seed=0 drew different indices: pass "
@@ -1020,7 +1053,7 @@ def check_balanced_sampler(balanced_sampler) -> None:
             f"balanced_sampler(labels with counts {{0: 50, 1: 10}}, num_samples=100, seed={seed})"
         )
         case = {"labels": labels, "num_samples": 100, "seed": seed, "global_seed": 300}
-        by_seed.append(_draws(balanced_sampler, case, what))
+        by_seed.append(_draws(balanced_sampler, case, what)["draws"])
     if by_seed[0] == by_seed[1]:
         raise CheckError(
             "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "

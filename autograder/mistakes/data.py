@@ -421,6 +421,23 @@ MISTAKES = {
                 "    return tuple(random_split(dataset, [len(dataset) - n_val, n_val], generator=g))\n"
             ),
         ),
+        Mistake(
+            name="random-contiguous-block",
+            message="A block of consecutive items at a random place is still a block: when the data "
+            "is sorted it is one class or one period. Shuffle all the indices, then cut.",
+            code=(
+                "import math, torch\n"
+                "from torch.utils.data import Subset\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n = len(dataset)\n"
+                "    n_val = math.floor(n * val_fraction)\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    start = int(torch.randint(0, n - n_val + 1, (1,), generator=g))\n"
+                "    val = list(range(start, start + n_val))\n"
+                "    train = [i for i in range(n) if not start <= i < start + n_val]\n"
+                "    return Subset(dataset, train), Subset(dataset, val)\n"
+            ),
+        ),
     ],
     "make_loaders": [
         Mistake(
@@ -994,6 +1011,19 @@ MISTAKES = {
                 "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
                 "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
                 "                                 generator=torch.Generator().manual_seed(0))\n"
+            ),
+        ),
+        Mistake(
+            name="smoothed-weights",
+            message="The weight of a sample is exactly 1 / (count of its class): 1 / (count + 1) "
+            "still favours the large classes, most of all when the small ones are very small.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / (torch.bincount(labels)[labels].double() + 1)\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.Generator().manual_seed(seed))\n"
             ),
         ),
     ],

@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
+from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset, WeightedRandomSampler
 
 
 def type_name(obj: object) -> str:
@@ -389,9 +389,10 @@ def probe_pad_collate(pad_collate, case: dict) -> dict:
 
 
 def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
-    """balanced_sampler(labels, num_samples, seed) under a seeded global RNG: its type and,
-    for a Sampler, the indices it draws (at most 10 * num_samples + 100 of them); whether
-    building and drawing changed the global random state or the caller's labels."""
+    """balanced_sampler(labels, num_samples, seed) under a seeded global RNG: its type, for a
+    WeightedRandomSampler its weights and replacement flag, for a Sampler the indices it
+    draws (at most 10 * num_samples + 100 of them); whether building and drawing changed the
+    global random state or the caller's labels."""
     num_samples = case["num_samples"]
     labels = case["labels"]
     labels_before = labels.clone()
@@ -399,6 +400,9 @@ def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
         before = torch.get_rng_state()
         sampler = balanced_sampler(labels, num_samples, case["seed"])
         seen = {"type": type_name(sampler), "is_sampler": isinstance(sampler, Sampler)}
+        if isinstance(sampler, WeightedRandomSampler):  # what it was built with
+            seen["weights"] = sampler.weights
+            seen["replacement"] = bool(sampler.replacement)
         if seen["is_sampler"]:
             cap = 10 * num_samples + 100
             try:
