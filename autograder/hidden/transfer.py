@@ -432,6 +432,11 @@ def check_extract_features(extract_features) -> None:
                 f"{what} changed the caller's x: normalise out of place ((x - mean) / std makes a "
                 "new tensor; x.sub_(mean) or x -= mean overwrite the caller's images)."
             )
+        if seen["flags_changed"]:
+            raise CheckError(
+                f"{what} changed requires_grad of the backbone's parameters: the caller may be "
+                "fine-tuning it. torch.no_grad() around the forward is all it takes."
+            )
         if seen["rng_changed"]:
             raise CheckError(
                 f"{what} changed the global random state (torch.manual_seed, or random numbers "
@@ -554,6 +559,12 @@ def _training_steps(seen: dict, what: str, num_epochs: int) -> None:
             f"num_epochs={num_epochs} and full-batch training expected exactly one per epoch (one "
             "forward, backward and optimizer step each): loop over range(num_epochs), the "
             "argument, not a fixed number."
+        )
+    if seen["stale_grads"]:
+        raise CheckError(
+            f"{what}: in {seen['stale_grads']} of its backward passes the gradients were added to "
+            "those of the step before (backward() accumulates into .grad): call "
+            "optimizer.zero_grad() at every step, before loss.backward()."
         )
     sizes = sorted({f["n"] for f in steps})
     if sizes != [seen["n_train"]]:

@@ -530,6 +530,20 @@ _MORE = {
             ),
         ),
         Mistake(
+            name="freezes-backbone-for-no-graph",
+            message="requires_grad_(False) changes the caller's backbone; torch.no_grad() is what avoids the graph.",
+            code=_EF_HEAD
+            + (
+                "    backbone.requires_grad_(False)  # no gradients, so no graph\n"
+                "    was = backbone.training\n"
+                "    backbone.eval()\n"
+                "    out = torch.cat([backbone((x[i:i + batch_size] - mean) / std)\n"
+                "                     for i in range(0, len(x), batch_size)])\n"
+                "    backbone.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
             name="always-back-to-train",
             message="Restore the mode the backbone had (train or eval), not always train().",
             code=_EF_HEAD
@@ -615,6 +629,20 @@ _MORE = {
             )
             + _LOOP
             + "    return model\n",
+        ),
+        Mistake(
+            name="no-zero-grad",
+            message="backward() adds to .grad: call optimizer.zero_grad() at every step.",
+            code=_FT_HEAD
+            + (
+                "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+                "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+                "    model.train()\n"
+                "    for _ in range(num_epochs):\n"
+                "        F.cross_entropy(model(x), y).backward()\n"
+                "        optimizer.step()\n"
+                "    return model.eval()\n"
+            ),
         ),
         Mistake(
             name="trains-mode-of-pretrained",

@@ -263,6 +263,7 @@ def probe_extract_features(extract_features, case: dict) -> dict:
         )
 
     handle = backbone[0].register_forward_pre_hook(record)
+    flags = [p.requires_grad for p in backbone.parameters()]
     x = features_input(case)
     x_before = x.detach().clone()
     kwargs = {} if case["batch_size"] is None else {"batch_size": case["batch_size"]}
@@ -279,6 +280,7 @@ def probe_extract_features(extract_features, case: dict) -> dict:
         "calls": calls,
         "x_changed": not torch.equal(x.detach(), x_before),
         "rng_changed": rng_changed,
+        "flags_changed": flags != [p.requires_grad for p in backbone.parameters()],
     }
 
 
@@ -372,7 +374,8 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
 
     How training ran: every forward through the backbone's first layer during the call
     (a global hook, so copies count), with its batch size, the layer's train/eval mode and
-    whether grad was enabled. ``case["kwargs"]`` are passed on (num_epochs, the learning
+    whether grad was enabled; and how many backward passes found that layer's .grad still
+    holding an earlier step's gradient (no zero_grad). ``case["kwargs"]`` are passed on (num_epochs, the learning
     rates); the global random generator is seeded with ``case["rng_seed"]`` before the call."""
     device = torch.device(case["device"])
     pretrained = copy.deepcopy(_pretrained(str(device)))
@@ -382,9 +385,28 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
     xa, ya, xb, _ = (t.to(device) for t in fine_tune_task(case))
     xa_before, ya_before = xa.clone(), ya.clone()
     forwards: list[dict] = []
+    stale: list[bool] = []  # per backward: did .grad hold more than this step's gradient?
+    watched: set[int] = set()
+
+    def watch(weight: torch.Tensor) -> None:
+        incoming: dict = {}
+
+        def on_grad(grad):
+            incoming["grad"] = grad.detach().clone()
+
+        def after_accumulate(param):
+            grad = incoming.pop("grad", None)
+            if grad is not None and param.grad is not None:
+                stale.append(not torch.allclose(param.grad, grad, rtol=1e-5, atol=1e-8))
+
+        weight.register_hook(on_grad)
+        weight.register_post_accumulate_grad_hook(after_accumulate)
 
     def record(module, args):
         if _is_first_conv(module):
+            if id(module) not in watched and module.weight.requires_grad:
+                watched.add(id(module))
+                watch(module.weight)
             forwards.append(
                 {
                     "n": int(args[0].shape[0])
@@ -423,6 +445,7 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
         if is_module
         else [],
         "forwards": forwards,
+        "stale_grads": sum(stale),
         "n_train": len(ya),
         "state": state_of(tuned) if is_module and case.get("state") else None,
         "logits": None,
