@@ -1,0 +1,60 @@
+"""Grade the one notebook a platform hands over, with the class grader, as a class of one.
+
+Gradescope and PrairieLearn run a fresh container per submission and give it the student's
+files. Here they become ``<work>/submissions/student/<lesson>/<lesson>.ipynb`` and go through
+:func:`autograder.grading.run.grade`, so the score is the one ``python -m autograder grade``
+gives the same notebook.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autograder import course
+from autograder.grading import sandbox
+from autograder.grading.run import GradeOptions, grade
+from autograder.platforms.lms import name_match
+
+STUDENT = "student"
+
+
+def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, str]:
+    """The notebook to grade among a submission's files, and a note for the student."""
+    if not folder.is_dir():
+        return None, f"nothing was submitted (no folder {folder})"
+    notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if not notebooks:
+        files = ", ".join(sorted(p.name for p in folder.rglob("*") if p.is_file())[:5])
+        return None, (
+            f"no notebook was submitted ({files or 'no files at all'}): upload {lesson}.ipynb"
+        )
+    best = min(notebooks, key=lambda p: (name_match(p.name, lesson), len(p.parts), p.name))
+    note = "" if best.name == f"{lesson}.ipynb" else f"graded {best.relative_to(folder)}"
+    if len(notebooks) > 1:
+        others = ", ".join(str(p.relative_to(folder)) for p in notebooks if p != best)
+        note = f"graded {best.relative_to(folder)}; also submitted, not graded: {others}"
+    return best, note
+
+
+def grade_notebook(
+    notebook: Path | None, lesson: str, work: Path, sandboxed: bool | None = None, **options
+) -> dict:
+    """The grade command's result row for one notebook (``None``: nothing was submitted)."""
+    if lesson not in course.lessons():
+        raise ValueError(f"unknown lesson {lesson!r}; lessons: {', '.join(course.lessons())}")
+    folder = work / "submissions" / STUDENT / lesson
+    folder.mkdir(parents=True, exist_ok=True)
+    if notebook is not None:
+        shutil.copy(notebook, folder / f"{lesson}.ipynb")
+    opts = GradeOptions(
+        work / "submissions",
+        work / "out",
+        [lesson],
+        jobs=1,
+        sandboxed=sandbox.available() if sandboxed is None else sandboxed,
+        progress=False,
+        **options,
+    )
+    (row,) = grade(opts)
+    return row
