@@ -578,6 +578,11 @@ def check_capture_activations(capture_activations) -> None:
                     " '' is the model itself; its hooks only run when you call model(x), "
                     "not model.forward(x)."
                 )
+            if "split" in missing:
+                hint += (
+                    " 'split' returns a tuple of tensors: store a tuple of their detached "
+                    "copies, tuple(t.detach().clone() for t in output)."
+                )
             if extra:
                 hint += " Start from an empty dict on every call."
             elif missing and len(got) == 1 and len(names) > 1:

@@ -401,6 +401,19 @@ MISTAKES = {
             ),
         ),
         Mistake(
+            name="clamp-after-grad-output",
+            message="Clamp the local derivative, then multiply by grad_output: "
+            "grad_output * x.clamp(-delta, delta), not (grad_output * x).clamp(...).",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return (grad_output * x).clamp(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
+        Mistake(
             name="linear-part-half-not-half-delta",
             message="The linear part is delta * (|x| - 0.5 * delta); with delta = 1 a missing "
             "factor delta does not show.",

@@ -928,6 +928,15 @@ _MORE = {
             code=_capture(),
         ),
         Mistake(
+            name="skips-tuple-outputs",
+            message="A module whose output is a tuple still gets an entry: a tuple of its "
+            "tensors' detached copies.",
+            code=_capture(
+                store="if isinstance(output, torch.Tensor):\n"
+                "                acts[name] = output.detach().clone()"
+            ).replace("def capture_activations", "import torch\ndef capture_activations", 1),
+        ),
+        Mistake(
             name="no-finally",
             message="When model(x) raises, hooks removed after it are never removed: put the "
             "removal in a finally: block.",
