@@ -131,13 +131,26 @@ def probe_TensorPairDataset_mismatch(TensorPairDataset, case: dict) -> dict:
 
 
 def _write_item(path: Path, x: torch.Tensor, y: int) -> None:
-    torch.save({"x": x, "y": torch.tensor(y)}, path)
+    """Write a sample file as a new file that replaces the old one: an answer that loads with
+    mmap=True keeps its view of the old file instead of seeing it change under it."""
+    partial = path.with_name(path.name + ".partial")
+    torch.save({"x": x, "y": torch.tensor(y)}, partial)
+    partial.replace(path)
+
+
+def _snapshot(item: object) -> object:
+    """An item as it was when read: tensors copied, so later changes to files do not show."""
+    if isinstance(item, torch.Tensor):
+        return item.clone()
+    if isinstance(item, (tuple, list)):
+        return type(item)(_snapshot(v) for v in item) if type(item) in (tuple, list) else item
+    return item
 
 
 def _read(ds: object, i: int) -> object:
-    """ds[i], or what it raised as {"raised": [type name, message]}."""
+    """ds[i] as it was when read, or what it raised as {"raised": [type name, message]}."""
     try:
-        return ds[i]
+        return _snapshot(ds[i])
     except Exception as err:  # a file that cannot be read must raise; report how
         return {"raised": [type_name(err), str(err)[:300]]}
 
@@ -164,14 +177,16 @@ def probe_DigitFolder(DigitFolder, case: dict) -> dict:
             length = len(ds)
             for i in range(n):  # change every file after __init__
                 _write_item(folder / names[i], case["new_xs"][i], case["new_ys"][i])
-            seen = {"len": length, "items": [ds[i] for i in range(min(n, length))]}
+            seen = {"len": length, "items": [_snapshot(ds[i]) for i in range(min(n, length))]}
             if case.get("third_x") is not None and length >= 1:
                 _write_item(folder / names[0], case["third_x"], case["new_ys"][0])
-                seen["reread"] = ds[0]
+                seen["reread"] = _snapshot(ds[0])
             k = case.get("truncate")
             if k is not None and length > k:
                 data = (folder / names[k]).read_bytes()
-                (folder / names[k]).write_bytes(data[: len(data) // 3])
+                partial = folder / (names[k] + ".partial")
+                partial.write_bytes(data[: len(data) // 3])
+                partial.replace(folder / names[k])
                 seen["truncated"] = _read(ds, k)
         return seen
     finally:
@@ -189,8 +204,8 @@ def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
         with quiet():
             ds = DigitFolder(str(folder), transform=transform)
             calls_in_init = transform.calls
-            item = ds[case["read"]]
-            again = ds[case["read"]]
+            item = _snapshot(ds[case["read"]])
+            again = _snapshot(ds[case["read"]])
         return {
             "calls_in_init": calls_in_init,
             "item": item,

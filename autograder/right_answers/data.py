@@ -106,6 +106,31 @@ RIGHT_ANSWERS = {
                 "        return x, y\n"
             ),
         ),
+        RightAnswer(
+            name="glob-names-mmap-load",
+            why="Keeps the folder and the sorted names from Path.glob('*.pt'), and loads with "
+            "mmap=True and map_location='cpu' (the tensor maps the file instead of copying "
+            "it); the label comes back as a Python int.",
+            code=(
+                "from pathlib import Path\n"
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.folder = Path(folder)\n"
+                "        self.names = sorted(p.name for p in self.folder.glob('*.pt'))\n"
+                "        self.transform = transform\n"
+                "\n"
+                "    def __len__(self):\n"
+                "        return len(self.names)\n"
+                "\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.folder / self.names[i], map_location='cpu', mmap=True)\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y'].item()\n"
+            ),
+        ),
     ],
     "split_dataset": [
         RightAnswer(
