@@ -7,6 +7,8 @@ import os
 import sys
 
 from autograder import course
+from autograder.platforms.cli import add_commands as add_platform_commands
+from autograder.platforms.cli import add_lms_options
 
 
 def _known_lessons(names: list[str]) -> list[str]:
@@ -81,6 +83,13 @@ def cmd_trusted(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from autograder.platforms.cli import grade_from_lms
+
+    lms_asked = args.lms or args.canvas_gradebook or args.canvas_column or args.moodle_worksheet
+    if lms_asked and not getattr(args, "staged", False):
+        args.staged = True  # grade_from_lms stages the download, then calls this again
+        return grade_from_lms(args, cmd_grade)
+
     from autograder.grading.report import table, write_all
     from autograder.grading.run import GradeOptions, UsageError, grade, saved_results
 
@@ -91,6 +100,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         timeout_s=args.timeout,
         memory_mb=args.memory,
+        disk_mb=args.disk,
+        submission_timeout_s=args.submission_timeout,
         force=args.force,
         sandboxed=not args.no_sandbox,
         gpu=False if args.no_gpu else None,
@@ -189,11 +200,25 @@ def main(argv: list[str] | None = None) -> int:
         "private memory when it uses a GPU",
     )
     gra.add_argument(
+        "--disk",
+        type=int,
+        default=1024,
+        help="MiB of writable disk per kernel (default 1024): its /tmp, a tmpfs",
+    )
+    gra.add_argument(
+        "--submission-timeout",
+        type=int,
+        default=450,
+        help="seconds for a whole notebook (default 450: five times the 90 s a lesson may take)",
+    )
+    gra.add_argument(
         "--no-gpu", action="store_true", help="kernels use the CPU even where a GPU is present"
     )
     gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
     gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
+    add_lms_options(gra)
     gra.set_defaults(func=cmd_grade)
+    add_platform_commands(sub)
 
     demo = sub.add_parser("grade-demo", help="grade bundled sample submissions and print the table")
     demo.add_argument(

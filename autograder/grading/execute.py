@@ -2,7 +2,10 @@
 
 Three changes to nbgrader's own Execute:
 
-- the kernel runs in the bubblewrap sandbox (``sandbox.kernel_argv``) over Unix sockets;
+- the kernel runs in the bubblewrap sandbox (``sandbox.kernel_argv``) over Unix sockets,
+  and everything it started is gone before the next kernel starts;
+- a whole-submission time budget (``submission_timeout``) on top of the per-cell timeout:
+  once it is spent, the running cell is interrupted and the cells after it are not run;
 - a kernel that dies (``os._exit``, a segfault, the out-of-memory killer) costs only the
   cell that killed it: the cell gets an error, a new kernel starts, the cells that had run
   cleanly are replayed quietly, and grading goes on;
@@ -29,6 +32,7 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpec
 from nbclient.exceptions import DeadKernelError
+from nbclient.util import run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader.preprocessors import Execute
@@ -40,6 +44,7 @@ from autograder.grading import sandbox
 from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
+SUBMISSION_TIMEOUT = "SubmissionTimeout"
 HIDDEN_CHECK_FAILED = "HiddenCheckFailed"
 VERDICT_KEY = "trusted_verdict"
 # A cell that prints gigabytes must not fill the grader's memory or the feedback file.
@@ -110,6 +115,12 @@ class GradingExecute(Execute):
 
     sandboxed = Bool(True, help="Run the kernel under bubblewrap.").tag(config=True)
     memory_mb = Integer(6144, help="Address-space limit of the kernel, in MiB.").tag(config=True)
+    disk_mb = Integer(sandbox.DISK_MB, help="Size of the kernel's writable /tmp, in MiB.").tag(
+        config=True
+    )
+    submission_timeout = Integer(
+        0, help="Wall-clock seconds for the whole notebook (0: no budget)."
+    ).tag(config=True)
     hide = List(Unicode(), help="Extra folders the kernel must not see.").tag(config=True)
     gpu = Bool(False, help="Let the sandboxed kernel see GPU devices.").tag(config=True)
     hidden_modules = Dict(help="Module name -> source handed to the kernel for test cells.").tag(
@@ -124,37 +135,52 @@ class GradingExecute(Execute):
     checks = Dict(help="Test cell grade_id -> [topic, check name, [argument names]].").tag(
         config=True
     )
+    # nbclient waits this long for a cell's last output after its reply, then fails the whole
+    # notebook; 4 s (its default) was seen running out on a loaded machine after a fork bomb.
+    iopub_timeout = Integer(30).tag(config=True)
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
         _KEEP_ALIVE.append(km)
-        scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         if self.sandboxed:
-            (scratch / ".tmp").mkdir(exist_ok=True)  # the kernel's TMPDIR (sandbox.kernel_argv)
-            sockets = Path(tempfile.mkdtemp(prefix="gk-"))  # short: Unix socket paths are capped
-            self._socket_dirs.append(sockets)
+            # The grader's own folder for this kernel: its connection file (and, as root,
+            # the kernel's passwd entry). Short: the kernel sees it at the same path.
+            folder = Path(tempfile.mkdtemp(prefix="gk-"))
+            self._kernel_dirs.append(folder)
             argv = sandbox.kernel_argv(
-                scratch, [Path(p) for p in self.hide], self.memory_mb, self.gpu, sockets
+                folder, [Path(p) for p in self.hide], self.memory_mb, self.gpu, self.disk_mb
             )
+            if sandbox.as_root():  # the kernel's user must read its connection file
+                os.chown(folder, sandbox.student_uid(), sandbox.student_uid())
             # interrupt by message: a signal would reach bubblewrap, not the kernel inside it
             km._kernel_spec = KernelSpec(
                 argv=argv, display_name="sandbox", language="python", interrupt_mode="message"
             )
             km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets instead
-            km.ip = str(sockets / "k")
-            km.connection_file = str(sockets / "kernel.json")
+            km.ip = sandbox.KERNEL_IP  # in the sandbox's /tmp; start_new_kernel_client
+            km.connection_file = str(folder / "kernel.json")
+            write = km.write_connection_file
+
+            def write_readable(**kwargs):  # jupyter_client writes it for its own user only
+                write(**kwargs)
+                os.chmod(km.connection_file, 0o644)
+
+            km.write_connection_file = write_readable
         elif not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
             km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
         return km
 
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
-        self._socket_dirs: list[Path] = []
+        self._kernel_dirs: list[Path] = []
+        self._sandbox: sandbox.Sandbox | None = None
         self._output_used: dict[str, int] = {}
+        budget = self.submission_timeout
+        self._deadline = time.monotonic() + budget if budget > 0 else float("inf")
         try:
             nb, resources = super().preprocess(nb, resources, km)
         finally:
-            for folder in self._socket_dirs:
+            for folder in self._kernel_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
         if self.trusted:
             _fail_unchecked(nb, set(self.checks))
@@ -164,6 +190,9 @@ class GradingExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
+            return cell, resources
+        if self._remaining() <= 0:  # the submission's budget is spent: not run at all
+            cell.outputs = [_budget_output(self.submission_timeout, ran=False)]
             return cell, resources
         graded = is_grade(cell)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -180,9 +209,24 @@ class GradingExecute(Execute):
             cell.outputs.append(_died_output())
             self._restart_and_replay()
             return cell, resources
+        if self._remaining() <= 0 and _interrupted(cell):  # the budget, not the cell's limit
+            cell.outputs.insert(0, _budget_output(self.submission_timeout, ran=True))
         if not graded and not any(o.output_type == "error" for o in cell.outputs):
             self._replay.append(index)
         return cell, resources
+
+    def _remaining(self) -> float:
+        """Seconds left of the submission's budget (infinite without one)."""
+        return self._deadline - time.monotonic()
+
+    def _get_timeout(self, cell):
+        """The per-cell timeout, cut short where the submission's budget ends sooner."""
+        timeout = super()._get_timeout(cell)
+        remaining = self._remaining()
+        if remaining == float("inf"):
+            return timeout
+        left = max(1, int(remaining + 0.999))
+        return left if timeout is None else min(timeout, left)
 
     def output(self, outs, msg, display_id, cell_index):
         """Keep at most ``MAX_CELL_OUTPUT`` characters of output per cell; drop the rest."""
@@ -209,9 +253,8 @@ class GradingExecute(Execute):
         """Run the test cell's hidden check here; a failure becomes an error in the cell."""
         topic, check, args = self.checks[grade_id]
         spec = trusted.CheckSpec(grade_id, "", topic, check, tuple(args))
-        verdict = trusted.run_check(
-            spec, _KernelChannel(self, deadline=time.monotonic() + self.timeout)
-        )
+        deadline = min(time.monotonic() + self.timeout, self._deadline)
+        verdict = trusted.run_check(spec, _KernelChannel(self, deadline=deadline))
         record = {
             "passed": verdict.passed,
             "message": verdict.message,
@@ -246,6 +289,8 @@ class GradingExecute(Execute):
         self.log.warning("The kernel died; restarting it and replaying %d cells", len(self._replay))
         self._fresh_kernel()
         for index in list(self._replay):
+            if self._remaining() <= 0:
+                break
             try:
                 self._quietly(self.nb.cells[index].source)
             except DeadKernelError:  # the replay itself crashes: stop replaying, keep grading
@@ -253,9 +298,34 @@ class GradingExecute(Execute):
                 break
 
     def start_new_kernel_client(self):
+        if self.sandboxed:
+            # The kernel made its sockets in its own /tmp: reach them through its /proc root.
+            self._sandbox = sandbox.Sandbox(self.km.provisioner.process.pid)
+            self.km._close_control_socket()  # connected at start, to the kernel's own path
+            self.km.ip = self._sandbox.outside_path(sandbox.KERNEL_IP)
+            self.km._connect_control_socket()  # interrupts go through it
         kc = super().start_new_kernel_client()
         _KEEP_ALIVE.append(kc)
         return kc
+
+    async def _async_cleanup_kernel(self) -> None:
+        """Stop the kernel, then wait until every process its sandbox started is gone."""
+        try:
+            await super()._async_cleanup_kernel()
+        finally:
+            box, self._sandbox = self._sandbox, None
+            if box is not None:
+                box.wait_gone()
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
+
+    def inside_path(self, name: str) -> tuple[str, Path]:
+        """A file the kernel writes: its path in the kernel, and where the grader reads it."""
+        if self._sandbox is not None:
+            inside = f"{sandbox.SCRATCH}/{name}"
+            return inside, Path(self._sandbox.outside_path(inside))
+        scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
+        return str(scratch / name), scratch / name
 
     def _fresh_kernel(self) -> None:
         self._cleanup_kernel()
@@ -277,11 +347,10 @@ class _KernelChannel:
                 f"the hidden check ran out of time ({self.execute.timeout} s) before it could "
                 "finish running the answer"
             )
-        scratch = Path(self.execute.resources.get("metadata", {}).get("path") or ".").resolve()
-        result = scratch / f".probe-{secrets.token_hex(8)}.json"
+        inside, result = self.execute.inside_path(f".probe-{secrets.token_hex(8)}.json")
         code = (
             "from autograder.boundary import serve as _serve\n"
-            f"_serve({probe_module!r}, {probe_name!r}, {name!r}, {case_json!r}, {str(result)!r})\n"
+            f"_serve({probe_module!r}, {probe_name!r}, {name!r}, {case_json!r}, {inside!r})\n"
             "del _serve\n"
         )
         saved_timeout = self.execute.timeout
@@ -371,6 +440,25 @@ def _remove_links(scratch: Path) -> None:
                 path.unlink()
         except OSError:
             pass  # gone already, or not ours to remove: nothing follows it
+
+
+def _interrupted(cell) -> bool:
+    """True when the grader interrupted the cell (its time ran out)."""
+    return any(
+        o.output_type == "error" and o.ename in ("CellTimeoutError", "KeyboardInterrupt")
+        for o in cell.outputs
+    )
+
+
+def _budget_output(seconds: int, ran: bool) -> NotebookNode:
+    when = "ran out while this cell ran" if ran else "had run out before this cell"
+    text = (
+        f"The submission's time budget ({seconds} s for the whole notebook, "
+        f"--submission-timeout) {when}; this cell earns nothing."
+    )
+    return new_output(
+        "error", ename=SUBMISSION_TIMEOUT, evalue=text, traceback=[f"{SUBMISSION_TIMEOUT}: {text}"]
+    )
 
 
 def _died_output() -> NotebookNode:

@@ -24,11 +24,26 @@ from autograder import course
 from autograder.grading import sandbox
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.submissions import OK, discover, max_points
-from autograder.grading.worker import CRASHED, MEMORY, TIMEOUT, Result, Settings, grade_one, warm_up
+from autograder.grading.worker import (
+    CRASHED,
+    DISK,
+    MEMORY,
+    PROCESSES,
+    TIMEOUT,
+    Result,
+    Settings,
+    grade_one,
+    warm_up,
+)
 from autograder.nbgrader_course import course_config
 
-GRADED = {OK, TIMEOUT, CRASHED, MEMORY}  # statuses a grading run gives; others are retried
+GRADED = {OK, TIMEOUT, CRASHED, MEMORY, DISK, PROCESSES}  # a grading run's; others are retried
 MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB of addresses
+MIN_DISK_MB = 64
+# A lesson runs in at most 90 s on a 2-core CPU (CONTRIBUTING.md; the slowest measures 13 s);
+# a whole submission gets five times that before it is stopped.
+LESSON_MAX_S = 90
+SUBMISSION_TIMEOUT_S = 5 * LESSON_MAX_S
 
 
 class UsageError(ValueError):
@@ -43,6 +58,8 @@ class GradeOptions:
     jobs: int = os.cpu_count() or 1
     timeout_s: int = 120
     memory_mb: int = 6144
+    disk_mb: int = sandbox.DISK_MB
+    submission_timeout_s: int = SUBMISSION_TIMEOUT_S
     force: bool = False
     sandboxed: bool = True
     progress: bool = True
@@ -72,11 +89,17 @@ def validate(opts: GradeOptions) -> None:
         raise UsageError(
             f"--memory must be at least {MIN_MEMORY_MB} MiB: torch needs that to import"
         )
+    if opts.disk_mb < MIN_DISK_MB:
+        raise UsageError(f"--disk must be at least {MIN_DISK_MB} MiB")
+    if opts.submission_timeout_s < 1:
+        raise UsageError("--submission-timeout must be at least 1 second")
     if opts.sandboxed and not sandbox.available():
         raise UsageError(
             "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install "
             "bubblewrap) or pass --no-sandbox to grade trusted submissions without isolation"
         )
+    if opts.sandboxed:
+        _check_containment(opts)
     out, subs = opts.out.resolve(), opts.submissions.resolve()
     if out == subs or subs in out.parents:
         raise UsageError("--out must not be inside the submissions folder")
@@ -85,6 +108,25 @@ def validate(opts: GradeOptions) -> None:
             "the submissions folder must not be inside --out: the grade command writes "
             "OUT/submitted itself; grade a copy of the submissions into another folder"
         )
+
+
+def _check_containment(opts: GradeOptions) -> None:
+    """Stop, saying why, where the sandbox cannot start: never grade unconfined by accident."""
+    gpu = _gpu_visible() if opts.gpu is None else opts.gpu
+    trouble = sandbox.check(opts.memory_mb, gpu, opts.disk_mb)
+    if trouble is None:
+        return
+    hint = ""
+    if not sandbox.as_root():
+        hint = (
+            " It needs user namespaces, which this machine refuses to this user (see "
+            "sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, or on Ubuntu "
+            "kernel.apparmor_restrict_unprivileged_userns); or run the grader as root."
+        )
+    raise UsageError(
+        f"the sandbox cannot start here, so student code would run unconfined: {trouble}."
+        f"{hint} Pass --no-sandbox only to grade trusted notebooks without isolation."
+    )
 
 
 CONFIG = """\
@@ -205,6 +247,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
             settings = Settings(
                 timeout_s=opts.timeout_s,
                 memory_mb=opts.memory_mb,
+                disk_mb=opts.disk_mb,
+                submission_timeout_s=opts.submission_timeout_s,
                 sandboxed=opts.sandboxed,
                 hide=[str(out), str(opts.submissions.resolve())],
                 gpu=_gpu_visible() if opts.gpu is None else opts.gpu,

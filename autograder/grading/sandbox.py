@@ -1,20 +1,44 @@
-"""The bubblewrap sandbox a student's kernel runs in.
+"""The bubblewrap sandbox a student's kernel runs in: its own processes, disk and files.
 
 Inside, nothing of the machine's file system is visible unless listed: the system folders
-(``/usr``, ``/etc``, ``/sys``...), Python and ``tutorial_lib``, all read-only; one writable
-scratch folder holding only the student's notebook; a short writable folder for the
-kernel's sockets. So the course repository, the submissions, the grader's output, other
-checkouts of the course, home folders and /tmp simply do not exist in there. No network;
-no capabilities; an unprivileged user even when the grader is root; a memory limit
-(``memory_limit``) so a memory bomb fails inside its cell.
+(``/usr``, ``/etc``, ``/sys``...), Python and ``tutorial_lib``, all read-only. The only
+writable place is ``/tmp`` (the kernel's working folder, home and temporary folder), a
+tmpfs of ``disk_mb``: a submission that writes without end gets "No space left on device"
+in its cell, and whatever it wrote vanishes with the sandbox. The graded notebook itself
+stays outside; the kernel gets no copy of it.
+
+The kernel has its own PID namespace: ``/proc`` lists only the sandbox's processes and it
+can signal nothing outside. Its first process is bubblewrap's init; when the kernel exits
+or is killed, that init exits and the kernel (the operating system's) kills every process
+left in the namespace, detached ones included (``setsid``, double forks). A process limit
+(``RLIMIT_NPROC``) caps a fork bomb. No network; no capabilities; an unprivileged user.
+
+Two ways to get an unprivileged user, depending on who runs the grader:
+
+- **as root** (CI, containers): bubblewrap sets up the namespaces as root, then the kernel
+  runs as its own numeric user (``student_uid``), one per grading worker. Root's processes
+  are exempt from ``RLIMIT_NPROC``, and a user of its own gives each submission its own
+  count, so one job's fork bomb cannot starve the other job.
+- **as anyone else**: a user namespace (``--unshare-user``), as bubblewrap usually works;
+  the limit then counts the processes of that namespace. Machines that forbid
+  unprivileged user namespaces cannot run it; ``check`` says so before grading starts.
+
+The grader talks to the kernel over Unix sockets that the kernel creates in its own /tmp;
+from outside they are reached through ``/proc/<kernel pid>/root`` (``outside_path``), so the
+kernel needs no writable folder of the machine's at all.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import select
 import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from autograder import course
@@ -25,11 +49,32 @@ from autograder import course
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys")
 NOBODY = "65534"
 SHM_BYTES = 512 * 1024 * 1024
+SCRATCH = "/tmp"  # inside the sandbox: the kernel's only writable folder (a tmpfs)
+KERNEL_IP = f"{SCRATCH}/.kernel"  # the kernel's Unix sockets: /tmp/.kernel-<port>
+DISK_MB = 1024  # the tmpfs's size: checkpoints, exports and caches of every lesson fit
+# Tasks (processes and threads) per submission. The lessons' heaviest cells (DataLoader
+# workers, torchrun's two processes with their threads) use about 70; a fork bomb stops here.
+PROCESSES = 256
+# As root, each grading worker's kernels run as a user of their own: this plus the
+# worker's process id, far above the users a system hands out (rootless containers' ranges
+# included), below the 32-bit limit.
+UID_BASE = 3_000_000_000
+BWRAP = "bwrap"
 
 
 def available() -> bool:
     """True when bubblewrap is installed."""
-    return shutil.which("bwrap") is not None
+    return shutil.which(BWRAP) is not None
+
+
+def as_root() -> bool:
+    """True when the grader runs as root: the kernel then gets a user of its own."""
+    return os.geteuid() == 0
+
+
+def student_uid() -> int:
+    """The user a root grader's kernels run as: one per grading worker (its pid is unique)."""
+    return UID_BASE + os.getpid()
 
 
 def memory_limit(gpu: bool) -> str:
@@ -62,22 +107,63 @@ def _python_paths() -> list[Path]:
     return sorted(paths)
 
 
-def kernel_argv(
-    scratch: Path, hide: list[Path], memory_mb: int, gpu: bool = False, sockets: Path | None = None
-) -> list[str]:
-    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel.
+def _parent_folders(paths: list[Path]) -> list[str]:
+    """Create, traversable by anyone, the folders above the bound paths that bwrap would
+    otherwise create for root only (``/root/.pyenv/...`` above a pyenv Python)."""
+    argv, made = [], {Path("/"), Path(SCRATCH)}
+    given = [Path(p) for p in (*SYSTEM_PATHS, "/dev", "/proc")]  # mounted: nothing to create
+    for path in paths:
+        for parent in reversed(Path(path).parents):
+            if parent in made or any(parent == g or g in parent.parents for g in given):
+                continue
+            made.add(parent)
+            argv += ["--perms", "0755", "--dir", str(parent)]
+    return argv
 
-    ``scratch`` is the kernel's writable working folder; ``sockets`` a second writable
-    folder with a short path for the kernel's Unix sockets (a socket path must fit in
-    about 100 bytes, which a scratch folder deep in the output tree may not).
+
+def _user_files(folder: Path, uid: int) -> list[str]:
+    """``/etc/passwd`` and ``/etc/group`` with the kernel's own user in them, bound over
+    the machine's: libraries that look the current user up (``pwd.getpwuid``) find it."""
+    entries = {
+        "passwd": f"student:x:{uid}:{uid}:student:{SCRATCH}:/usr/sbin/nologin\n",
+        "group": f"student:x:{uid}:\n",
+    }
+    argv = []
+    for name, line in entries.items():
+        try:
+            system = Path("/etc", name).read_text()
+        except OSError:
+            system = ""
+        path = folder / name
+        path.write_text(system.rstrip("\n") + "\n" + line if system else line)
+        argv += ["--ro-bind", str(path), f"/etc/{name}"]
+    return argv
+
+
+def sandbox_argv(
+    folder: Path,
+    hide: list[Path],
+    memory_mb: int,
+    gpu: bool = False,
+    disk_mb: int = DISK_MB,
+    processes: int = PROCESSES,
+) -> list[str]:
+    """The argv prefix that runs a command in the sandbox (append the command's argv).
+
+    ``folder`` is the grader's own short folder for this kernel (its connection file): the
+    kernel sees it read-only, at the same path.
     """
-    argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", "bwrap"]
+    argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):  # merged /usr: /lib -> usr/lib
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    argv += ["--proc", "/proc"]
+    root = as_root()
+    uid = student_uid() if root else int(NOBODY)
+    if root:
+        argv += _user_files(folder, uid)
+    argv += ["--proc", "/proc"]  # of the new PID namespace: the sandbox's processes only
     argv += ["--dev", "/dev"]  # a minimal /dev: null, zero, random, tty...
     if gpu:  # and the GPU's device nodes, nothing else of the machine's /dev
         for node in gpu_device_nodes():
@@ -86,44 +172,158 @@ def kernel_argv(
     # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
     # Its size is capped: a tmpfs holds memory that the address-space limit does not count.
     argv += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    # The only writable folder: working folder, home, temporary files, the kernel's sockets.
+    argv += ["--perms", "1777", "--size", str(disk_mb * 1024 * 1024), "--tmpfs", SCRATCH]
     # Found without importing it: importing tutorial_lib would import torch in the grader.
     tutorial_lib_dir = Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
-    for path in [*_python_paths(), tutorial_lib_dir]:
+    bound = [*_python_paths(), tutorial_lib_dir]
+    argv += _parent_folders([*bound, folder])
+    for path in bound:
         argv += ["--ro-bind", str(path), str(path)]
     # Folders that must stay unseen even if they sit under a path bound above: covered by
-    # an empty tmpfs, made read-only once the writable folders are bound.
+    # an empty tmpfs, made read-only once everything is bound.
     covered = [str(p) for p in [course.ROOT, *hide] if Path(p).exists() and _under_bound(Path(p))]
     for path in covered:
         argv += ["--tmpfs", path]
-    argv += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch)]
-    if sockets is not None:
-        argv += ["--bind", str(sockets), str(sockets)]
+    argv += ["--ro-bind", str(folder), str(folder), "--chdir", SCRATCH]
     for path in covered:
         argv += ["--remount-ro", path]
     # bwrap's new root is a tmpfs: read-only, or a student could fill memory through it.
     argv += ["--remount-ro", "/"]
-    argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-user"]
-    argv += ["--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
-    argv += ["--die-with-parent", "--new-session"]
+    argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if not root:
+        argv += ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
     env = {
-        "HOME": str(scratch),
-        "USER": "nobody",  # not the grader's name: torch builds cache paths from it
-        "LOGNAME": "nobody",
-        # /tmp is read-only in here. Short, because multiprocessing puts Unix sockets there
-        # (DataLoader workers pass tensors through them) and a socket path must fit in 108
-        # bytes: deep in OUT, a scratch path did not, and the workers hung.
-        "TMPDIR": str(sockets if sockets is not None else scratch / ".tmp"),
-        "XDG_CACHE_HOME": str(scratch / ".cache"),
-        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".cache" / "torchinductor"),
-        "MPLCONFIGDIR": str(scratch / ".matplotlib"),
-        "IPYTHONDIR": str(scratch / ".ipython"),
+        "HOME": SCRATCH,
+        "USER": "student",  # not the grader's name: torch builds cache paths from it
+        "LOGNAME": "student",
+        "TMPDIR": SCRATCH,
+        "XDG_CACHE_HOME": f"{SCRATCH}/.cache",
+        "TORCHINDUCTOR_CACHE_DIR": f"{SCRATCH}/.cache/torchinductor",
+        "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib",
+        "IPYTHONDIR": f"{SCRATCH}/.ipython",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "MALLOC_ARENA_MAX": "2",  # glibc reserves address space per thread arena
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The kernel's parent is the namespace's init, pid 1, which never goes away:
+        # ipykernel then polls no parent (with the grader's pid it would see pid 1 and
+        # quit). --die-with-parent does that poller's job.
+        "JPY_PARENT_PID": "1",
     }
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    argv += ["--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv += ["--"]
+    if root:  # namespaces set up as root; the kernel itself is an unprivileged user
+        argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    argv += ["prlimit", f"--nproc={processes}:{processes}", "--"]
     return argv
+
+
+def kernel_argv(
+    folder: Path,
+    hide: list[Path],
+    memory_mb: int,
+    gpu: bool = False,
+    disk_mb: int = DISK_MB,
+    processes: int = PROCESSES,
+) -> list[str]:
+    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
+    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes)
+    return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+
+
+def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | None:
+    """Start the sandbox once with a trivial command: None if it works, else bwrap's words.
+
+    Where it cannot start (no user namespaces for this user, an old bubblewrap), grading
+    would have to run student code unconfined: the grade command stops instead.
+    """
+    with tempfile.TemporaryDirectory(prefix="gk-") as tmp:
+        argv = [*sandbox_argv(Path(tmp), [], memory_mb, gpu, disk_mb), "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return str(err)
+    if done.returncode == 0:
+        return None
+    return (done.stderr or done.stdout).strip() or f"exit status {done.returncode}"
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _child(pid: int, everywhere: bool) -> int | None:
+    """A process whose parent is ``pid``, if there is one yet.
+
+    Process ids are handed out in order, so a child started just now is almost always
+    a little above its parent's: only those are looked at, unless ``everywhere``.
+    """
+    for candidate in range(pid + 1, pid + 64):
+        if _parent_of(candidate) == pid:
+            return candidate
+    if not everywhere:
+        return None
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _parent_of(int(entry)) == pid:
+            return int(entry)
+    return None
+
+
+class Sandbox:
+    """A started sandbox, seen from the grader: where its files are, and how to end it.
+
+    ``outer`` is bubblewrap's own process (what jupyter_client started). Its one child is
+    the namespace's init; the init's child is the kernel. The kernel's ``/proc/<pid>/root``
+    is the sandbox's file system as the kernel sees it.
+    """
+
+    def __init__(self, outer: int, timeout: float = 30.0):
+        self.init = self.kernel = None
+        start = time.monotonic()
+        while time.monotonic() < start + timeout:
+            everywhere = time.monotonic() > start + 1  # ids wrapped around, or a busy machine
+            if self.init is None:
+                self.init = _child(outer, everywhere)
+            if self.init is not None:
+                self.kernel = _child(self.init, everywhere)
+            if self.kernel is not None or not Path("/proc", str(outer)).exists():
+                break
+            time.sleep(0.005)
+        if self.kernel is None:
+            raise RuntimeError("the sandbox did not start its kernel")
+        try:
+            self._init_fd = os.pidfd_open(self.init)
+        except ProcessLookupError:  # the sandbox has ended already
+            self._init_fd = None
+
+    def outside_path(self, inside: str) -> str:
+        """The path, as the grader reaches it, of a path inside the sandbox."""
+        return f"/proc/{self.kernel}/root{inside}"
+
+    def wait_gone(self, timeout: float = 10.0) -> bool:
+        """Wait until every process of the sandbox is gone; kill them if they linger.
+
+        The init dies with bubblewrap (``--die-with-parent``) and takes the namespace with
+        it: once it has exited, nothing the submission started is left.
+        """
+        if self._init_fd is None:
+            return True
+        try:
+            for _ in range(2):
+                if select.select([self._init_fd], [], [], timeout)[0]:
+                    return True
+                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
+            return False
+        except ProcessLookupError:
+            return True
+        finally:
+            os.close(self._init_fd)

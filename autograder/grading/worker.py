@@ -17,14 +17,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from autograder import course, notebook, trusted
-from autograder.grading.execute import KERNEL_DIED, VERDICT_KEY
+from autograder.grading import sandbox
+from autograder.grading.execute import KERNEL_DIED, SUBMISSION_TIMEOUT, VERDICT_KEY
 from autograder.grading.submissions import max_points
 from autograder.nbgrader_course import course_config
 
 TIMEOUT = "timeout"
 CRASHED = "crashed"
 MEMORY = "memory"
+DISK = "disk"  # filled the sandbox's /tmp (--disk)
+PROCESSES = "processes"  # hit the sandbox's process limit
 ERROR = "error"  # nbgrader itself failed on this submission
+BUDGET = "budget"  # a kind of trouble, not a status: the submission's budget ran out (timeout)
 
 
 @dataclass
@@ -35,6 +39,8 @@ class Settings:
     hide: list[str]  # folders the kernel must not see (submissions, output)
     gpu: bool = False
     trusted: bool = True  # hidden checks in the grader's process (False: in the kernel)
+    disk_mb: int = sandbox.DISK_MB  # the kernel's writable /tmp
+    submission_timeout_s: int = 0  # the whole notebook's wall-clock budget (0: none)
 
 
 @dataclass
@@ -119,6 +125,8 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     # which costs a parallel job CPU time that another job's kernel could use.
     config.GradingExecute.shutdown_kernel = "immediate"
     config.GradingExecute.memory_mb = settings.memory_mb
+    config.GradingExecute.disk_mb = settings.disk_mb
+    config.GradingExecute.submission_timeout = settings.submission_timeout_s
     config.GradingExecute.sandboxed = settings.sandboxed
     config.GradingExecute.hide = settings.hide
     config.GradingExecute.gpu = settings.gpu
@@ -205,35 +213,46 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
                 misconception=verdict.get("misconception", {}).get("message", ""),
             )
         )
-    status = next((k for k in (CRASHED, MEMORY, TIMEOUT) if k in problems), "ok")
+    # The most far-reaching kind of trouble names the status: a spent budget stopped the rest.
+    kind = next(
+        (k for k in (BUDGET, CRASHED, MEMORY, DISK, PROCESSES, TIMEOUT) if k in problems), None
+    )
     return Result(
         student,
         assignment,
-        status,
+        TIMEOUT if kind == BUDGET else kind or "ok",
         score=sum(t.score for t in tests),
         max_score=sum(t.max_score for t in tests),
-        message=_where_it_went_wrong(nb, trouble, status),
+        message=_where_it_went_wrong(nb, trouble, kind),
         tests=tests,
     )
 
 
 WHAT_HAPPENED = {
+    BUDGET: (
+        "the submission ran past its time budget (--submission-timeout) in {where}; "
+        "the cells after it were not run"
+    ),
     CRASHED: "the kernel died in {where}; it was restarted and the rest was graded",
     MEMORY: "{where} ran out of memory (the --memory limit); the rest was graded",
-    TIMEOUT: "{where} ran past the time limit and was interrupted; the rest was graded",
+    DISK: "{where} filled the sandbox's disk (the --disk limit); the rest was graded",
+    PROCESSES: "{where} hit the sandbox's limit on processes; the rest was graded",
+    TIMEOUT: "{where} ran past the per-cell time limit and was interrupted; the rest was graded",
 }
 
 
-def _where_it_went_wrong(nb, trouble: dict[int, str], status: str) -> str:
-    """For a crash, a timeout or a memory bomb: which cells it happened in, in words."""
-    if status not in WHAT_HAPPENED:
+def _where_it_went_wrong(nb, trouble: dict[int, str], kind: str | None) -> str:
+    """For a crash, a timeout, a memory bomb...: which cells it happened in, in words."""
+    if kind not in WHAT_HAPPENED:
         return ""
     places = []
-    for i, kind in trouble.items():
-        if kind == status:
+    for i, found in trouble.items():
+        if found == kind:
             grade_id = notebook.nbgrader_meta(nb.cells[i]).get("grade_id")
             places.append(f"the cell {grade_id}" if grade_id else f"cell {i}")
-    return WHAT_HAPPENED[status].format(where=", ".join(places) or "a cell")
+            if kind == BUDGET:  # the cell it ran out in; the later ones were never run
+                break
+    return WHAT_HAPPENED[kind].format(where=", ".join(places) or "a cell")
 
 
 def _failure(cell) -> tuple[str, str | None]:
@@ -247,10 +266,18 @@ def _failure(cell) -> tuple[str, str | None]:
         kind = None
         if ename == KERNEL_DIED:
             kind = CRASHED
+        elif ename == SUBMISSION_TIMEOUT:
+            kind = BUDGET
         elif ename in ("CellTimeoutError", "KeyboardInterrupt"):  # the grader interrupted it
             kind = TIMEOUT
             evalue = "no result within the per-cell time limit; the cell was interrupted"
         elif ename == "MemoryError" or "can't allocate memory" in evalue:
             kind = MEMORY
+        elif "No space left on device" in evalue or "Disk quota exceeded" in evalue:
+            kind = DISK
+        elif (ename == "BlockingIOError" and "Resource temporarily unavailable" in evalue) or (
+            "can't start new thread" in evalue
+        ):  # fork() or a new thread refused: the process limit
+            kind = PROCESSES
         return (f"{ename}: {evalue}" if evalue else ename)[:1000], kind
     return "", None

@@ -8,6 +8,12 @@ graded when the kernel is killed mid-check.
 
 ``tests/grading/test_attacks.py`` grades them all in one run; ``tools/attack_report.py``
 prints, for each, the score under plain nbgrader and under the grade command.
+
+``CONTAINMENT`` holds the attacks on the machine rather than on the verdict: listing and
+signalling other processes, leaving processes behind, a fork bomb, a disk filler, a notebook
+of slow cells. They are kept apart (``containment_corpus``) because they are only safe in
+the sandbox: run unconfined, as plain nbgrader runs notebooks, they would signal or starve
+the machine's own processes and fill its disk.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ LESSON = "00_welcome"
 # A file outside the sandbox that the fake_result_files attack links to: the grader must not
 # touch it (nbgrader chmods every file of the autograded folder, following links).
 SENTINEL = f"/tmp/attack-chmod-sentinel-{os.getpid()}"
+# In the command line of every process and the name of every file the containment attacks
+# leave behind: the test looks for it on the machine once grading is over.
+MARKER = f"attack-leftover-{os.getpid()}"
 
 WRONG = {
     "pick_device": "def pick_device(cuda_available, mps_available):\n    return torch.device('cpu')\n",
@@ -41,6 +50,7 @@ class Attack:
     cell: str = ""  # code for an extra cell before the first exercise
     answers: dict[str, str] = field(default_factory=dict)  # answer grade_id -> code
     base: str = "wrong"  # "wrong" or "right": the honest answers the attack starts from
+    repeat: int = 1  # how many copies of ``cell`` to insert
 
 
 def _code(text: str) -> str:
@@ -473,21 +483,148 @@ ATTACKS = [
 ]
 
 
+# Attacks on the machine, not on the verdict: only safe inside the sandbox (see above).
+# SENTINEL_PID is a process the test starts outside the sandbox; MARKER as above.
+CONTAINMENT = [
+    Attack(
+        "list_processes",
+        "lists every process in /proc with its command line, looking for the grader's",
+        cell=_code(
+            """
+            import json, os
+            _seen = {}
+            for _pid in (p for p in os.listdir("/proc") if p.isdigit()):
+                try:
+                    with open(f"/proc/{_pid}/cmdline", "rb") as _f:
+                        _seen[_pid] = _f.read().replace(b"\\0", b" ").decode(errors="replace")[:300]
+                except OSError:
+                    pass
+            print("PROCESSES" + json.dumps(_seen) + "END")
+            """
+        ),
+    ),
+    Attack(
+        "signal_outside",
+        "SIGKILLs a process outside the sandbox, its own parent and every process it may (kill -1)",
+        cell=_code(
+            """
+            import os, signal
+            _tried = {}
+            for _target in (SENTINEL_PID, os.getppid(), -1):
+                try:
+                    os.kill(_target, signal.SIGKILL)
+                    _tried[_target] = "sent"
+                except OSError as _err:
+                    _tried[_target] = type(_err).__name__
+            print("SIGNALS", _tried)
+            """
+        ),
+    ),
+    Attack(
+        "detached_processes",
+        "starts processes that outlive the kernel: a new session, a double fork with setsid",
+        cell=_code(
+            """
+            import os, subprocess, sys, time
+            _code = "import time; time.sleep(300)"
+            _kids = [subprocess.Popen([sys.executable, "-c", _code, "MARKER"], start_new_session=True).pid]
+            _read, _write = os.pipe()
+            if os.fork() == 0:  # double fork: the grandchild is nobody's child
+                os.setsid()
+                _pid = os.fork()
+                if _pid == 0:
+                    os.execv(sys.executable, [sys.executable, "-c", _code, "MARKER"])
+                os.write(_write, str(_pid).encode())
+                os._exit(0)
+            _kids.append(int(os.read(_read, 32)))
+            time.sleep(1)
+            _alive = []
+            for _pid in _kids:
+                try:
+                    os.kill(_pid, 0)
+                    _alive.append(True)
+                except OSError:
+                    _alive.append(False)
+            print("DETACHED alive:", _alive)
+            """
+        ),
+    ),
+    Attack(
+        "fork_bomb",
+        "right answers, but pick_device's cell forks until the machine refuses",
+        base="right",
+        answers={
+            "pick_device": (
+                "import os, time\n"
+                "_kids = []\n"
+                "try:\n"
+                "    while len(_kids) < 100_000:\n"
+                "        _pid = os.fork()\n"
+                "        if _pid == 0:\n"
+                "            time.sleep(120)\n"
+                "            os._exit(0)\n"
+                "        _kids.append(_pid)\n"
+                "finally:\n"
+                "    print('FORKED', len(_kids))\n"
+                "def pick_device(cuda_available, mps_available):\n"
+                "    return torch.device('cuda' if cuda_available else 'mps' if mps_available else 'cpu')\n"
+            ),
+        },
+    ),
+    Attack(
+        "disk_filler",
+        "writes to its working folder until the disk is full, and leaves the file there",
+        cell=_code(
+            """
+            _chunk = b"x" * (1 << 20)
+            with open("MARKER.bin", "wb") as _f:
+                while True:
+                    _f.write(_chunk)
+            """
+        ),
+    ),
+    Attack(
+        "slow_cells",
+        "twelve cells of eight seconds each: every one under the per-cell limit",
+        cell="import time\ntime.sleep(8)\n",
+        repeat=12,
+    ),
+    Attack(
+        "read_the_notebook",
+        "looks for the graded notebook (restored test cells, hidden lines) beside the kernel",
+        cell=_code(
+            """
+            import glob, os
+            _places = [os.getcwd(), os.path.expanduser("~"), "/tmp"]  # and / itself, shallowly
+            _found = {p for d in _places for p in glob.glob(f"{d}/**/*.ipynb", recursive=True)}
+            _found |= set(glob.glob("/*.ipynb") + glob.glob("/*/*.ipynb") + glob.glob("/*/*/*.ipynb"))
+            _found = sorted(_found)
+            print("NOTEBOOKS", _found)
+            """
+        ),
+    ),
+]
+
+
 def _first_answer_index(nb: NotebookNode) -> int:
     return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution"))
 
 
-def build(attack: Attack) -> NotebookNode:
+def build(attack: Attack, sentinel_pid: int = 0) -> NotebookNode:
     """The attack's submission notebook."""
+
+    def filled(code: str) -> str:
+        code = code.replace("SENTINEL_PATH", SENTINEL).replace("MARKER", MARKER)
+        return code.replace("SENTINEL_PID", str(sentinel_pid))
+
     nb = samples.solution(LESSON)
     if attack.base == "wrong":
         for grade_id, code in WRONG.items():
             nb = samples.replace_answer(nb, grade_id, code)
     for grade_id, code in attack.answers.items():
-        nb = samples.replace_answer(nb, grade_id, code)
-    if attack.cell:
-        cell = attack.cell.replace("SENTINEL_PATH", SENTINEL)
-        nb.cells.insert(_first_answer_index(nb), nbformat.v4.new_code_cell(cell))
+        nb = samples.replace_answer(nb, grade_id, filled(code))
+    for _ in range(attack.repeat if attack.cell else 0):
+        nb.cells.insert(_first_answer_index(nb), nbformat.v4.new_code_cell(filled(attack.cell)))
     return nb
 
 
@@ -502,3 +639,8 @@ def baselines() -> dict[str, NotebookNode]:
 def corpus() -> dict[str, NotebookNode]:
     """Student id -> notebook: every attack, and the two honest baselines."""
     return {**baselines(), **{a.name: build(a) for a in ATTACKS}}
+
+
+def containment_corpus(sentinel_pid: int) -> dict[str, NotebookNode]:
+    """Student id -> notebook: the attacks on the machine; sandbox only (see above)."""
+    return {a.name: build(a, sentinel_pid) for a in CONTAINMENT}

@@ -1,10 +1,16 @@
 """The attack corpus (tests/grading/attacks.py), graded in one run: no attack earns a point.
 
 An attack's score per exercise may never exceed what the honest answers it starts from
-earn; the honest wrong answers earn nothing, so neither may the attacks.
+earn; the honest wrong answers earn nothing, so neither may the attacks. The containment
+attacks (processes, disk, time) are graded in the same run, beside the honest baselines
+in the other job: each must cost only its own exercise or submission and leave nothing
+behind on the machine.
 """
 
 import json
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +25,22 @@ pytestmark = [
     pytest.mark.skipif(not sandbox.available(), reason="bubblewrap (bwrap) is not installed"),
 ]
 LESSON = attacks.LESSON
+BUDGET_S = 75  # the class's --submission-timeout: slow_cells' twelve 8 s cells need 96 s
+DISK_MB = 256
+
+
+def _processes_with(text: str) -> list[str]:
+    """Command lines of the machine's processes (outside any sandbox) that contain text."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cmdline = Path("/proc", entry, "cmdline").read_bytes()
+            except OSError:
+                continue
+            if text.encode() in cmdline:
+                found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +48,35 @@ def graded(tmp_path_factory):
     sentinel = Path(attacks.SENTINEL)
     sentinel.write_text("the grader must leave this file alone")
     sentinel.chmod(0o600)
+    # A process of the grader's user outside the sandbox, for signal_outside to aim at.
+    outside = subprocess.Popen(["sleep", "1800"])
     root = tmp_path_factory.mktemp("attacks")
     subs, out = root / "submissions", root / "out"
-    samples.write_class(subs, LESSON, attacks.corpus())
-    opts = GradeOptions(subs, out, [LESSON], jobs=2, timeout_s=20, memory_mb=4096, progress=False)
+    samples.write_class(
+        subs, LESSON, {**attacks.corpus(), **attacks.containment_corpus(outside.pid)}
+    )
+    opts = GradeOptions(
+        subs,
+        out,
+        [LESSON],
+        jobs=2,
+        timeout_s=20,
+        memory_mb=4096,
+        disk_mb=DISK_MB,
+        submission_timeout_s=BUDGET_S,
+        progress=False,
+    )
     results = {r["student"]: r for r in grade(opts)}
-    yield results, out
+    machine = {
+        "outside_alive": outside.poll() is None,
+        "leftover_processes": _processes_with(attacks.MARKER),
+        "leftover_files": [
+            str(p) for p in [*out.rglob("*"), *Path("/tmp").glob("*")] if attacks.MARKER in p.name
+        ],
+    }
+    yield results, out, machine
+    outside.kill()
+    outside.wait()
     sentinel.unlink()
 
 
@@ -41,18 +86,19 @@ def scores(result):
 
 def test_the_corpus_is_big_enough():
     assert len(attacks.ATTACKS) >= 20
-    assert len({a.name for a in attacks.ATTACKS}) == len(attacks.ATTACKS)
+    everything = attacks.ATTACKS + attacks.CONTAINMENT
+    assert len({a.name for a in everything}) == len(everything)
 
 
 def test_the_honest_baselines_score_as_expected(graded):
-    results, _ = graded
+    results, *_ = graded
     assert results["honest_wrong"]["score"] == 0  # else the corpus would prove nothing
     assert results["honest_right"]["score"] == results["honest_right"]["max_score"] == 5
 
 
-@pytest.mark.parametrize("attack", attacks.ATTACKS, ids=lambda a: a.name)
+@pytest.mark.parametrize("attack", attacks.ATTACKS + attacks.CONTAINMENT, ids=lambda a: a.name)
 def test_no_attack_earns_more_than_its_honest_answers(graded, attack):
-    results, _ = graded
+    results, *_ = graded
     honest = scores(results[f"honest_{attack.base}"])
     got = scores(results[attack.name])
     assert set(got) == set(honest), got
@@ -61,7 +107,7 @@ def test_no_attack_earns_more_than_its_honest_answers(graded, attack):
 
 
 def test_killing_the_kernel_mid_check_costs_only_that_exercise(graded):
-    results, _ = graded
+    results, *_ = graded
     got = scores(results["kill_during_probe"])
     assert got == {**scores(results["honest_right"]), "pick_device": 0.0}
     message = next(
@@ -73,25 +119,25 @@ def test_killing_the_kernel_mid_check_costs_only_that_exercise(graded):
 
 
 def test_links_left_by_student_code_are_not_followed(graded):
-    results, _ = graded
+    results, *_ = graded
     assert results["fake_result_files"]["status"] == "ok", results["fake_result_files"]["message"]
     assert Path(attacks.SENTINEL).stat().st_mode & 0o777 == 0o600
 
 
 def test_a_slow_answer_times_out(graded):
-    results, _ = graded
+    results, *_ = graded
     assert results["slow_answer"]["status"] == "timeout"
 
 
 def test_huge_output_is_cut(graded):
-    _, out = graded
+    _, out, _ = graded
     path = out / "autograded" / "huge_output" / LESSON / f"{LESSON}.ipynb"
     assert path.stat().st_size < 10_000_000
     assert "the grader kept the first" in path.read_text()
 
 
 def test_the_hidden_checks_are_nowhere_to_be_found(graded):
-    _, out = graded
+    _, out, _ = graded
     nb = json.loads(
         (out / "autograded" / "read_hidden_checks" / LESSON / f"{LESSON}.ipynb").read_text()
     )
@@ -102,3 +148,80 @@ def test_the_hidden_checks_are_nowhere_to_be_found(graded):
         for o in c["outputs"]
     )
     assert "found on disk: []" in printed
+
+
+def _printed(out: Path, student: str) -> str:
+    """Everything the student's notebook printed, as graded."""
+    nb = json.loads((out / "autograded" / student / LESSON / f"{LESSON}.ipynb").read_text())
+    return "".join(
+        "".join(o.get("text", ""))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c["outputs"]
+    )
+
+
+def test_the_kernel_sees_only_its_own_processes(graded):
+    results, out, _ = graded
+    seen = json.loads(_printed(out, "list_processes").split("PROCESSES")[1].split("END")[0])
+    assert len(seen) <= 4, seen  # the sandbox's init, the kernel, what the kernel started
+    everything = " ".join(seen.values())
+    assert "pytest" not in everything and "sleep 1800" not in everything, seen
+    assert "ipykernel_launcher" in everything  # it did list something: itself
+    assert results["list_processes"]["status"] == "ok"
+
+
+def test_a_process_outside_cannot_be_signalled(graded):
+    results, out, machine = graded
+    assert "SIGNALS" in _printed(out, "signal_outside")
+    assert machine["outside_alive"]  # the sentinel process outside the sandbox
+    assert results["signal_outside"]["status"] == "ok"  # and the kernel itself went on
+    assert scores(results["honest_right"]) == {
+        "pick_device": 1,
+        "halve_until_small": 2,
+        "value_and_grad": 2,
+    }
+
+
+def test_detached_processes_are_gone_when_grading_ends(graded):
+    _, out, machine = graded
+    assert "DETACHED alive: [True, True]" in _printed(out, "detached_processes")
+    assert machine["leftover_processes"] == []
+
+
+def test_a_fork_bomb_is_capped_and_costs_only_its_exercise(graded):
+    results, out, _ = graded
+    r = results["fork_bomb"]
+    assert r["status"] == "processes", r["message"]
+    assert scores(r) == {**scores(results["honest_right"]), "pick_device": 0.0}
+    forked = int(re.search(r"FORKED (\d+)", _printed(out, "fork_bomb")).group(1))
+    assert 10 < forked < sandbox.PROCESSES
+
+
+def test_a_disk_filler_is_capped_and_leaves_nothing(graded):
+    results, _, machine = graded
+    r = results["disk_filler"]
+    assert r["status"] == "disk" and "--disk" in r["message"], r["message"]
+    failed = [t["message"] for t in r["tests"] if not t["passed"]]
+    assert failed  # the wrong answers it starts from
+    assert machine["leftover_files"] == []
+
+
+def test_a_notebook_of_slow_cells_is_stopped_by_the_budget(graded):
+    results, out, _ = graded
+    r = results["slow_cells"]
+    assert r["status"] == "timeout" and "--submission-timeout" in r["message"], r["message"]
+    nb = json.loads((out / "autograded" / "slow_cells" / LESSON / f"{LESSON}.ipynb").read_text())
+    skipped = [
+        c
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        and any(o.get("ename") == "SubmissionTimeout" for o in c["outputs"])
+    ]
+    assert skipped  # it did not get the 96 s its cells wanted
+    assert r["seconds"] < BUDGET_S + 60
+
+
+def test_the_graded_notebook_is_not_in_the_sandbox(graded):
+    _, out, _ = graded
+    assert "NOTEBOOKS []" in _printed(out, "read_the_notebook")
