@@ -22,6 +22,20 @@ RIGHT_ANSWERS = {
             "        optimizer.step()\n"
             "    return losses\n",
         ),
+        RightAnswer(
+            name="adam-closure",
+            why="optimizer.step(closure): Adam calls the closure (zero_grad, forward, backward) and "
+            "returns its loss, the loss before that step's update, as the text asks.",
+            code="import torch\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    def closure():\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        loss.backward()\n"
+            "        return loss\n"
+            "    return [optimizer.step(closure).item() for _ in range(num_steps)]\n",
+        ),
     ],
     "clipped_step": [
         RightAnswer(
@@ -95,6 +109,19 @@ RIGHT_ANSWERS = {
             "    largest = float(t.max())\n"
             "    first = float(t[0])\n"
             "    if largest == 0 or first / largest <= vanish_ratio:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n",
+        ),
+        RightAnswer(
+            name="numpy-next-iter",
+            why="NumPy's isfinite and max over an array, the first norm taken with next(iter(...)): "
+            "the same three tests in the same order.",
+            code="import numpy as np\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    values = np.array(list(norms.values()), dtype=np.float64)\n"
+            "    if not np.isfinite(values).all() or (values > explode_norm).any():\n"
+            "        return 'exploding'\n"
+            "    if next(iter(norms.values())) <= vanish_ratio * values.max():\n"
             "        return 'vanishing'\n"
             "    return 'healthy'\n",
         ),
@@ -177,6 +204,23 @@ RIGHT_ANSWERS = {
             "                p.grad.div_(n)\n"
             "    optimizer.step()\n"
             "    return total / n\n",
+        ),
+        RightAnswer(
+            name="tensor-split-even-pieces",
+            why="torch.tensor_split into ceil(N / micro_batch) nearly equal pieces (none larger "
+            "than micro_batch), each weighted by its own share: any such partition gives the "
+            "same step and the same memory bound.",
+            code="import math, torch\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    optimizer.zero_grad()\n"
+            "    pieces = math.ceil(len(x) / micro_batch)\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(torch.tensor_split(x, pieces), torch.tensor_split(y, pieces)):\n"
+            "        share = loss_fn(model(xc), yc) * (xc.shape[0] / x.shape[0])\n"
+            "        share.backward()\n"
+            "        total += share.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
         ),
     ],
     "autocast_step": [
