@@ -79,6 +79,20 @@ RIGHT_ANSWERS = {
                 "    return [order[r:total:world_size] for r in range(world_size)]\n"
             ),
         ),
+        RightAnswer(
+            name="seed-plus-epoch-no-set-epoch",
+            why=(
+                "DistributedSampler shuffles with seed + epoch; passing seed=seed + epoch and "
+                "leaving the epoch at 0 gives the same order, so set_epoch is not needed."
+            ),
+            code=(
+                "from torch.utils.data import DistributedSampler\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    return [list(DistributedSampler(list(range(n)), num_replicas=world_size, rank=r,\n"
+                "                                    shuffle=True, seed=seed + epoch))\n"
+                "            for r in range(world_size)]\n"
+            ),
+        ),
     ],
     "average_gradients": [
         RightAnswer(
