@@ -44,6 +44,63 @@ MISTAKES = {
                 "        return None\n"
             ),
         ),
+        Mistake(
+            name="catches-runtime-errors-too",
+            message="A truncated or missing file is broken, not unsafe: catch only pickle.UnpicklingError and let other errors reach the caller.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except (pickle.UnpicklingError, RuntimeError, OSError):\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="check-then-unsafe-load",
+            message="Load once: a safe check followed by a second, unsafe load reads a file that may have changed in between.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    return torch.load(path, map_location='cpu', weights_only=False)\n"
+            ),
+        ),
+        Mistake(
+            name="dicts-only",
+            message="Return whatever plain data the file holds (a tensor, a list), not only dicts.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        obj = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    return obj if isinstance(obj, dict) else None\n"
+            ),
+        ),
+        Mistake(
+            name="float32-copy",
+            message="Return the tensors as saved: converting them to float32 loses int64 counters and float64 precision.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        obj = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    def convert(value):\n"
+                "        if isinstance(value, torch.Tensor):\n"
+                "            return value.float()\n"
+                "        if isinstance(value, dict):\n"
+                "            return {k: convert(v) for k, v in value.items()}\n"
+                "        return value\n"
+                "    return convert(obj)\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         Mistake(
@@ -84,6 +141,50 @@ MISTAKES = {
                 "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
                 "    mine = set(model.state_dict())\n"
                 "    return sorted(mine - set(state)), sorted(set(state) - mine)\n"
+            ),
+        ),
+        Mistake(
+            name="named-parameters-keys",
+            message="A state_dict holds buffers next to parameters: compare with model.state_dict()'s keys, not named_parameters().",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    model.load_state_dict(state, strict=False)\n"
+                "    mine = {name for name, _ in model.named_parameters()}\n"
+                "    return sorted(mine - set(state)), sorted(set(state) - mine)\n"
+            ),
+        ),
+        Mistake(
+            name="counts-non-persistent-buffers",
+            message="A non-persistent buffer is not in the state_dict, so no checkpoint can miss it: compare with model.state_dict()'s keys.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    model.load_state_dict(state, strict=False)\n"
+                "    mine = {n for n, _ in model.named_parameters()} | {n for n, _ in model.named_buffers()}\n"
+                "    return sorted(mine - set(state)), sorted(set(state) - mine)\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-model-in-eval",
+            message="Loading weights does not change the model's mode: leave model.train()/eval() to the caller.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    model.eval()  # ready for inference\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="weights-only-false",
+            message="Keep weights_only=True: a checkpoint from elsewhere can run code when it is unpickled.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=False)\n"
+                "    state = {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
             ),
         ),
     ],
@@ -132,6 +233,58 @@ MISTAKES = {
                 "    return state_dict\n"
             ),
         ),
+        Mistake(
+            name="strips-every-prefix",
+            message="Remove one leading 'module.': 'module.module.fc.weight' becomes 'module.fc.weight'.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        while key.startswith('module.'):\n"
+                "            key = key[len('module.'):]\n"
+                "        out[key] = value\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="regex-unescaped-dot",
+            message="In a regular expression '.' matches any character: r'^module.' also eats 'modules' and 'module_'; escape it (r'^module\\.').",
+            code=(
+                "import re\n"
+                "def strip_module_prefix(state_dict):\n"
+                "    return {re.sub('^module.', '', k): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="contiguous-copies",
+            message="Keep the values as they are: contiguous() copies a transposed tensor, so the caller's tensor is no longer the one returned.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): v.contiguous() for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="strip-any-wrapper-prefix",
+            message="Only 'module.' goes: '_orig_mod.module.fc.weight' does not start with it, so it stays as it is.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        key = key.removeprefix('_orig_mod.')\n"
+                "        out[key.removeprefix('module.')] = value\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="returns-input-when-nothing-to-strip",
+            message="Return a new dict even when no key has the prefix: the caller's checkpoint must not be the object you hand back.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    if not any(k.startswith('module.') for k in state_dict):\n"
+                "        return state_dict\n"
+                "    return {k.removeprefix('module.'): v for k, v in state_dict.items()}\n"
+            ),
+        ),
     ],
     "export_gated": [
         Mistake(
@@ -174,6 +327,75 @@ MISTAKES = {
                 "    with warnings.catch_warnings():\n"
                 "        warnings.simplefilter('ignore')\n"
                 "        return torch.jit.script(model.eval())\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-model-in-eval",
+            message="Restore the mode you found: note model.training, export in eval mode, then model.train(was_training).",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    model.eval()\n"
+                "    return torch.export.export(_Wrapper(model), (example,))\n"
+            ),
+        ),
+        Mistake(
+            name="always-back-to-train",
+            message="Restore the mode the model had: model.train() at the end switches a model that came in eval mode to training.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_Wrapper(model), (example,))\n"
+                "    model.train()\n"
+                "    return program\n"
+            ),
+        ),
+        Mistake(
+            name="gate-from-first-entry",
+            message="Use model.gate(x), the whole batch's mean: one entry's sign is not the batch's decision.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(x[0, 0] > 0, self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_Wrapper(model), (example,))\n"
+                "    model.train(was_training)\n"
+                "    return program\n"
+            ),
+        ),
+        Mistake(
+            name="per-row-where",
+            message="GatedNet sends the whole batch one way, decided by the batch's mean: a per-row torch.where is another model.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        rows = x.mean(dim=1, keepdim=True) > 0\n"
+                "        return torch.where(rows, self.gated.pos(x), self.gated.neg(x))\n"
+                "def export_gated(model, example):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_Wrapper(model), (example,))\n"
+                "    model.train(was_training)\n"
+                "    return program\n"
             ),
         ),
     ],
@@ -236,6 +458,51 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        expected = model(x).cpu().numpy()\n"
                 "    return out, bool(np.allclose(out, expected, rtol=rtol, atol=atol))\n"
+            ),
+        ),
+        Mistake(
+            name="swapped-tolerances",
+            message="rtol is the relative tolerance and atol the absolute one: passing them the other way round judges large outputs wrongly.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected, rtol=atol, atol=rtol)\n"
+            ),
+        ),
+        Mistake(
+            name="absolute-gap-only",
+            message="Compare with |a - b| <= atol + rtol * |b|: an absolute gap alone ignores rtol, which large outputs need.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, (out - expected).abs().max().item() <= atol\n"
+            ),
+        ),
+        Mistake(
+            name="numpy-without-detach",
+            message="x.numpy() refuses a tensor that requires grad (and one on a GPU): hand ONNX Runtime x.detach().cpu().numpy().",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
             ),
         ),
     ],
@@ -308,6 +575,84 @@ MISTAKES = {
                 "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
                 "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
                 "            'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+            ),
+        ),
+        Mistake(
+            name="int8-accuracy-on-fp32-model",
+            message="acc_int8 is the quantised copy's accuracy: evaluating the float32 model twice hides what int8 costs.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    with torch.no_grad():\n"
+                "        acc = (model(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': acc, 'acc_int8': acc}\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-model-in-eval",
+            message="Give the model back in the mode it came in: note model.training and call model.train(was_training) at the end.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+            ),
+        ),
+        Mistake(
+            name="copy-before-eval",
+            message="A copy made before model.eval() is still in training mode: evaluate the int8 copy in eval mode too.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    model.eval()\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    report = {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "              'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+                "    model.train(was_training)\n"
+                "    return report\n"
+            ),
+        ),
+        Mistake(
+            name="autograd-on",
+            message="Measure accuracy under torch.no_grad(): no graph is needed to count right answers.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    report = {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "              'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+                "    model.train(was_training)\n"
+                "    return report\n"
             ),
         ),
     ],
@@ -387,6 +732,96 @@ MISTAKES = {
                 "            start = time.perf_counter()\n"
                 "            fn(x)\n"
                 "            times.append(time.perf_counter() - start)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="warm-up-with-autograd",
+            message="Make every call under torch.no_grad(), the warm-up calls included.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    for _ in range(warmup):\n"
+                "        fn(x)\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="autograd-switched-off-for-good",
+            message="torch.set_grad_enabled(False) stays off after the function returns: use `with torch.no_grad():`.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    for _ in range(warmup):\n"
+                "        fn(x)\n"
+                "    times = []\n"
+                "    for _ in range(runs):\n"
+                "        start = time.perf_counter()\n"
+                "        fn(x)\n"
+                "        times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="no-cuda-synchronize",
+            message="On a GPU fn(x) returns before the work has run: call torch.cuda.synchronize() before reading the clock.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="synchronize-before-the-call",
+            message="Synchronize after fn(x), before the clock is read: a synchronize before the call leaves the call's own work unfinished.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    on_gpu = x.device.type == 'cuda'\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            if on_gpu:\n"
+                "                torch.cuda.synchronize()\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="fixed-default-counts",
+            message="Use the defaults the exercise gives (warmup=5, runs=20): other defaults time another experiment.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=3, runs=10):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.device.type == 'cuda':\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
                 "    return float(statistics.median(times))\n"
             ),
         ),

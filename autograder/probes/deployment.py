@@ -9,6 +9,7 @@ answers are in autograder/hidden/deployment.py.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import tempfile
 import time
@@ -46,7 +47,8 @@ def _number(value):
 
 @contextlib.contextmanager
 def _quiet():
-    with warnings.catch_warnings():
+    """No warnings and nothing on stderr (nbgrader scores a test cell with stderr as 0)."""
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
         yield
 
@@ -64,6 +66,19 @@ def _seeded(device=None):
 def _first_line(err: BaseException) -> str:
     text = str(err).strip()
     return text.splitlines()[0][:300] if text else ""
+
+
+def _error(err: BaseException, folder: str = "") -> dict:
+    """An exception as data: its type's name and first line (the probe's folder masked)."""
+    line = _first_line(err)
+    if folder:
+        line = line.replace(folder, "<folder>")
+    return {"type": type(err).__name__, "line": line}
+
+
+def _modes(model: nn.Module) -> list:
+    """[name, training] for the model and every submodule: the mode a caller set."""
+    return [[name, module.training] for name, module in model.named_modules()]
 
 
 # ---------------------------------------------------------------------------------------
@@ -115,6 +130,11 @@ class _Payload:
         return (_payload, ("code from the checkpoint ran",))
 
 
+def save_payload(path: str) -> None:
+    """A checkpoint whose unpickling calls a function (harmless here: it leaves a note)."""
+    torch.save({"weight": torch.zeros(2), "extra": _Payload()}, path)
+
+
 # ---------------------------------------------------------------------------------------
 # Exercise 1: strip_module_prefix
 # ---------------------------------------------------------------------------------------
@@ -133,6 +153,7 @@ def probe_strip_module_prefix(strip_module_prefix, case: dict) -> dict:
     with _quiet():
         out = strip_module_prefix(sd)
     seen = {"kind": describe(out), "caller_keys_after": list(sd), "keys": None, "values": None}
+    seen["same_object"] = out is sd
     if isinstance(out, dict):
         seen["keys"] = list(out)
         seen["values"] = []
@@ -154,13 +175,22 @@ def probe_strip_module_prefix(strip_module_prefix, case: dict) -> dict:
 
 
 class Classifier(nn.Module):
-    """A small classifier whose weights all come from ``g``; its head's name is a choice."""
+    """A small classifier whose weights all come from ``g``; its head's name is a choice.
 
-    def __init__(self, g: torch.Generator, d_in: int, head_name: str = "head"):
+    With ``extras`` it also has what real models have and a key count can miss: a parameter
+    on the root module (a class token), a nested block, and a non-persistent buffer (which
+    is not in the state_dict at all).
+    """
+
+    def __init__(self, g: torch.Generator, d_in: int, head_name: str = "head", extras=False):
         super().__init__()
         with torch.random.fork_rng(devices=[]):
             self.body = nn.Sequential(nn.Linear(d_in, 6), nn.BatchNorm1d(6), nn.ReLU())
             setattr(self, head_name, nn.Linear(6, 3))
+            if extras:
+                self.cls_token = nn.Parameter(torch.zeros(1, 6))
+                self.encoder = nn.ModuleDict({"block": nn.Sequential(nn.Linear(6, 6))})
+                self.register_buffer("scale", torch.ones(1), persistent=False)
         with torch.no_grad():
             for p in self.parameters():
                 p.copy_(torch.randn(p.shape, generator=g))
@@ -168,19 +198,41 @@ class Classifier(nn.Module):
 
 
 def build_classifier(case: dict) -> Classifier:
-    """The model that load_checkpoint_cpu loads into: seeded by ``case["model_seed"]``."""
+    """The model that load_checkpoint_cpu loads into: seeded by ``case["model_seed"]``.
+
+    In training mode unless ``case["train"]`` is False.
+    """
     g = torch.Generator().manual_seed(case["model_seed"])
-    return Classifier(g, case["d_in"], "head")
+    model = Classifier(g, case["d_in"], "head", case.get("extras", False))
+    return model.train(case.get("train", True))
 
 
 def probe_load_checkpoint_cpu(load_checkpoint_cpu, case: dict) -> dict:
-    """Save ``case["state"]`` as if from a GPU, load it into a fresh model; the result and weights."""
-    path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "checkpoint.pt")
-    save_as_gpu(OrderedDict(case["state"]), path)
+    """Save ``case["state"]`` as if from a GPU, load it into a fresh model; the result and weights.
+
+    With ``case["payload"]`` the file also holds an object whose unpickling runs code; an
+    exception the answer raises then comes back as data (``error``).
+    """
+    folder = tempfile.mkdtemp(prefix="deploy-probe-")
+    path = os.path.join(folder, "checkpoint.pt")
+    state = OrderedDict(case["state"])
+    if case.get("payload"):
+        state["extra"] = _Payload()
+    save_as_gpu(state, path)
     model = build_classifier(case)
+    modes_before = _modes(model)
+    PAYLOAD_RUNS.clear()
+    result, error = None, None
     with _quiet():
-        result = load_checkpoint_cpu(path, model)
-    seen = {"kind": describe(result), "length": None, "parts": None}
+        try:
+            result = load_checkpoint_cpu(path, model)
+        except Exception as err:
+            if not case.get("payload"):
+                raise
+            error = _error(err, folder)
+    seen = {"kind": describe(result), "length": None, "parts": None, "error": error}
+    seen["payload_ran"] = bool(PAYLOAD_RUNS)
+    PAYLOAD_RUNS.clear()
     if isinstance(result, (tuple, list)):
         seen["length"] = len(result)
         parts = []
@@ -193,6 +245,7 @@ def probe_load_checkpoint_cpu(load_checkpoint_cpu, case: dict) -> dict:
     after = model.state_dict()
     seen["after"] = {k: v.detach().cpu() for k, v in after.items()}
     seen["devices"] = {k: str(v.device) for k, v in after.items()}
+    seen["modes_before"], seen["modes_after"] = modes_before, _modes(model)
     return seen
 
 
@@ -215,28 +268,101 @@ def _plain(obj, path: str, devices: dict):
     return obj
 
 
+def _safe_global_names() -> list[str]:
+    """What torch.load(weights_only=True) has been told to allow, beyond its own list."""
+    return sorted(repr(entry) for entry in torch.serialization.get_safe_globals())
+
+
+@contextlib.contextmanager
+def _changes_on_second_read(path: str, replacement: bytes, reads: list):
+    """While active, the second read of ``path`` through torch's loaders finds ``replacement``.
+
+    torch.load (also as torch.serialization.load) and get_unsafe_globals_in_checkpoint count
+    as reads; each is noted in ``reads``. A loader that checks a file, then loads it again,
+    meets a file that changed in between (another process, an attacker).
+    """
+    serialization = torch.serialization
+    originals = {
+        (torch, "load"): torch.load,
+        (serialization, "load"): serialization.load,
+        (serialization, "get_unsafe_globals_in_checkpoint"): getattr(
+            serialization, "get_unsafe_globals_in_checkpoint", None
+        ),
+    }
+
+    def counting(real):
+        def read(f, *args, **kwargs):
+            reads.append(1)
+            if len(reads) == 2 and isinstance(f, (str, os.PathLike)):
+                with open(path, "wb") as out:
+                    out.write(replacement)
+            return real(f, *args, **kwargs)
+
+        return read
+
+    try:
+        for (owner, name), real in originals.items():
+            if real is not None:
+                setattr(owner, name, counting(real))
+        yield
+    finally:
+        for (owner, name), real in originals.items():
+            if real is not None:
+                setattr(owner, name, real)
+
+
 def probe_safe_load(safe_load, case: dict) -> dict:
     """Write the file ``case["file"]`` names, run safe_load on it; what came back, what ran.
 
     ``"gpu"``: ``case["obj"]`` saved as if from a GPU; ``"whole_model"``: a pickled
-    nn.Module; ``"runs_code"``: a file whose unpickling calls a function.
+    nn.Module; ``"runs_code"``: a file whose unpickling calls a function; ``"truncated"``:
+    ``case["obj"]`` saved, then cut to half its bytes; ``"missing"``: a path with no file;
+    ``"changes"``: ``case["obj"]`` saved, replaced by a file that runs code when it is read a
+    second time. With ``case["catch"]`` an exception the answer raises comes back as data.
     """
-    path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "file.pt")
-    if case["file"] == "gpu":
+    folder = tempfile.mkdtemp(prefix="deploy-probe-")
+    path = os.path.join(folder, "file.pt")
+    kind = case["file"]
+    reads: list = []
+    swap = contextlib.nullcontext()
+    if kind == "gpu":
         save_as_gpu(case["obj"], path)
-    elif case["file"] == "whole_model":
+    elif kind == "whole_model":
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
             torch.save(nn.Sequential(nn.Linear(2, 2)), path)
-    else:
-        torch.save({"weight": torch.zeros(2), "extra": _Payload()}, path)
+    elif kind == "runs_code":
+        save_payload(path)
+    elif kind == "truncated":
+        torch.save(case["obj"], path)
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+    elif kind == "missing":
+        path = os.path.join(folder, "missing.pt")
+    elif kind == "changes":
+        payload_path = os.path.join(folder, "payload.pt")
+        save_payload(payload_path)
+        with open(payload_path, "rb") as f:
+            swap = _changes_on_second_read(path, f.read(), reads)
+        torch.save(case["obj"], path)
     PAYLOAD_RUNS.clear()
-    with _quiet():
-        out = safe_load(path)
+    safe_before = _safe_global_names()
+    out, error = None, None
+    with _quiet(), swap:
+        try:
+            out = safe_load(path)
+        except Exception as err:
+            if not case.get("catch"):
+                raise
+            error = _error(err, folder)
     devices: dict = {}
-    seen = {"kind": describe(out), "payload_ran": bool(PAYLOAD_RUNS)}
+    seen = {"kind": describe(out), "payload_ran": bool(PAYLOAD_RUNS), "error": error}
     seen["out"] = _plain(out, "", devices)
     seen["devices"] = devices
+    seen["reads"] = len(reads)
+    seen["safe_globals_changed"] = _safe_global_names() != safe_before
     PAYLOAD_RUNS.clear()
     return seen
 
@@ -264,19 +390,22 @@ class GatedNet(nn.Module):
 
 
 def build_gated(case: dict) -> GatedNet:
-    """GatedNet(case["dim"]) seeded with the dim, on case["device"], in training mode."""
+    """GatedNet(case["dim"]) seeded with the dim, on case["device"], in training mode unless
+    ``case["train"]`` is False."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["dim"])
         model = GatedNet(case["dim"])
-    return model.to(case["device"])
+    return model.to(case["device"]).train(case.get("train", True))
 
 
 def probe_export_gated(export_gated, case: dict) -> dict:
     """Export from ``case["example"]``; what the result is and its outputs on ``case["inputs"]``.
 
     Each output is ``{"kind", "value", "error"}``; ``error`` says what running it raised.
+    The modes of the model and its submodules are noted before and after the export.
     """
-    model = build_gated(case)  # left in training mode on purpose
+    model = build_gated(case)  # in training mode, as it comes from training, unless told
+    modes_before = _modes(model)
     with _quiet():
         result = export_gated(model, case["example"])
     seen = {
@@ -285,6 +414,8 @@ def probe_export_gated(export_gated, case: dict) -> dict:
         "module_error": None,
         "callable": False,
         "outputs": [],
+        "modes_before": modes_before,
+        "modes_after": _modes(model),
     }
     try:
         run = result.module() if seen["is_exported_program"] else result
@@ -313,7 +444,11 @@ def probe_export_gated(export_gated, case: dict) -> dict:
 
 
 def build_onnx_model(case: dict) -> nn.Module:
-    """The model to export, weights from ``case["seed"]``, on ``case["device"]``, training mode."""
+    """The model to export, weights from ``case["seed"]``, on ``case["device"]``, training mode.
+
+    ``case["scale"]`` (default 1) multiplies the last layer's weights: outputs in the
+    thousands, where a relative tolerance matters more than an absolute one.
+    """
     g = torch.Generator().manual_seed(case["seed"])
     with torch.random.fork_rng(devices=[]):
         model = nn.Sequential(
@@ -330,21 +465,30 @@ def build_onnx_model(case: dict) -> nn.Module:
             p.copy_(torch.randn(p.shape, generator=g) * 0.5)
         model[1].running_mean.copy_(torch.randn(32, generator=g))
         model[1].running_var.copy_(torch.rand(32, generator=g) + 0.5)
+        model[-1].weight.mul_(case.get("scale", 1.0))
     return model.to(case["device"])  # in training mode, as a model straight out of training
+
+
+def onnx_input(case: dict) -> torch.Tensor:
+    """``case["x"]`` as the answer gets it: a transposed view of ``case["x_t"]`` (not contiguous)
+    where that is given, requiring grad where ``case["requires_grad"]`` says so."""
+    x = case["x_t"].t() if case.get("x_t") is not None else case["x"]
+    if case.get("requires_grad"):
+        x = x.detach().requires_grad_(True)
+    return x
 
 
 def probe_onnx_round_trip(onnx_round_trip, case: dict) -> dict:
     """Run the round trip into a fresh folder; (onnx_out, matches) described, the file's presence.
 
-    With ``case["tol"]`` set, it is passed as both rtol and atol.
+    ``case["tol_args"]`` (a list) is passed on positionally after the path,
+    ``case["tol_kwargs"]`` (a dict) as keywords; with neither, the defaults apply.
     """
     path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "model.onnx")
     model = build_onnx_model(case)
-    args = (model, case["x"], path)
-    if case["tol"] is not None:
-        args += (case["tol"], case["tol"])
+    args = (model, onnx_input(case), path, *case.get("tol_args", []))
     with _quiet(), _seeded(case["device"]):
-        result = onnx_round_trip(*args)
+        result = onnx_round_trip(*args, **case.get("tol_kwargs", {}))
     seen = {"kind": describe(result), "length": None, "file_written": os.path.exists(path)}
     if isinstance(result, tuple):
         seen["length"] = len(result)
@@ -363,22 +507,60 @@ def probe_onnx_round_trip(onnx_round_trip, case: dict) -> dict:
 
 
 def build_quant_model(case: dict) -> nn.Module:
-    """Linear(d_in, hidden), ReLU, Dropout(0.5), Linear(hidden, 10), seeded with d_in; CPU, train."""
+    """Linear(d_in, hidden), ReLU, Dropout(0.5), Linear(hidden, 10), seeded with d_in; on the CPU.
+
+    In training mode unless ``case["train"]`` is False. With ``case["outlier"]`` the first
+    layer ignores input feature 0 (its weights are zero): the check makes that feature huge,
+    which the float32 model does not notice and int8 activations do (their scale follows the
+    largest value, and the ordinary features round to a few levels).
+    """
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["d_in"])
-        return nn.Sequential(
+        model = nn.Sequential(
             nn.Linear(case["d_in"], case["hidden"]),
             nn.ReLU(),
             nn.Dropout(0.5),
             nn.Linear(case["hidden"], 10),
         )
+    if case.get("outlier"):
+        with torch.no_grad():
+            model[0].weight[:, 0] = 0.0
+    return model.train(case.get("train", True))
+
+
+class _ForwardNotes:
+    """A forward pre-hook noting how each forward pass ran (autograd on, training mode).
+
+    copy.deepcopy(model) keeps this very hook, so the passes of copies are noted too; a
+    pickled model (torch.save(model)) carries a fresh, empty one.
+    """
+
+    def __init__(self):
+        self.seen: list = []
+
+    def __call__(self, module, args):
+        self.seen.append({"grad_enabled": torch.is_grad_enabled(), "training": module.training})
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_ForwardNotes, ())
 
 
 def probe_quantize_report(quantize_report, case: dict) -> dict:
-    """The report (types and numbers) and the caller's model's state_dict afterwards."""
+    """The report (types and numbers), the caller's model's state_dict and modes afterwards, and
+    how each forward pass of the model (or of a copy of it) ran: autograd on, training mode."""
     model = build_quant_model(case)
-    with _quiet(), _seeded():
-        report = quantize_report(model, case["x"], case["y"])
+    modes_before = _modes(model)
+    note = _ForwardNotes()
+    forwards = note.seen
+    handle = model.register_forward_pre_hook(note)
+    try:
+        with _quiet(), _seeded():
+            report = quantize_report(model, case["x"], case["y"])
+    finally:
+        handle.remove()
     seen = {"kind": describe(report), "keys": None, "kinds": None, "values": None}
     if isinstance(report, dict):
         seen["keys"] = [k for k in report if isinstance(k, str)]
@@ -389,6 +571,8 @@ def probe_quantize_report(quantize_report, case: dict) -> dict:
         plain = type(value) is torch.Tensor
         state[key] = {"type": type(value).__name__, "tensor": value.detach() if plain else None}
     seen["state_after"] = state
+    seen["modes_before"], seen["modes_after"] = modes_before, _modes(model)
+    seen["forwards"] = forwards
     return seen
 
 
@@ -397,38 +581,128 @@ def probe_quantize_report(quantize_report, case: dict) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
-class FakeModel:
-    """Sleeps a scripted number of milliseconds per call; remembers how it was called."""
+_real_perf_counter = time.perf_counter  # the fake model's own clock, never patched
 
-    def __init__(self, durations_ms: list[float]):
+
+class FakeModel:
+    """Sleeps a scripted number of milliseconds per call; remembers how it was called.
+
+    Each call is also noted in ``events`` (shared with the clock and synchronize stand-ins of
+    :func:`_pretend_cuda`), so the order of calls, clock readings and synchronisations shows.
+    """
+
+    def __init__(self, durations_ms: list[float], events: list | None = None):
         self.durations_ms = durations_ms
         self.calls = 0
         self.grad_enabled: list[bool] = []
         self.inputs: list[object] = []
         self.slept_ms: list[float] = []  # how long each call really took (sleep overshoots)
+        self.events = events if events is not None else []
 
     def __call__(self, x):
         ms = self.durations_ms[min(self.calls, len(self.durations_ms) - 1)]
         self.calls += 1
         self.grad_enabled.append(torch.is_grad_enabled())
         self.inputs.append(x)
-        start = time.perf_counter()
+        self.events.append("call")
+        start = _real_perf_counter()
         time.sleep(ms / 1000)
-        self.slept_ms.append((time.perf_counter() - start) * 1000)
+        self.slept_ms.append((_real_perf_counter() - start) * 1000)
         return x
 
 
+class _OnCuda(torch.Tensor):
+    """A CPU tensor that says it lives on CUDA device 0: the device handling shows on any machine."""
+
+    @property
+    def device(self):
+        return torch.device("cuda", 0)
+
+    @property
+    def is_cuda(self):
+        return True
+
+    def get_device(self):
+        return 0
+
+
+@contextlib.contextmanager
+def _pretend_cuda(events: list):
+    """torch.cuda.synchronize (and torch.accelerator's) note "sync"; time.perf_counter and
+    perf_counter_ns note "clock"; torch.cuda.is_available() says True. All put back after."""
+
+    def sync(*args, **kwargs):
+        events.append("sync")
+
+    def clock(real):
+        def read(*args, **kwargs):
+            events.append("clock")
+            return real(*args, **kwargs)
+
+        return read
+
+    patches = [(torch.cuda, "synchronize", sync), (torch.cuda, "is_available", lambda: True)]
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "synchronize"):
+        patches.append((accelerator, "synchronize", sync))
+    for name in ("perf_counter", "perf_counter_ns"):  # what the exercise says to time with
+        patches.append((time, name, clock(getattr(time, name))))
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    try:
+        for owner, name, value in patches:
+            setattr(owner, name, value)
+        yield
+    finally:
+        for owner, name, value in originals:
+            setattr(owner, name, value)
+
+
 def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
-    """Time a scripted fake model; the answer and what the fake saw (calls, inputs, grad mode)."""
+    """Time a scripted fake model; the answer and what the fake saw (calls, inputs, grad mode).
+
+    ``case["warmup"]`` and ``case["runs"]`` are passed positionally, or as keywords where
+    ``case["keywords"]`` says so; ``None`` leaves that argument out (its default applies).
+    With ``case["cuda"]`` the input claims to be on a CUDA device and the order of calls,
+    clock readings and synchronisations comes back in ``events``; an exception the answer
+    raises then comes back as data (``error``).
+    """
     x = torch.zeros(2, 3, device=case["device"])
-    fake = FakeModel(list(case["durations_ms"]))
-    with _quiet():
-        got = measure_latency_ms(fake, x, case["warmup"], case["runs"])
+    events: list = []
+    pretend = contextlib.nullcontext()
+    if case.get("cuda"):
+        x = torch.zeros(2, 3).as_subclass(_OnCuda)
+        pretend = _pretend_cuda(events)
+    fake = FakeModel(list(case["durations_ms"]), events)
+    args, kwargs = [fake, x], {}
+    for name in ("warmup", "runs"):
+        if case[name] is not None:
+            if case.get("keywords"):
+                kwargs[name] = case[name]
+            else:
+                args.append(case[name])
+    got, error = None, None
+    grad_before = torch.is_grad_enabled()  # an earlier call may have switched it off
+    torch.set_grad_enabled(True)  # as a caller has it: on
+    try:
+        with _quiet():
+            try:
+                with pretend:
+                    got = measure_latency_ms(*args, **kwargs)
+            except Exception as err:
+                if not case.get("cuda"):
+                    raise
+                error = _error(err)
+        grad_after = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(grad_before)  # autograd as this probe found it
     return {
         "kind": describe(got),
         "value": _number(got),
         "calls": fake.calls,
         "same_input": all(inp is x for inp in fake.inputs),
         "grad_enabled": list(fake.grad_enabled),
+        "grad_restored": grad_after,
         "slept_ms": list(fake.slept_ms),
+        "events": events,
+        "error": error,
     }

@@ -1,0 +1,320 @@
+"""Right answers for 07_deployment's exercises, written differently from the solution."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "safe_load": [
+        RightAnswer(
+            name="bytes-once-then-load",
+            why=(
+                "Reads the file's bytes once and loads them from memory with a torch.device "
+                "map_location and UnpicklingError imported by name; the text asks only for a "
+                "safe, CPU load that reports a refusal as None."
+            ),
+            code=(
+                "import io\n"
+                "from pickle import UnpicklingError\n"
+                "def safe_load(path):\n"
+                "    with open(path, 'rb') as f:\n"
+                "        data = f.read()\n"
+                "    try:\n"
+                "        return torch.load(io.BytesIO(data), map_location=torch.device('cpu'),\n"
+                "                          weights_only=True)\n"
+                "    except UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        RightAnswer(
+            name="inspect-globals-first",
+            why=(
+                "Asks torch.serialization.get_unsafe_globals_in_checkpoint whether the file "
+                "needs anything beyond plain data, returns None if so, and only then loads with "
+                "weights_only=True: it never runs code and lets damaged files raise."
+            ),
+            code=(
+                "def safe_load(path):\n"
+                "    if torch.serialization.get_unsafe_globals_in_checkpoint(path):\n"
+                "        return None\n"
+                "    return torch.load(path, map_location='cpu', weights_only=True)\n"
+            ),
+        ),
+    ],
+    "load_checkpoint_cpu": [
+        RightAnswer(
+            name="returns-incompatible-keys",
+            why=(
+                "Returns load_state_dict's own result, a named tuple (missing_keys, "
+                "unexpected_keys) of two lists: a tuple of the two lists the text asks for. "
+                "The map_location is a function that keeps each storage on the CPU."
+            ),
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location=lambda storage, location: storage,\n"
+                "                       weights_only=True)\n"
+                "    return model.load_state_dict(state, strict=False)\n"
+            ),
+        ),
+        RightAnswer(
+            name="set-differences-of-state-dict-keys",
+            why=(
+                "Computes the two lists itself from model.state_dict()'s keys (what "
+                "load_state_dict compares) and returns them sorted, as a list of two lists."
+            ),
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location=torch.device('cpu'), weights_only=True)\n"
+                "    mine = set(model.state_dict())\n"
+                "    model.load_state_dict(state, strict=False)\n"
+                "    return [sorted(mine - set(state)), sorted(set(state) - mine)]\n"
+            ),
+        ),
+    ],
+    "strip_module_prefix": [
+        RightAnswer(
+            name="startswith-slice-ordereddict",
+            why=(
+                "Slices the prefix off after a startswith test and returns an OrderedDict "
+                "(a dict, as state dicts usually are)."
+            ),
+            code=(
+                "from collections import OrderedDict\n"
+                "def strip_module_prefix(state_dict):\n"
+                "    out = OrderedDict()\n"
+                "    for key, value in state_dict.items():\n"
+                "        out[key[len('module.'):] if key.startswith('module.') else key] = value\n"
+                "    return out\n"
+            ),
+        ),
+        RightAnswer(
+            name="anchored-regex",
+            why="An anchored, escaped regular expression removes one leading 'module.' only.",
+            code=(
+                "import re\n"
+                "def strip_module_prefix(state_dict):\n"
+                "    return {re.sub(r'^module\\.', '', key, count=1): value\n"
+                "            for key, value in state_dict.items()}\n"
+            ),
+        ),
+    ],
+    "export_gated": [
+        RightAnswer(
+            name="where-on-the-batch-gate",
+            why=(
+                "Selects with torch.where on the one-element gate instead of torch.cond: both "
+                "branches are computed and the batch's decision picks one, so the program "
+                "matches the model in eval mode on every input. It restores each submodule's "
+                "own mode."
+            ),
+            code=(
+                "class ExportableGatedNet(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.where(self.gated.gate(x), self.gated.pos(x), self.gated.neg(x))\n"
+                "def export_gated(model, example):\n"
+                "    modes = {m: m.training for m in model.modules()}\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        return torch.export.export(ExportableGatedNet(model), (example,))\n"
+                "    finally:\n"
+                "        for m, training in modes.items():\n"
+                "            m.training = training\n"
+            ),
+        ),
+        RightAnswer(
+            name="export-an-eval-copy",
+            why=(
+                "Exports a deep copy in eval mode, with lambdas as torch.cond's branches, so "
+                "the caller's model is never switched at all."
+            ),
+            code=(
+                "import copy\n"
+                "class ExportableGatedNet(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), lambda t: self.gated.pos(t),\n"
+                "                          lambda t: self.gated.neg(t), (x,))\n"
+                "def export_gated(model, example):\n"
+                "    frozen = copy.deepcopy(model).eval()\n"
+                "    return torch.export.export(ExportableGatedNet(frozen), args=(example,))\n"
+            ),
+        ),
+    ],
+    "onnx_round_trip": [
+        RightAnswer(
+            name="numpy-allclose",
+            why=(
+                "Compares in NumPy with np.allclose(out, expected, rtol, atol), the same rule "
+                "|a - b| <= atol + rtol * |b|, and returns a Python bool; restores the mode."
+            ),
+            code=(
+                "import numpy as np\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore')\n"
+                "        torch.onnx.export(model, (x,), path, dynamo=True)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    feed = {session.get_inputs()[0].name: x.detach().cpu().numpy()}\n"
+                "    out = session.run(None, feed)[0]\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).detach().cpu().numpy()\n"
+                "    model.train(was_training)\n"
+                "    return torch.as_tensor(out), bool(np.allclose(out, expected, rtol=rtol, atol=atol))\n"
+            ),
+        ),
+        RightAnswer(
+            name="isclose-all-under-inference-mode",
+            why=(
+                "torch.isclose(...).all().item() under torch.inference_mode(): the same "
+                "comparison, element by element, turned into a bool."
+            ),
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore')\n"
+                "        torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    onnx_out = torch.tensor(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.inference_mode():\n"
+                "        expected = model(x).cpu()\n"
+                "    return onnx_out, torch.isclose(onnx_out, expected, rtol=rtol, atol=atol).all().item()\n"
+            ),
+        ),
+    ],
+    "quantize_report": [
+        RightAnswer(
+            name="files-on-disk-and-an-eval-copy",
+            why=(
+                "Evaluates an eval-mode copy, so the caller's model is never switched; sizes "
+                "come from torch.save into temporary files and os.path.getsize (the same "
+                "serialised state_dict); accuracies under torch.inference_mode()."
+            ),
+            code=(
+                "import os, tempfile\n"
+                "def quantize_report(model, x, y):\n"
+                "    fp32 = copy.deepcopy(model).eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(fp32))\n"
+                "    folder = tempfile.mkdtemp()\n"
+                "    def size(net, name):\n"
+                "        path = os.path.join(folder, name)\n"
+                "        torch.save(net.state_dict(), path)\n"
+                "        return os.path.getsize(path)\n"
+                "    def accuracy(net):\n"
+                "        with torch.inference_mode():\n"
+                "            return (net(x).argmax(1) == y).sum().item() / len(y)\n"
+                "    return {'size_fp32': size(fp32, 'fp32.pt'), 'size_int8': size(int8, 'int8.pt'),\n"
+                "            'acc_fp32': accuracy(fp32), 'acc_int8': accuracy(int8)}\n"
+            ),
+        ),
+        RightAnswer(
+            name="try-finally-restore",
+            why=(
+                "Restores the mode in a finally block and computes accuracy with "
+                "torch.eq(...).float().mean(); the dict is built key by key."
+            ),
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    try:\n"
+                "        model.eval()\n"
+                "        int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "        report = {}\n"
+                "        for key, net in (('fp32', model), ('int8', int8_model)):\n"
+                "            buffer = io.BytesIO()\n"
+                "            torch.save(net.state_dict(), buffer)\n"
+                "            report['size_' + key] = len(buffer.getvalue())\n"
+                "            with torch.no_grad():\n"
+                "                report['acc_' + key] = float(torch.eq(net(x).argmax(dim=1), y).float().mean())\n"
+                "        return report\n"
+                "    finally:\n"
+                "        model.train(was_training)\n"
+            ),
+        ),
+        RightAnswer(
+            name="built-in-quantize-dynamic",
+            why=(
+                "Quantises with torch.ao.quantization.quantize_dynamic (the older built-in "
+                "API, not inplace, so it returns a new model): the same dynamic int8 "
+                "quantisation of the Linear layers, which the text's trade-off is about."
+            ),
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore')\n"
+                "        int8_model = torch.ao.quantization.quantize_dynamic(\n"
+                "            model, {nn.Linear}, dtype=torch.qint8)\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    with torch.no_grad():\n"
+                "        accs = [(net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "                for net in (model, int8_model)]\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': accs[0], 'acc_int8': accs[1]}\n"
+            ),
+        ),
+    ],
+    "measure_latency_ms": [
+        RightAnswer(
+            name="torch-median-inference-mode",
+            why=(
+                "torch.median of the timed calls (for an even count it is the lower of the two "
+                "middle values, still a median) under torch.inference_mode(), synchronising "
+                "when x.is_cuda."
+            ),
+            code=(
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    with torch.inference_mode():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        if x.is_cuda:\n"
+                "            torch.cuda.synchronize()\n"
+                "        times = torch.empty(runs, dtype=torch.float64)\n"
+                "        for i in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize(x.device)\n"
+                "            times[i] = (time.perf_counter() - start) * 1000\n"
+                "    return times.median().item()\n"
+            ),
+        ),
+        RightAnswer(
+            name="numpy-median-perf-counter-ns",
+            why=(
+                "Nanosecond clock converted to milliseconds, numpy.median, and a synchronize "
+                "whenever CUDA is available (harmless for a CPU input), before every clock "
+                "reading."
+            ),
+            code=(
+                "import numpy as np\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    def sync():\n"
+                "        if torch.cuda.is_available():\n"
+                "            torch.cuda.synchronize()\n"
+                "    samples = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            sync()\n"
+                "            start = time.perf_counter_ns()\n"
+                "            fn(x)\n"
+                "            sync()\n"
+                "            samples.append((time.perf_counter_ns() - start) / 1e6)\n"
+                "    return float(np.median(samples))\n"
+            ),
+        ),
+    ],
+}
