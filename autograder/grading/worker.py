@@ -18,7 +18,12 @@ from pathlib import Path
 
 from autograder import course, notebook, trusted
 from autograder.grading import sandbox
-from autograder.grading.execute import KERNEL_DIED, SUBMISSION_TIMEOUT, VERDICT_KEY
+from autograder.grading.execute import (
+    HIDDEN_CHECK_FAILED,
+    KERNEL_DIED,
+    SUBMISSION_TIMEOUT,
+    VERDICT_KEY,
+)
 from autograder.grading.submissions import max_points
 from autograder.nbgrader_course import course_config
 
@@ -52,6 +57,7 @@ class TestResult:
     passed: bool
     message: str = ""
     misconception: str = ""  # the catalogued mistake this answer behaves like, if any
+    caught_by: str = ""  # "visible" or "hidden": which checks failed it ("" when it passed)
 
 
 @dataclass
@@ -211,6 +217,7 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
                 score == max_score,
                 message,
                 misconception=verdict.get("misconception", {}).get("message", ""),
+                caught_by="" if score == max_score else _caught_by(cell),
             )
         )
     # The most far-reaching kind of trouble names the status: a spent budget stopped the rest.
@@ -253,6 +260,13 @@ def _where_it_went_wrong(nb, trouble: dict[int, str], kind: str | None) -> str:
             if kind == BUDGET:  # the cell it ran out in; the later ones were never run
                 break
     return WHAT_HAPPENED[kind].format(where=", ".join(places) or "a cell")
+
+
+def _caught_by(cell) -> str:
+    """ "hidden" when the cell's first error is the hidden check's verdict (the visible
+    asserts passed), else "visible"."""
+    errors = [o for o in (cell.outputs if cell is not None else []) if o.output_type == "error"]
+    return "hidden" if errors and errors[0].get("ename") == HIDDEN_CHECK_FAILED else "visible"
 
 
 def _failure(cell) -> tuple[str, str | None]:
