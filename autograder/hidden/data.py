@@ -1,4 +1,4 @@
-"""Hidden checks for 04_data.
+"""Hidden checks for 05_data.
 
 Every answer is reached through the probes in ``autograder/probes/data.py``: they build
 the inputs named in the case, use the learner's dataset, loader, sampler or transforms,

@@ -1,4 +1,4 @@
-"""Hidden checks for 06_debugging."""
+"""Hidden checks for 07_debugging."""
 
 from __future__ import annotations
 

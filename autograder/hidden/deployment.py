@@ -1,4 +1,4 @@
-"""Hidden checks for 07_deployment.
+"""Hidden checks for 08_deployment.
 
 Every contact with the learner's answer goes through ``observe`` and a probe in
 ``autograder/probes/deployment.py``, which builds the inputs (files included) from the case

@@ -1,4 +1,4 @@
-"""Hidden checks for 09_scaling.
+"""Hidden checks for 10_scaling.
 
 Every check reaches the learner's function through a probe (autograder/probes/scaling.py)
 and judges the data that comes back. The profiler checks compute the expected answer from

@@ -1,4 +1,4 @@
-"""Hidden checks for 05_training.
+"""Hidden checks for 06_training.
 
 Every check has a probe (autograder/probes/training.py) run the learner's function on a
 seeded model and loader, runs a small reference implementation here on identical copies

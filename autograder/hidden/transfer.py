@@ -1,4 +1,4 @@
-"""Hidden checks for 08_transfer.
+"""Hidden checks for 09_transfer.
 
 Every check reaches the learner's function through a probe (autograder/probes/transfer.py)
 and judges the data that comes back; the references are built here from the same case.

@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 04_data's exercises."""
+"""Plausible wrong answers for 05_data's exercises."""
 
 from autograder.mistakes import Mistake
 

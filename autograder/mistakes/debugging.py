@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 06_debugging's exercises."""
+"""Plausible wrong answers for 07_debugging's exercises."""
 
 from autograder.mistakes import Mistake
 

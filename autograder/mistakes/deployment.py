@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 07_deployment's exercises."""
+"""Plausible wrong answers for 08_deployment's exercises."""
 
 from autograder.mistakes import Mistake
 

@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 09_scaling's exercises."""
+"""Plausible wrong answers for 10_scaling's exercises."""
 
 from autograder.mistakes import Mistake
 

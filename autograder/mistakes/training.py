@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 05_training's exercises."""
+"""Plausible wrong answers for 06_training's exercises."""
 
 from autograder.mistakes import Mistake
 

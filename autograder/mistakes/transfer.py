@@ -1,4 +1,4 @@
-"""Plausible wrong answers for 08_transfer's exercises."""
+"""Plausible wrong answers for 09_transfer's exercises."""
 
 from autograder.mistakes import Mistake
 

@@ -1,4 +1,4 @@
-"""Probes for 04_data (see autograder/probes/__init__.py).
+"""Probes for 05_data (see autograder/probes/__init__.py).
 
 The answers here return objects that are not data (datasets, loaders, samplers,
 transforms), so the probes use them the way the checks did (index, iterate, apply) and

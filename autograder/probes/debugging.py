@@ -1,4 +1,4 @@
-"""Probes for 06_debugging (see autograder/probes/__init__.py).
+"""Probes for 07_debugging (see autograder/probes/__init__.py).
 
 Models cross the data boundary as a *spec*: an architecture name plus the parameter values
 (``{"kind": "mlp", "sizes": [4, 8, 3], "act": "relu", "dtype": ..., "device": ...,

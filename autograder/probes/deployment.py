@@ -1,4 +1,4 @@
-"""Probes for 07_deployment (see autograder/probes/__init__.py).
+"""Probes for 08_deployment (see autograder/probes/__init__.py).
 
 Files (checkpoints, ONNX models) are written and read here, in a fresh temporary folder of
 the kernel that runs the answer. What comes back is data: return values described by

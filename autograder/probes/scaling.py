@@ -1,4 +1,4 @@
-"""Probes for 09_scaling (see autograder/probes/__init__.py).
+"""Probes for 10_scaling (see autograder/probes/__init__.py).
 
 The profiler exercises get a real profile of a small workload (one per seed, kept for the
 kernel's lifetime so that every call about it sees the same one) and return, next to the

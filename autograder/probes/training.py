@@ -1,4 +1,4 @@
-"""Probes for 05_training (see autograder/probes/__init__.py).
+"""Probes for 06_training (see autograder/probes/__init__.py).
 
 Each probe builds a small seeded setup from its case (the builders here are shared with
 autograder/hidden/training.py, which builds identical copies for its reference runs), runs

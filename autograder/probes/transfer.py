@@ -1,4 +1,4 @@
-"""Probes for 08_transfer (see autograder/probes/__init__.py).
+"""Probes for 09_transfer (see autograder/probes/__init__.py).
 
 Every probe builds its model from the case with a fixed seed (``build_net``,
 ``build_backbone``, the pretrained ``DigitNet``), so that the check can build the same one

@@ -1,4 +1,4 @@
-"""Right answers for 04_data's exercises, written unlike the solution (see __init__.py)."""
+"""Right answers for 05_data's exercises, written unlike the solution (see __init__.py)."""
 
 from autograder.right_answers import RightAnswer
 

@@ -1,4 +1,4 @@
-"""Right answers unlike the solution for 06_debugging's exercises (each must pass)."""
+"""Right answers unlike the solution for 07_debugging's exercises (each must pass)."""
 
 from autograder.right_answers import RightAnswer
 

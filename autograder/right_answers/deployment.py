@@ -1,4 +1,4 @@
-"""Right answers for 07_deployment's exercises, written differently from the solution."""
+"""Right answers for 08_deployment's exercises, written differently from the solution."""
 
 from autograder.right_answers import RightAnswer
 

@@ -1,4 +1,4 @@
-"""Right answers for 09_scaling's exercises, unlike the solution (see autograder/right_answers)."""
+"""Right answers for 10_scaling's exercises, unlike the solution (see autograder/right_answers)."""
 
 from autograder.right_answers import RightAnswer
 

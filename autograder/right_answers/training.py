@@ -1,4 +1,4 @@
-"""Correct answers to 05_training's exercises, written unlike the solution."""
+"""Correct answers to 06_training's exercises, written unlike the solution."""
 
 from autograder.right_answers import RightAnswer
 

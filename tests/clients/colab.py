@@ -27,7 +27,7 @@ COLAB_PACKAGES = [
     "scikit-learn",
     "tqdm",
     "ipykernel",
-    # Not on Colab: 07_deployment's first cell installs these when missing. They are put in
+    # Not on Colab: 08_deployment's first cell installs these when missing. They are put in
     # the venv beforehand so the test downloads nothing while notebooks run.
     "onnx",
     "onnxscript",

@@ -1,0 +1,524 @@
+"""Hidden checks for 04_layers.
+
+PyTorch is the oracle wherever it has the layer: a real ``nn.Conv1d`` for output sizes and
+receptive fields, ``F.batch_norm``, ``F.scaled_dot_product_attention`` and
+``nn.TransformerEncoderLayer`` itself. The learner's answers are reached through the probes
+in ``autograder/probes/layers.py``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from autograder.boundary import AnswerRaised, call, observe
+from autograder.probes import layers as probes
+from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
+from tutorial_lib.device import get_device
+
+
+def _int(value, what: str) -> int:
+    """An int (a bool is not one); a float that is whole is named as the likely slip."""
+    if type(value) is float and value.is_integer():
+        raise CheckError(
+            f"{what} returned the float {value}; sizes are ints. Use floor division (//) "
+            "rather than / and int() or math.floor afterwards."
+        )
+    check_type(value, int, what)
+    if type(value) is bool:
+        raise CheckError(f"{what} returned a bool, expected an int.")
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# 1. conv_output_size
+
+
+def _conv_length(size: int, kernel_size: int, stride: int, padding: int, dilation: int) -> int:
+    """What a real Conv1d makes of ``size`` positions (PyTorch as the oracle); 0 if it refuses."""
+    conv = torch.nn.Conv1d(1, 1, kernel_size, stride=stride, padding=padding, dilation=dilation)
+    try:
+        with torch.no_grad():
+            return int(conv(torch.zeros(1, 1, size)).shape[-1])
+    except RuntimeError:
+        return 0
+
+
+def check_conv_output_size(conv_output_size) -> None:
+    """Random sizes, kernels, strides, paddings and dilations against a real convolution."""
+    g = torch.Generator().manual_seed(40)
+    cases = [(9, 2, 2, 0, 1), (10, 3, 4, 0, 1), (5, 5, 1, 0, 1), (6, 3, 1, 0, 2), (1, 1, 1, 0, 1)]
+    cases += [(2, 3, 1, 1, 1), (1, 3, 1, 1, 1), (3, 5, 2, 1, 1)]  # fits only thanks to padding
+    for _ in range(40):
+        k, s, p, d = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in _RANGES)
+        cases.append((int(torch.randint(1, 40, (1,), generator=g)), k, s, min(p, k // 2 + 1), d))
+    too_small = [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1)]
+    for size, k, s, p, d in cases:
+        expected = _conv_length(size, k, s, p, d)
+        if expected == 0:
+            too_small.append((size, k, s, p, d))
+            continue
+        what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
+        case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
+        got = _int(observe(call, conv_output_size, case, what)["result"], what)
+        if got != expected:
+            raise CheckError(
+                f"{what} returned {got}, but a real nn.Conv1d gives {expected} positions. The "
+                "dilated kernel spans dilation*(kernel_size-1)+1 inputs, padding adds to both "
+                "ends, and the division by the stride is floored (not rounded) before the +1."
+            )
+    for size, k, s, p, d in too_small:
+        what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
+        case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
+        try:
+            got = observe(call, conv_output_size, case, what)["result"]
+        except AnswerRaised as err:
+            if err.type_name == "ValueError":
+                continue
+            raise CheckError(
+                f"{what} raised {err.type_name}: the kernel does not fit, so raise ValueError "
+                "with a message that says so."
+            ) from None
+        raise CheckError(
+            f"{what} returned {got!r}, but the dilated kernel does not fit in the padded input "
+            "(a real convolution refuses it). Raise ValueError instead of returning a size."
+        )
+
+
+_RANGES = ((1, 8), (1, 5), (0, 4), (1, 4))  # kernel, stride, padding, dilation
+
+
+# ---------------------------------------------------------------------------------------
+# 2. receptive_field
+
+
+def _measured_field(layers: list[tuple[int, int]]) -> int:
+    """How many input positions one output position of a stack of Conv1d layers depends on.
+
+    Measured with autograd: the gradient of one central output reaches exactly the inputs it
+    depends on; the field is their extent.
+    """
+    length = 1
+    for k, s in reversed(layers):  # an input long enough for at least one output
+        length = (length - 1) * s + k
+    length += 64
+    x = torch.zeros(1, 1, length, requires_grad=True)
+    y = x
+    for k, s in layers:
+        conv = torch.nn.Conv1d(1, 1, k, stride=s, bias=False)
+        torch.nn.init.ones_(conv.weight)
+        y = conv(y)
+    y[0, 0, y.shape[-1] // 2].backward()
+    seen = x.grad[0, 0].nonzero()
+    return int(seen.max() - seen.min() + 1)  # the extent, gaps (a 1x1 conv with stride) included
+
+
+def check_receptive_field(receptive_field) -> None:
+    """Stacks with strides anywhere, against the field measured by autograd; input untouched."""
+    g = torch.Generator().manual_seed(41)
+    stacks = [[], [(5, 1)], [(2, 2), (3, 1)], [(3, 1), (2, 2)], [(3, 2), (3, 2), (3, 2)]]
+    stacks += [[(1, 3), (3, 1)], [(3, 1), (3, 1), (2, 2), (3, 1), (3, 1), (2, 2), (3, 1)]]
+    for _ in range(12):
+        depth = int(torch.randint(1, 6, (1,), generator=g))
+        stacks.append(
+            [
+                (
+                    int(torch.randint(1, 6, (1,), generator=g)),
+                    int(torch.randint(1, 4, (1,), generator=g)),
+                )
+                for _ in range(depth)
+            ]
+        )
+    for layers in stacks:
+        what = f"receptive_field({layers})"
+        seen = observe(probes.probe_receptive_field, receptive_field, {"layers": layers}, what)
+        got = _int(seen["result"], what)
+        expected = _measured_field(layers)
+        if got != expected:
+            raise CheckError(
+                f"{what} returned {got}, but one output of that stack spans {expected} input "
+                "positions, first to last (measured with autograd). Each layer adds (kernel_size - 1) "
+                "times the product of the strides of all the layers BEFORE it; its own stride "
+                "only matters for the layers after it."
+            )
+        if seen["layers_after"] != [list(pair) for pair in layers]:
+            raise CheckError(
+                f"{what} changed the caller's list (it became {seen['layers_after']}). Read "
+                "the layers without popping, reversing or sorting the list in place."
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# 3. batch_norm
+
+
+def _bn_case(g: torch.Generator, shape, dtype, device, affine: bool, training: bool, kwargs):
+    c = shape[1]
+    case = {
+        "x": (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5).to(dtype).to(device),
+        "running_mean": torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device),
+        "running_var": (torch.rand(c, generator=g, dtype=torch.float64) + 0.5).to(dtype).to(device),
+        "weight": None,
+        "bias": None,
+        "training": training,
+        "kwargs": kwargs,
+    }
+    if affine:
+        case["weight"] = torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device)
+        case["bias"] = torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device)
+    return case
+
+
+def check_batch_norm(batch_norm) -> None:
+    """Against F.batch_norm: 2-D to 4-D inputs, both modes, float64, no affine, other momentum
+    and eps; the caller's tensors stay as they were."""
+    device = get_device()
+    g = torch.Generator().manual_seed(42)
+    configs = [
+        ((6, 3), torch.float32, True, True, {}),
+        ((4, 3, 5), torch.float32, True, True, {}),
+        ((3, 2, 4, 4), torch.float32, True, True, {}),
+        ((3, 2, 4, 4), torch.float32, True, False, {}),
+        ((2, 4, 3, 3), torch.float64, True, True, {"momentum": 0.3, "eps": 1e-3}),
+        ((5, 4), torch.float32, False, True, {"eps": 0.5}),
+        ((5, 4, 2), torch.float32, False, False, {"eps": 0.25}),
+        ((2, 3, 2, 2), torch.float64, True, False, {"momentum": 0.9}),
+    ]
+    for shape, dtype, affine, training, kwargs in configs:
+        case = _bn_case(g, shape, dtype, device, affine, training, kwargs)
+        mode = "training" if training else "eval"
+        extra = "".join(f", {k}={v}" for k, v in kwargs.items())
+        what = (
+            f"batch_norm(x of shape {shape}, {str(dtype).removeprefix('torch.')}, "
+            f"{'with' if affine else 'without'} weight and bias, {mode}{extra})"
+        )
+        try:
+            seen = observe(probes.probe_batch_norm, batch_norm, case, what)
+        except AnswerRaised as err:
+            if len(shape) == 2:
+                raise
+            raise CheckError(
+                f"{err} For an input with more than two axes, reduce over every axis but axis 1 "
+                "(for (N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to "
+                "(1, C, 1, 1) so they broadcast."
+            ) from None
+        result = seen["result"]
+        check_type(result, tuple, what)
+        if len(result) != 3:
+            raise CheckError(f"{what} should return (y, new_running_mean, new_running_var).")
+        mean, var = case["running_mean"].clone(), case["running_var"].clone()
+        expected = F.batch_norm(
+            case["x"], mean, var, case["weight"], case["bias"], training,
+            kwargs.get("momentum", 0.1), kwargs.get("eps", 1e-5),
+        )  # fmt: skip
+        y, new_mean, new_var = result
+        tol = (
+            {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
+        )
+        assert_close(y, expected, what=f"y from {what}", **tol)
+        assert_close(new_mean, mean, what=f"the new running mean from {what}", **tol)
+        assert_close(new_var, var, what=f"the new running variance from {what}", **tol)
+        if seen["changed"]:
+            raise CheckError(
+                f"{what} changed the caller's {', '.join(seen['changed'])} in place. Return "
+                "new tensors (e.g. (1 - momentum) * running_mean + momentum * mean) and leave "
+                "the arguments as they were."
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# 4. mean_embedding
+
+
+def check_mean_embedding(mean_embedding) -> None:
+    """Pads anywhere (and rows of only pads), tables with and without padding_idx, gradients."""
+    device = get_device()
+    g = torch.Generator().manual_seed(43)
+    configs = [  # (B, T, num, dim, pad_id, padding_idx of the table)
+        (3, 5, 11, 4, 0, 0),
+        (4, 6, 9, 3, 0, None),
+        (2, 4, 7, 5, 6, None),
+        (3, 3, 8, 2, 2, 5),
+        (1, 1, 5, 3, 4, None),
+    ]
+    for i, (b, t, num, dim, pad_id, padding_idx) in enumerate(configs):
+        tokens = torch.randint(0, num, (b, t), generator=g)
+        keep = torch.rand(b, t, generator=g) > 0.4
+        tokens = torch.where(keep, tokens, torch.full_like(tokens, pad_id))
+        tokens[0, -1] = pad_id  # at least one pad
+        if b > 1:
+            tokens[-1] = pad_id  # a row of only pads
+        case = {
+            "seed": 430 + i,
+            "num": num,
+            "dim": dim,
+            "padding_idx": padding_idx,
+            "device": str(device),
+            "tokens": tokens.to(device),
+            "pad_id": pad_id,
+            "weights": torch.randn(b, dim, generator=g).to(device),
+        }
+        what = (
+            f"mean_embedding(tokens of shape ({b}, {t}), a table of {num} rows "
+            f"{'with padding_idx=' + str(padding_idx) if padding_idx is not None else 'without padding_idx'}"
+            f", pad_id={pad_id})"
+        )
+        seen = observe(probes.probe_mean_embedding, mean_embedding, case, what)
+        table = probes.build_embedding(case)
+        w = table.weight.detach()
+        mask = (tokens != pad_id).to(device).unsqueeze(-1).float()  # (B, T, 1)
+        count = mask.sum(1)  # (B, 1)
+        expected = (w[tokens.to(device)] * mask).sum(1) / count.clamp(min=1)
+        out = seen["out"]
+        check_type(out, torch.Tensor, what)
+        check_shape(out, (b, dim), names="B D", what=what)
+        if bool(torch.isnan(out).any()):
+            raise CheckError(
+                f"{what} has NaN in rows {torch.isnan(out).any(1).nonzero().flatten().tolist()}: "
+                "a row of only pads divides by a count of zero. Clamp the count to at least 1 "
+                "so such a row comes out as zeros."
+            )
+        assert_close(out, expected, what=what, rtol=1e-4, atol=1e-5)
+        if seen["tokens_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's tokens in place. Build a mask (tokens != pad_id) "
+                "instead of overwriting the pads."
+            )
+        grad = seen["grad"]
+        if grad is None:
+            raise CheckError(
+                f"{what} is cut off from the table's weights: no gradient reaches "
+                "embedding.weight. Look the vectors up with embedding(tokens) (no .detach(), no "
+                "torch.no_grad(), no .data), so the table can learn."
+            )
+        if bool(torch.isnan(grad).any()):
+            raise CheckError(
+                f"{what} sends NaN gradients to the table: dividing by a zero count and then "
+                "replacing the NaN (nan_to_num, torch.where) still sends NaN backwards. Clamp "
+                "the count to at least 1 before dividing."
+            )
+        expected_grad = torch.zeros_like(w)  # d/dW of sum(out * weights)
+        share = (mask / count.clamp(min=1).unsqueeze(1)).squeeze(-1)  # (B, T)
+        flat = (share.unsqueeze(-1) * case["weights"].unsqueeze(1)).reshape(-1, dim)
+        expected_grad.index_add_(0, tokens.to(device).reshape(-1), flat)
+        if padding_idx is not None:
+            # nn.Embedding never trains its padding row; an answer that multiplies one-hot
+            # rows by the weight does. Both are right here, so that row is not compared.
+            expected_grad[padding_idx] = 0
+            grad = grad.clone()
+            grad[padding_idx] = 0
+        assert_close(
+            grad,
+            expected_grad,
+            what=f"the gradient {what} sends to the table",
+            rtol=1e-4,
+            atol=1e-5,
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# 5. causal_mask
+
+
+def check_causal_mask(causal_mask) -> None:
+    """Square and rectangular (t_k > t_q: cached keys) masks, on the grader's device."""
+    device = get_device()
+    for t_q, t_k in [(1, 1), (4, 4), (1, 5), (2, 6), (3, 4), (5, 9), (6, 6)]:
+        what = f"causal_mask({t_q}, {t_k})"
+        got = observe(probes.probe_causal_mask, causal_mask, {"t_q": t_q, "t_k": t_k}, what)
+        got = got["result"]
+        expected = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
+        check_type(got, torch.Tensor, what)
+        check_shape(got, (t_q, t_k), names="T_q T_k", what=what)
+        check_dtype(got, torch.bool, what)
+        if not torch.equal(got.cpu(), expected):
+            i, j = (int(v) for v in (got.cpu() != expected).nonzero()[0])
+            raise CheckError(
+                f"{what}[{i}, {j}] is {bool(got[i, j])}: query {i} sits at position "
+                f"{t_k - t_q + i} of the {t_k} keys, so it may see key {j} "
+                f"{'(not in its future)' if expected[i, j] else '(its future)'}. The mask is "
+                f"torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
+            )
+        what = f"causal_mask({t_q}, {t_k}, device={device})"
+        got = observe(
+            probes.probe_causal_mask,
+            causal_mask,
+            {"t_q": t_q, "t_k": t_k, "device": str(device)},
+            what,
+        )["result"]
+        check_type(got, torch.Tensor, what)
+        assert_close(got, expected.to(device), what=what)
+
+
+# ---------------------------------------------------------------------------------------
+# 6. attention
+
+
+def check_attention(attention) -> None:
+    """Against F.scaled_dot_product_attention: heads, T_q != T_k, D != D_v, masks, float64."""
+    device = get_device()
+    g = torch.Generator().manual_seed(44)
+    configs = [  # (batch dims, T_q, T_k, D, D_v, mask kind, dtype)
+        ((2,), 4, 4, 8, 8, None, torch.float32),
+        ((2, 3), 5, 5, 4, 6, "causal", torch.float32),
+        ((1, 2), 3, 7, 16, 5, "causal", torch.float32),
+        ((3,), 6, 4, 2, 3, "padding", torch.float32),
+        ((2, 2), 4, 6, 32, 32, "random", torch.float64),
+        ((), 1, 3, 5, 2, None, torch.float64),
+    ]
+    for batch, t_q, t_k, d, d_v, kind, dtype in configs:
+        q = (torch.randn(*batch, t_q, d, generator=g, dtype=torch.float64) * 2).to(dtype).to(device)
+        k = (torch.randn(*batch, t_k, d, generator=g, dtype=torch.float64) * 2).to(dtype).to(device)
+        v = torch.randn(*batch, t_k, d_v, generator=g, dtype=torch.float64).to(dtype).to(device)
+        mask = None
+        if kind == "causal":
+            mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
+        elif kind == "padding":  # (B, 1, T_k): the last keys of some rows are padding
+            lengths = torch.randint(1, t_k + 1, batch, generator=g)
+            mask = (torch.arange(t_k) < lengths.unsqueeze(-1)).unsqueeze(-2)
+        elif kind == "random":
+            mask = torch.rand(*batch, t_q, t_k, generator=g) > 0.5
+            mask[..., 0] = True  # every query sees at least one key
+        mask = None if mask is None else mask.to(device)
+        what = (
+            f"attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
+            f"{kind + ' mask' if kind else 'no mask'}, {str(dtype).removeprefix('torch.')})"
+        )
+        seen = observe(call, attention, {"args": [q, k, v, mask]}, what)
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        out = seen["result"]
+        check_type(out, torch.Tensor, what)
+        check_shape(out, tuple(expected.shape), what=what)
+        check_dtype(out, dtype, what)
+        tol = (
+            {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
+        )
+        try:
+            assert_close(out, expected, what=what, **tol)
+        except CheckError as err:
+            hint = ""
+            if d != d_v:
+                hint = " Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."
+            elif dtype == torch.float64:
+                hint = " Keep the inputs' dtype: no .float() working copies."
+            raise CheckError(f"{err}{hint}") from None
+        for name, before, after in zip("qkv", (q, k, v), seen["args"][:3], strict=True):
+            if not torch.equal(before, after):
+                raise CheckError(f"{what} changed the caller's {name} in place.")
+
+
+# ---------------------------------------------------------------------------------------
+# 7. split_heads
+
+
+def check_split_heads(split_heads) -> None:
+    """Several sizes, one head and one position, non-contiguous inputs, indivisible widths."""
+    device = get_device()
+    g = torch.Generator().manual_seed(45)
+    for b, t, c, h, non_contiguous in [
+        (2, 3, 8, 2, False),
+        (1, 1, 6, 3, False),
+        (3, 4, 5, 1, False),
+        (2, 5, 12, 4, True),
+        (4, 2, 6, 6, True),
+    ]:
+        x = torch.randn(b, t, c, generator=g).to(device)
+        what = f"split_heads(x of shape ({b}, {t}, {c}){', not contiguous' if non_contiguous else ''}, n_heads={h})"
+        seen = observe(
+            probes.probe_split_heads,
+            split_heads,
+            {"x": x, "n_heads": h, "non_contiguous": non_contiguous},
+            what,
+        )
+        expected = x.reshape(b, t, h, c // h).transpose(1, 2)
+        out = seen["result"]
+        check_type(out, torch.Tensor, what)
+        check_shape(out, (b, h, t, c // h), names="B H T D", what=what)
+        try:
+            assert_close(out, expected, what=what)
+        except CheckError as err:
+            raise CheckError(
+                f"{err} Head j must hold channels j*D to (j+1)*D of every position: view as "
+                "(B, T, H, D) first, then swap T and H; viewing straight as (B, H, T, D) mixes "
+                "positions into heads."
+            ) from None
+        if seen["x_changed"]:
+            raise CheckError(f"{what} changed the caller's x in place.")
+    what = "split_heads(x of shape (2, 3, 10), n_heads=4)"
+    try:
+        observe(
+            probes.probe_split_heads, split_heads, {"x": torch.zeros(2, 3, 10), "n_heads": 4}, what
+        )
+    except AnswerRaised as err:
+        if err.type_name == "ValueError":
+            return
+        raise CheckError(
+            f"{what} raised {err.type_name}: check that C is divisible by n_heads first and "
+            "raise ValueError with a message that names both numbers."
+        ) from None
+    raise CheckError(
+        f"{what} returned a result: 10 channels cannot be split into 4 heads. Raise ValueError."
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# 8. encoder_layer_forward
+
+
+def check_encoder_layer_forward(encoder_layer_forward) -> None:
+    """Against nn.TransformerEncoderLayer itself: post- and pre-norm, relu and gelu, several
+    widths and heads, train and eval mode (no dropout); the layer's mode is left alone."""
+    device = get_device()
+    g = torch.Generator().manual_seed(46)
+    configs = [  # (B, T, d_model, heads, d_ff, norm_first, activation, training)
+        (2, 5, 8, 2, 16, False, "relu", False),
+        (1, 3, 12, 3, 8, False, "gelu", True),
+        (3, 4, 8, 4, 32, True, "relu", False),
+        (2, 6, 6, 1, 12, True, "gelu", True),
+        (2, 1, 16, 4, 16, False, "relu", True),
+    ]
+    for i, (b, t, c, h, d_ff, norm_first, activation, training) in enumerate(configs):
+        case = {
+            "seed": 460 + i,
+            "d_model": c,
+            "n_heads": h,
+            "d_ff": d_ff,
+            "norm_first": norm_first,
+            "activation": activation,
+            "training": training,
+            "device": str(device),
+            "x": torch.randn(b, t, c, generator=g).to(device),
+        }
+        what = (
+            f"encoder_layer_forward(a layer with d_model={c}, nhead={h}, "
+            f"norm_first={norm_first}, activation={activation!r}, in "
+            f"{'train' if training else 'eval'} mode; x of shape ({b}, {t}, {c}))"
+        )
+        seen = observe(probes.probe_encoder_layer_forward, encoder_layer_forward, case, what)
+        layer = probes.build_encoder_layer(case)
+        with torch.no_grad():
+            expected = layer(case["x"])
+        out = seen["out"]
+        check_type(out, torch.Tensor, what)
+        check_shape(out, (b, t, c), names="B T C", what=what)
+        try:
+            assert_close(out.detach(), expected, what=what, rtol=1e-4, atol=1e-4)
+        except CheckError as err:
+            raise CheckError(f"{err}{_encoder_hint(norm_first, activation, h)}") from None
+        if seen["training_after"] != training:
+            raise CheckError(
+                f"{what} left the layer in {'train' if seen['training_after'] else 'eval'} mode. "
+                "Do not call layer.eval() or layer.train(): the caller owns its mode."
+            )
+
+
+def _encoder_hint(norm_first: bool, activation: str, heads: int) -> str:
+    order = (
+        "pre-norm (norm_first=True): x + attn(norm1(x)), then x + ff(norm2(x))"
+        if norm_first
+        else "post-norm (norm_first=False): norm1(x + attn(x)), then norm2(x + ff(x))"
+    )
+    return (
+        f" This layer is {order}; its feed-forward uses layer.activation ({activation}); "
+        f"attention splits C into {heads} heads and scales by sqrt(C / heads)."
+    )

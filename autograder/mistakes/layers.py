@@ -1,0 +1,531 @@
+"""Plausible wrong answers for 04_layers' exercises."""
+
+from autograder.mistakes import Mistake
+
+_CONV = """import math
+def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):
+    span = {span}
+{check}    return {formula}
+"""
+_FITS = "    if size + 2 * padding < span:\n        raise ValueError('the kernel does not fit')\n"
+
+
+def _conv(span="dilation * (kernel_size - 1) + 1", check=_FITS, formula=None):
+    formula = formula or "(size + 2 * padding - span) // stride + 1"
+    return _CONV.format(span=span, check=check, formula=formula)
+
+
+_BN = """def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):
+    dims = {dims}
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    if training{eval_too}:
+        mean = x.mean(dim=dims)
+        var = x.var(dim=dims, correction={correction})
+        n = x.numel() // x.shape[1]
+{update}
+    else:
+        mean, var = running_mean, running_var
+        new_mean, new_var = running_mean.clone(), running_var.clone()
+    y = (x - mean.view(shape)) / {denominator}
+    {affine}
+    return y, new_mean, new_var
+"""
+_BN_UPDATE = (
+    "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+    "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()"
+)
+_BN_AFFINE = (
+    "if weight is not None:\n        y = y * weight.view(shape)\n"
+    "    if bias is not None:\n        y = y + bias.view(shape)"
+)
+
+
+def _bn(**parts):
+    defaults = {
+        "dims": "[d for d in range(x.ndim) if d != 1]",
+        "eval_too": "",
+        "correction": 0,
+        "update": _BN_UPDATE,
+        "denominator": "torch.sqrt(var.view(shape) + eps)",
+        "affine": _BN_AFFINE,
+    }
+    return _BN.format(**(defaults | parts))
+
+
+_ENCODER = """def encoder_layer_forward(layer, x):
+    attn = layer.self_attn
+    b, t, c = x.shape
+    h = {heads}
+
+    def self_attention(z):
+        q, k, v = F.linear(z, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+        q, k, v = (y.reshape(b, t, h, c // h).transpose(1, 2) for y in (q, k, v))
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt({scale}), dim=-1)
+        return attn.out_proj((weights @ v).transpose(1, 2).reshape(b, t, c))
+
+    def feed_forward(z):
+        return layer.linear2({activation}(layer.linear1(z)))
+
+{prelude}    if {pre_norm}:
+        x = x + self_attention(layer.norm1(x))
+        return x + feed_forward(layer.norm2(x))
+    x = layer.norm1({attn_residual}self_attention(x))
+    return {final}
+"""
+
+
+def _encoder(**parts):
+    defaults = {
+        "heads": "attn.num_heads",
+        "scale": "c // h",
+        "activation": "layer.activation",
+        "prelude": "",
+        "pre_norm": "layer.norm_first",
+        "attn_residual": "x + ",
+        "final": "layer.norm2(x + feed_forward(x))",
+    }
+    return _ENCODER.format(**(defaults | parts))
+
+
+MISTAKES = {
+    "conv_output_size": [
+        Mistake(
+            name="true-division",
+            message="Sizes are ints: (size + 2*padding - span) / stride is a float. Floor it "
+            "with // before adding 1.",
+            code=_conv(formula="(size + 2 * padding - span) / stride + 1"),
+        ),
+        Mistake(
+            name="rounded-not-floored",
+            message="A position that only partly fits is no output: floor the division "
+            "(// stride), do not round it.",
+            code=_conv(formula="round((size + 2 * padding - span) / stride) + 1"),
+        ),
+        Mistake(
+            name="dilation-ignored",
+            message="A kernel of k taps spread `dilation` apart spans dilation*(k - 1) + 1 "
+            "input positions, not k.",
+            code=_conv(span="kernel_size"),
+        ),
+        Mistake(
+            name="padding-on-one-side",
+            message="padding adds zeros at both ends of the axis: size + 2 * padding.",
+            code=_conv(check="", formula="(size + padding - span) // stride + 1"),
+        ),
+        Mistake(
+            name="no-error-when-the-kernel-does-not-fit",
+            message="When the dilated kernel is wider than the padded input there is no output "
+            "position at all: raise ValueError instead of returning 0 or a negative size.",
+            code=_conv(check=""),
+        ),
+        Mistake(
+            name="fit-checked-without-padding",
+            message="The kernel has to fit in the padded input: compare its span with "
+            "size + 2 * padding, not with size.",
+            code=_conv(
+                check="    if size < span:\n        raise ValueError('the kernel does not fit')\n"
+            ),
+        ),
+    ],
+    "receptive_field": [
+        Mistake(
+            name="strides-ignored",
+            message="After a stride-s layer, one step of the next layer covers s input "
+            "positions: multiply each (kernel_size - 1) by the product of the earlier strides.",
+            code=("def receptive_field(layers):\n    return 1 + sum(k - 1 for k, s in layers)\n"),
+        ),
+        Mistake(
+            name="own-stride-counted",
+            message="A layer's own stride does not widen its own field; it only makes the "
+            "layers after it step further. Add (k - 1) * jump first, then multiply jump by s.",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field, jump = 1, 1\n"
+                "    for k, s in layers:\n"
+                "        jump *= s\n"
+                "        field += (k - 1) * jump\n"
+                "    return field\n"
+            ),
+        ),
+        Mistake(
+            name="only-the-previous-stride",
+            message="The step of a layer is the product of ALL the strides before it, not just "
+            "the previous layer's: two stride-2 layers make the next one step 4 inputs.",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field, previous = 1, 1\n"
+                "    for k, s in layers:\n"
+                "        field += (k - 1) * previous\n"
+                "        previous = s\n"
+                "    return field\n"
+            ),
+        ),
+        Mistake(
+            name="pops-the-callers-list",
+            message="Popping the layers empties the caller's list: iterate over it instead.",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field, jump = 1, 1\n"
+                "    while layers:\n"
+                "        k, s = layers.pop(0)\n"
+                "        field += (k - 1) * jump\n"
+                "        jump *= s\n"
+                "    return field\n"
+            ),
+        ),
+        Mistake(
+            name="stride-times-kernel",
+            message="Each layer adds (kernel_size - 1) positions times the step of its input, "
+            "the product of the earlier strides; its own stride does not enter.",
+            code=(
+                "def receptive_field(layers):\n    return 1 + sum((k - 1) * s for k, s in layers)\n"
+            ),
+        ),
+    ],
+    "batch_norm": [
+        Mistake(
+            name="unbiased-variance-to-normalise",
+            message="BatchNorm normalises with the batch's biased variance (correction=0, divide "
+            "by the count); only the running variance is updated with the unbiased one.",
+            code=_bn(correction=1),
+        ),
+        Mistake(
+            name="momentum-reversed",
+            message="momentum is the weight of the NEW batch statistic: running = "
+            "(1 - momentum) * running + momentum * batch.",
+            code=_bn(
+                update="        new_mean = momentum * running_mean + (1 - momentum) * mean\n"
+                "        new_var = momentum * running_var + (1 - momentum) * x.var(dim=dims)"
+            ),
+        ),
+        Mistake(
+            name="statistics-over-the-batch-axis-only",
+            message="For (N, C, H, W) inputs a channel's statistics run over N, H and W: every "
+            "axis but axis 1, not axis 0 alone.",
+            code=_bn(dims="[0]"),
+        ),
+        Mistake(
+            name="batch-statistics-in-eval-mode",
+            message="In evaluation BatchNorm uses its running statistics, not the batch's: that "
+            "is what makes a prediction independent of its batch-mates.",
+            code=_bn(eval_too=" or True"),
+        ),
+        Mistake(
+            name="running-statistics-updated-in-place",
+            message="The function changed the caller's running_mean/running_var in place. "
+            "Return new tensors and leave the arguments as they were.",
+            code=_bn(
+                update="        running_mean.mul_(1 - momentum).add_(momentum * mean.detach())\n"
+                "        running_var.mul_(1 - momentum).add_(momentum * x.var(dim=dims).detach())\n"
+                "        new_mean, new_var = running_mean, running_var"
+            ),
+        ),
+        Mistake(
+            name="eps-outside-the-square-root",
+            message="eps goes inside the square root: (x - mean) / sqrt(var + eps). With the "
+            "default eps the difference hides; with a large eps it does not.",
+            code=_bn(denominator="(torch.sqrt(var.view(shape)) + eps)"),
+        ),
+        Mistake(
+            name="weight-and-bias-assumed",
+            message="weight and bias may be None (a BatchNorm without affine=True): apply each "
+            "only when it is given.",
+            code=_bn(affine="y = y * weight.view(shape) + bias.view(shape)"),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="Keep the input's dtype: a float32 copy of float64 inputs loses precision "
+            "and returns the wrong dtype.",
+            code=_bn(dims="[d for d in range(x.ndim) if d != 1]\n    x = x.float()"),
+        ),
+    ],
+    "mean_embedding": [
+        Mistake(
+            name="padding-counted",
+            message="The mean must run over the non-pad tokens only: divide the sum of the kept "
+            "vectors by how many tokens are not pad_id.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    return embedding(tokens).mean(dim=1)\n"
+            ),
+        ),
+        Mistake(
+            name="nan-for-a-row-of-only-padding",
+            message="A sequence of only padding has a count of zero and comes out as NaN: clamp "
+            "the count to at least 1 so it comes out as zeros.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / keep.sum(1)\n"
+            ),
+        ),
+        Mistake(
+            name="table-padding-idx-instead-of-pad-id",
+            message="Use the pad_id you are given: a table may have no padding_idx, or another "
+            "one than the padding of these sequences.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != embedding.padding_idx).unsqueeze(-1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
+        Mistake(
+            name="cut-off-from-the-table",
+            message="Computed without gradients (torch.no_grad, .detach(), .data), the table "
+            "never learns from this loss: look the vectors up with embedding(tokens).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    with torch.no_grad():\n"
+                "        keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "        return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
+        Mistake(
+            name="pads-sent-to-row-zero-in-place",
+            message="Overwriting the pads with id 0 changes the caller's tokens and adds row 0 of "
+            "the table, which is only zero when padding_idx happens to be 0: mask instead.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    count = (tokens != pad_id).sum(1, keepdim=True).clamp(min=1)\n"
+                "    tokens[tokens == pad_id] = 0\n"
+                "    return embedding(tokens).sum(1) / count\n"
+            ),
+        ),
+        Mistake(
+            name="nan-replaced-after-dividing",
+            message="Replacing the NaN of an all-pad row after dividing (torch.where, "
+            "nan_to_num) fixes the values but still sends NaN gradients back: clamp the count "
+            "to at least 1 before dividing.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "    count = keep.sum(1)\n"
+                "    mean = (embedding(tokens) * keep).sum(1) / count\n"
+                "    return torch.where(count > 0, mean, torch.zeros_like(mean))\n"
+            ),
+        ),
+    ],
+    "causal_mask": [
+        Mistake(
+            name="future-allowed",
+            message="triu keeps the future and hides the past: a query may see keys j <= i, "
+            "the LOWER triangle (tril).",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).triu()\n"
+            ),
+        ),
+        Mistake(
+            name="diagonal-hidden",
+            message="A position may see itself: keep the diagonal (tril(diagonal=0) for a "
+            "square mask).",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(-1)\n"
+            ),
+        ),
+        Mistake(
+            name="additive-float-mask",
+            message="The exercise asks for bools, True where a key may be seen; an additive mask "
+            "of 0 and -inf is another convention.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.full((t_q, t_k), float('-inf'), device=device).triu(1)\n"
+            ),
+        ),
+        Mistake(
+            name="triangle-at-the-top-left",
+            message="With cached keys (t_k > t_q) the queries are the LAST t_q positions: "
+            "shift the triangle with tril(diagonal=t_k - t_q), as is_causal=True does not.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril()\n"
+            ),
+        ),
+        Mistake(
+            name="offset-sign-flipped",
+            message="Query i sits at position t_k - t_q + i, so it sees keys up to "
+            "i + (t_k - t_q): diagonal=t_k - t_q, not t_q - t_k.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    ones = torch.ones(t_q, t_k, dtype=torch.bool, device=device)\n"
+                "    return ones.tril(diagonal=t_q - t_k)\n"
+            ),
+        ),
+    ],
+    "attention": [
+        Mistake(
+            name="no-scaling",
+            message="Divide the scores by sqrt(D) before the softmax, or wide heads saturate it.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1)\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="scaled-by-d-not-its-root",
+            message="The scale is sqrt(D): dividing by D shrinks the scores too much and the "
+            "weights come out too flat.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / q.shape[-1]\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="softmax-over-the-queries",
+            message="Each query's weights over the KEYS sum to one: softmax over the last axis "
+            "of the (T_q, T_k) scores, not dim=-2.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-2) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="mask-after-the-softmax",
+            message="Mask the scores with -inf BEFORE the softmax; zeroing the weights after it "
+            "leaves rows that no longer sum to one.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    weights = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(-1)\n"
+                "    if mask is not None:\n"
+                "        weights = weights * mask\n"
+                "    return weights @ v\n"
+            ),
+        ),
+        Mistake(
+            name="scaled-by-the-value-width",
+            message="The scale is the width of q and k (their dot product's length), which need "
+            "not equal v's: use q.shape[-1].",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy",
+            message="Keep the inputs' dtype: float64 inputs computed in float32 lose precision "
+            "and come back as float32.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    q, k, v = q.float(), k.float(), v.float()\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="masked-with-zero",
+            message="A score of 0 is not 'hidden': exp(0) still gets weight. Fill hidden "
+            "scores with -inf.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, 0.0)\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+    ],
+    "split_heads": [
+        Mistake(
+            name="viewed-heads-first",
+            message="Memory order is (B, T, C): view as (B, T, H, D) and then swap T and H. "
+            "Viewing straight as (B, H, T, D) cuts the sequence into heads.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    return x.reshape(b, n_heads, t, c // n_heads)\n"
+            ),
+        ),
+        Mistake(
+            name="interleaved-channels",
+            message="Head j holds the contiguous channels j*D to (j+1)*D, not every H-th "
+            "channel: reshape to (B, T, H, D), with H before D.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    return x.reshape(b, t, c // n_heads, n_heads).permute(0, 3, 1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="squeezed",
+            message="squeeze() also drops a batch, sequence or head axis of size 1: the result "
+            "must always be 4-D (B, H, T, D).",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    return x.reshape(b, t, n_heads, c // n_heads).transpose(1, 2).squeeze()\n"
+            ),
+        ),
+        Mistake(
+            name="no-divisibility-check",
+            message="Check that C is divisible by n_heads first and raise ValueError; reshape's "
+            "RuntimeError does not say what is wrong.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    return x.reshape(b, t, n_heads, -1).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="remainder-dropped",
+            message="Cutting off the channels that do not fit silently throws data away: raise "
+            "ValueError when C is not divisible by n_heads.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    d = c // n_heads\n"
+                "    return x[..., : n_heads * d].reshape(b, t, n_heads, d).transpose(1, 2)\n"
+            ),
+        ),
+    ],
+    "encoder_layer_forward": [
+        Mistake(
+            name="always-post-norm",
+            message="Honour layer.norm_first: a pre-norm layer computes x + attn(norm1(x)), then "
+            "x + ff(norm2(x)).",
+            code=_encoder(pre_norm="False"),
+        ),
+        Mistake(
+            name="always-relu",
+            message="Use layer.activation in the feed-forward: the layer may have been built "
+            "with activation='gelu'.",
+            code=_encoder(activation="torch.relu"),
+        ),
+        Mistake(
+            name="one-head",
+            message="Split q, k and v into layer.self_attn.num_heads heads of C / H channels "
+            "each; one head over all C channels attends differently.",
+            code=_encoder(heads="1"),
+        ),
+        Mistake(
+            name="no-residual-around-attention",
+            message="Each half is wrapped in a residual connection: norm1(x + attn(x)).",
+            code=_encoder(attn_residual=""),
+        ),
+        Mistake(
+            name="mode-changed",
+            message="Do not call layer.eval() (or train()) inside: the caller owns the mode.",
+            code=_encoder(prelude="    layer.eval()\n"),
+        ),
+        Mistake(
+            name="scaled-by-the-full-width",
+            message="Each head's scores are scaled by sqrt(C / H), the width of one head, not "
+            "sqrt(C).",
+            code=_encoder(scale="c"),
+        ),
+    ],
+}

@@ -1,0 +1,209 @@
+"""Right answers to 04_layers' exercises, written differently from the solution."""
+
+from autograder.right_answers import RightAnswer
+
+RIGHT_ANSWERS = {
+    "conv_output_size": [
+        RightAnswer(
+            name="math-floor",
+            why="floors a true division and rejects an output of fewer than one position",
+            code=(
+                "import math\n"
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    out = math.floor(\n"
+                "        (size + 2 * padding - dilation * (kernel_size - 1) - 1) / stride + 1\n"
+                "    )\n"
+                "    if out < 1:\n"
+                "        raise ValueError(f'no output position: the kernel is too wide for {size}')\n"
+                "    return out\n"
+            ),
+        ),
+        RightAnswer(
+            name="measured-with-a-real-layer",
+            why="asks a real Conv1d, and turns its refusal into the ValueError asked for",
+            code=(
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    conv = torch.nn.Conv1d(\n"
+                "        1, 1, kernel_size, stride=stride, padding=padding, dilation=dilation\n"
+                "    )\n"
+                "    try:\n"
+                "        with torch.no_grad():\n"
+                "            return conv(torch.zeros(1, 1, size)).shape[-1]\n"
+                "    except RuntimeError as err:\n"
+                "        raise ValueError(str(err)) from err\n"
+            ),
+        ),
+    ],
+    "receptive_field": [
+        RightAnswer(
+            name="backwards-from-the-output",
+            why="walks from the output to the input: each layer maps a field of r positions "
+            "to (r - 1) * stride + kernel_size",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field = 1\n"
+                "    for kernel_size, stride in reversed(layers):\n"
+                "        field = (field - 1) * stride + kernel_size\n"
+                "    return field\n"
+            ),
+        ),
+        RightAnswer(
+            name="closed-form-with-math-prod",
+            why="the sum over layers of (k - 1) times the product of the earlier strides",
+            code=(
+                "import math\n"
+                "def receptive_field(layers):\n"
+                "    strides = [s for _, s in layers]\n"
+                "    return 1 + sum(\n"
+                "        (k - 1) * math.prod(strides[:i]) for i, (k, _) in enumerate(layers)\n"
+                "    )\n"
+            ),
+        ),
+    ],
+    "batch_norm": [
+        RightAnswer(
+            name="functional-batch-norm-on-copies",
+            why="lets F.batch_norm update copies of the running statistics",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
+                "               momentum=0.1, eps=1e-5):\n"
+                "    mean, var = running_mean.clone(), running_var.clone()\n"
+                "    y = F.batch_norm(x, mean, var, weight, bias, training, momentum, eps)\n"
+                "    return y, mean, var\n"
+            ),
+        ),
+        RightAnswer(
+            name="channels-last-flattened",
+            why="moves the channels last, flattens the rest, uses var_mean and rsqrt",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
+                "               momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    flat = x.movedim(1, -1).reshape(-1, c)  # (everything else, C)\n"
+                "    if training:\n"
+                "        var, mean = torch.var_mean(flat, dim=0, unbiased=False)\n"
+                "        n = flat.shape[0]\n"
+                "        new_mean = running_mean + momentum * (mean.detach() - running_mean)\n"
+                "        unbiased = var.detach() * n / (n - 1)\n"
+                "        new_var = running_var + momentum * (unbiased - running_var)\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (flat - mean) * torch.rsqrt(var + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight\n"
+                "    if bias is not None:\n"
+                "        y = y + bias\n"
+                "    shape = list(x.shape)\n"
+                "    shape.append(shape.pop(1))\n"
+                "    return y.reshape(shape).movedim(-1, 1), new_mean, new_var\n"
+            ),
+        ),
+    ],
+    "mean_embedding": [
+        RightAnswer(
+            name="weighted-einsum",
+            why="weights each position by 1/count (0 for pads) and sums with einsum",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != pad_id).float()  # (B, T)\n"
+                "    weights = keep / keep.sum(1, keepdim=True).clamp(min=1)\n"
+                "    return torch.einsum('bt,btd->bd', weights, embedding(tokens))\n"
+            ),
+        ),
+        RightAnswer(
+            name="one-hot-times-the-weight",
+            why="builds the one-hot rows and multiplies by embedding.weight, as the lesson "
+            "shows an embedding is",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    one_hot = F.one_hot(tokens, embedding.num_embeddings).to(embedding.weight.dtype)\n"
+                "    one_hot = one_hot * (tokens != pad_id).unsqueeze(-1)  # pads: all-zero rows\n"
+                "    counts = one_hot.sum(dim=(1, 2)).clamp(min=1).unsqueeze(-1)  # (B, 1)\n"
+                "    return one_hot.sum(1) @ embedding.weight / counts\n"
+            ),
+        ),
+    ],
+    "causal_mask": [
+        RightAnswer(
+            name="compared-positions",
+            why="compares key positions with each query's position in the sequence",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    query_at = torch.arange(t_k - t_q, t_k, device=device).unsqueeze(1)\n"
+                "    return torch.arange(t_k, device=device).unsqueeze(0) <= query_at\n"
+            ),
+        ),
+    ],
+    "attention": [
+        RightAnswer(
+            name="pytorch-sdpa",
+            why="calls F.scaled_dot_product_attention, which computes the same thing",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+            ),
+        ),
+        RightAnswer(
+            name="einsum-and-finfo-min",
+            why="einsum for the products and the dtype's lowest number for hidden keys",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = torch.einsum('...qd,...kd->...qk', q, k) * q.shape[-1] ** -0.5\n"
+                "    if mask is not None:\n"
+                "        low = torch.finfo(scores.dtype).min\n"
+                "        scores = torch.where(mask, scores, torch.full_like(scores, low))\n"
+                "    return torch.einsum('...qk,...kd->...qd', scores.softmax(-1), v)\n"
+            ),
+        ),
+    ],
+    "split_heads": [
+        RightAnswer(
+            name="stacked-chunks",
+            why="cuts the channels into n_heads chunks and stacks them on a new head axis",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    if x.shape[-1] % n_heads != 0:\n"
+                "        raise ValueError(f'{x.shape[-1]} channels, {n_heads} heads')\n"
+                "    return torch.stack(x.chunk(n_heads, dim=-1), dim=1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="unflatten-and-permute",
+            why="unflatten the channel axis, then permute",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                "        raise ValueError(f'C={c} is not divisible by n_heads={n_heads}')\n"
+                "    return x.unflatten(-1, (n_heads, c // n_heads)).permute(0, 2, 1, 3)\n"
+            ),
+        ),
+    ],
+    "encoder_layer_forward": [
+        RightAnswer(
+            name="own-functions-and-separate-projections",
+            why="slices q, k and v's projections out of in_proj_weight and reuses the "
+            "lesson's own attention and split_heads",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    c, h = x.shape[-1], sa.num_heads\n"
+                "    w_q, w_k, w_v = sa.in_proj_weight.split(c)\n"
+                "    b_q, b_k, b_v = sa.in_proj_bias.split(c)\n"
+                "    def block(z):\n"
+                "        q = split_heads(z @ w_q.T + b_q, h)\n"
+                "        k = split_heads(z @ w_k.T + b_k, h)\n"
+                "        v = split_heads(z @ w_v.T + b_v, h)\n"
+                "        out = attention(q, k, v).permute(0, 2, 1, 3).flatten(2)\n"
+                "        return sa.out_proj(out)\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if not layer.norm_first:\n"
+                "        x = layer.norm1(x + block(x))\n"
+                "        return layer.norm2(x + ff(x))\n"
+                "    x = x + block(layer.norm1(x))\n"
+                "    return x + ff(layer.norm2(x))\n"
+            ),
+        ),
+    ],
+}
