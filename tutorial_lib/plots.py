@@ -1,4 +1,5 @@
-"""Figures the lessons show: loss curves, image grids, decision boundaries, gradient flow, schedules.
+"""Figures the lessons show: loss curves, image grids, decision boundaries, gradient flow, schedules,
+confusion matrices.
 
 Each function returns a matplotlib ``Figure`` that is already closed in pyplot, so a notebook
 cell shows it exactly once when the figure is the cell's last value, and nothing piles up
@@ -156,5 +157,51 @@ def plot_bars(
     if log:
         ax.set_yscale("log")
     ax.set(ylabel=ylabel, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def _draw_confusion(ax, cm, class_names: Sequence[str], title: str) -> None:
+    counts = torch.as_tensor(cm).detach().cpu()
+    if counts.ndim != 2 or counts.shape[0] != counts.shape[1]:
+        raise ValueError(f"a confusion matrix is square (C, C), got {tuple(counts.shape)}")
+    c = counts.shape[0]
+    ax.imshow(counts.double().numpy(), cmap="Blues", vmin=0)
+    # White text on dark cells, black on light ones, so every count stays readable.
+    threshold = float(counts.max()) / 2 if c else 0.0
+    for t in range(c):
+        for p in range(c):
+            value = counts[t, p].item()
+            text = f"{value:g}" if isinstance(value, float) else str(value)
+            colour = "white" if float(value) > threshold else "black"
+            ax.text(p, t, text, ha="center", va="center", color=colour, fontsize=8)
+    ax.set_xticks(range(c), list(class_names), fontsize=8)
+    ax.set_yticks(range(c), list(class_names), fontsize=8)
+    ax.set(xlabel="predicted class", ylabel="true class", title=title)
+
+
+def plot_confusion_matrix(
+    cm: torch.Tensor | Mapping[str, torch.Tensor],
+    class_names: Sequence[object] | None = None,
+    title: str = "Confusion matrix",
+) -> Figure:
+    """Counts of a (C, C) confusion matrix, row = true class (y axis), column = predicted (x).
+
+    A mapping ``{title: cm}`` draws one panel per matrix, side by side (before and after a
+    fix, say); ``title`` then heads the whole figure.
+    """
+    panels = dict(cm) if isinstance(cm, Mapping) else {title: cm}
+    if not panels:
+        raise ValueError("plot_confusion_matrix got no matrix")
+    c = torch.as_tensor(next(iter(panels.values()))).shape[-1]
+    names = [str(n) for n in (range(c) if class_names is None else class_names)]
+    if len(names) != c:
+        raise ValueError(f"{len(names)} class names for a matrix of {c} classes")
+    side = max(3.5, 0.45 * c + 1.5)
+    fig, axes = _new((side * len(panels), side), ncols=len(panels))
+    for ax, (panel_title, matrix) in zip(axes[0], panels.items(), strict=True):
+        _draw_confusion(ax, matrix, names, panel_title)
+    if isinstance(cm, Mapping):
+        fig.suptitle(title)
     fig.tight_layout()
     return fig

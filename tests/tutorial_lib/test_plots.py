@@ -49,3 +49,20 @@ def test_grad_flow_schedule_function_and_bars():
     assert len(plots.plot_bars({"x": 1, "y": 2}).axes[0].patches) == 2
     with pytest.raises(ValueError):
         plots.plot_bars({})
+
+
+def test_confusion_matrix_annotates_counts_true_rows_predicted_columns():
+    cm = torch.tensor([[5, 1, 0], [2, 7, 0], [0, 0, 0]])
+    fig = plots.plot_confusion_matrix(cm, class_names=["a", "b", "c"])
+    ax = fig.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("predicted class", "true class")
+    # Text sits at (x = predicted, y = true): the 2 true "b" predicted "a" is at (0, 1).
+    at = {(t.get_position()[0], t.get_position()[1]): t.get_text() for t in ax.texts}
+    assert len(at) == 9 and at[(0, 1)] == "2" and at[(1, 0)] == "1"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    two = plots.plot_confusion_matrix({"before": cm, "after": cm.t()}, title="both")
+    assert [a.get_title() for a in two.axes] == ["before", "after"]
+    with pytest.raises(ValueError, match="square"):
+        plots.plot_confusion_matrix(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="class names"):
+        plots.plot_confusion_matrix(cm, class_names=["a"])
