@@ -20,7 +20,6 @@ says so.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
-from autograder.platforms.single import find_notebook, grade_notebook
+from autograder.platforms.single import find_notebook, grade_notebook, write_results
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -192,9 +191,7 @@ def run(lesson: str, root: Path, hidden_visibility: str) -> dict:
             row = {"score": 0.0, "max_score": 0.0, "status": "error", "tests": []}
             row["message"] = f"the grader failed: {type(err).__name__}: {err}"
     data = results(row, lesson, time.perf_counter() - start, hidden_visibility, note)
-    out = root / "results" / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1))
+    write_results(root, data)
     return data
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from autograder import course
 from autograder.grading.submissions import INVALID, MISSING, WRONG_ASSIGNMENT
 from autograder.platforms.gradescope import sandbox_starts
-from autograder.platforms.single import find_notebook, grade_notebook
+from autograder.platforms.single import find_notebook, grade_notebook, write_results
 
 UNGRADABLE = {MISSING, INVALID, WRONG_ASSIGNMENT}
 
@@ -148,9 +148,7 @@ def run(lesson: str, root: Path) -> dict:
                 "format_errors": [f"{type(err).__name__}: {err}"],
                 "tests": [],
             }
-    out = root / "results" / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1))
+    write_results(root, data)
     return data
 
 
