@@ -1059,3 +1059,275 @@ def check_balanced_sampler(balanced_sampler) -> None:
             "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "
             "torch.Generator().manual_seed(seed)."
         )
+
+
+# ---------------------------------------------------------------- confusion_matrix
+
+
+def _reference_confusion(preds: torch.Tensor, targets: torch.Tensor, c: int) -> torch.Tensor:
+    """An independent count with NumPy: one += 1 per (true, predicted) pair."""
+    import numpy as np
+
+    counts = np.zeros((c, c), dtype=np.int64)
+    np.add.at(counts, (targets.cpu().numpy(), preds.cpu().numpy()), 1)
+    return torch.from_numpy(counts)
+
+
+def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
+    """(description, case) pairs; the probe converts to case["dtype"] and strides when asked."""
+    g = _gen(6)
+    cases = []
+    for n, c, high, dtype, strided, label in [
+        (60, 4, 4, "int64", False, "random labels, every class present"),
+        (300, 10, 10, "int32", False, "int32 labels"),
+        (80, 7, 4, "int64", False, "num_classes=7 but labels only 0..3"),
+        (200, 5, 5, "int64", True, "non-contiguous labels (every second element)"),
+        (5000, 10, 10, "int32", True, "5000 non-contiguous int32 labels"),
+        (6, 1, 1, "int64", False, "a single class"),
+    ]:
+        size = 2 * n if strided else n  # the probe keeps every second element
+        targets = torch.randint(0, high, (size,), generator=g)
+        preds = torch.randint(0, high, (size,), generator=g)
+        cases.append(
+            (
+                label,
+                {
+                    "preds": preds,
+                    "targets": targets,
+                    "num_classes": c,
+                    "dtype": dtype,
+                    "strided": strided,
+                },
+            )
+        )
+    # Some classes never occur and some are never predicted.
+    targets = torch.tensor([0, 2, 5, 5, 2, 0, 0, 5])
+    preds = torch.tensor([0, 0, 5, 3, 2, 2, 0, 3])
+    cases.append(
+        (
+            "classes 1 and 4 absent, 3 only predicted",
+            {"preds": preds, "targets": targets, "num_classes": 6, "dtype": "int64"},
+        )
+    )
+    # All one true class, predictions spread over the others.
+    targets = torch.full((40,), 2)
+    preds = torch.randint(0, 5, (40,), generator=g)
+    cases.append(
+        (
+            "every sample of true class 2",
+            {"preds": preds, "targets": targets, "num_classes": 5, "dtype": "int32"},
+        )
+    )
+    perfect = torch.randint(0, 3, (30,), generator=g)
+    cases.append(
+        (
+            "perfect predictions",
+            {"preds": perfect, "targets": perfect.clone(), "num_classes": 3, "dtype": "int64"},
+        )
+    )
+    empty = torch.zeros(0, dtype=torch.int64)
+    cases.append(
+        (
+            "no samples at all (N = 0)",
+            {"preds": empty, "targets": empty.clone(), "num_classes": 3, "dtype": "int64"},
+        )
+    )
+    for _, case in cases:
+        case["preds"], case["targets"] = case["preds"].to(device), case["targets"].to(device)
+    return cases
+
+
+def _first_cell(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, int]:
+    t, p = torch.nonzero(got != expected)[0].tolist()
+    return int(t), int(p)
+
+
+def check_confusion_matrix(confusion_matrix) -> None:
+    """Counts equal to an independent NumPy count: int64, (C, C) with rows = true class, any
+    num_classes >= the labels (absent classes keep their row and column), int32 or int64,
+    non-contiguous, one class, N = 0, repeated pairs; the caller's tensors left alone."""
+    for label, case in _confusion_cases(get_device()):
+        c = case["num_classes"]
+        what = f"confusion_matrix(preds, targets, num_classes={c}) on {label}"
+        try:
+            seen = observe(probes.probe_confusion_matrix, confusion_matrix, case, what)
+        except AnswerRaised as err:
+            if "shape" in err.message and "invalid" in err.message:
+                raise CheckError(
+                    f"{err}. torch.bincount's result is only as long as the largest value it "
+                    f"saw plus one: pass minlength=num_classes * num_classes, so that classes "
+                    "that never occur still get their row and column."
+                ) from None
+            if "LongTensor" in err.message or "Long" in err.message:
+                raise CheckError(
+                    f"{err}. The labels may be int32: convert them with .long() before "
+                    "one_hot or indexing that needs int64."
+                ) from None
+            raise
+        if seen["inputs_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's preds or targets. `idx = targets` is the same "
+                "tensor, not a copy, so idx *= num_classes edits the caller's labels: compute "
+                "targets * num_classes + preds out of place."
+            )
+        cm = seen["result"]
+        if isinstance(cm, wire.Unsendable) or not isinstance(cm, torch.Tensor):
+            raise _wrong_type(wire.type_name(cm), "Tensor", f"the result of {what}")
+        check_shape(cm, (c, c), names="C C", what=f"the result of {what}")
+        if cm.dtype != torch.int64:
+            raise CheckError(
+                f"the result of {what} has dtype {cm.dtype}, expected torch.int64: counts are "
+                "integers (torch.zeros(C, C) is float32; pass dtype=torch.int64, or use "
+                "torch.bincount, which counts in int64)."
+            )
+        preds, targets = (probes._int_view(case[k].cpu(), case) for k in ("preds", "targets"))
+        expected = _reference_confusion(preds, targets, c)
+        got = cm.detach().cpu()
+        if torch.equal(got, expected):
+            continue
+        n = len(targets)
+        if c > 1 and torch.equal(got, expected.t()):
+            raise CheckError(
+                f"the result of {what} is the transpose of the confusion matrix: rows must be "
+                "the TRUE class and columns the PREDICTED class, cm[t, p] = number of samples "
+                "of class t predicted as p. Index with targets * num_classes + preds."
+            )
+        if int(got.sum()) != n:
+            raise CheckError(
+                f"the counts of {what} add up to {int(got.sum())}, but there are {n} samples. "
+                "cm[targets, preds] += 1 adds 1 only once per cell, however often a (true, "
+                "predicted) pair repeats: count with torch.bincount(targets * C + preds, "
+                "minlength=C * C) or cm.index_put_((targets, preds), ones, accumulate=True)."
+            )
+        t, p = _first_cell(got, expected)
+        raise CheckError(
+            f"cm[{t}, {p}] from {what} is {int(got[t, p])}, expected {int(expected[t, p])}: "
+            f"the number of samples of true class {t} that were predicted as class {p}."
+        )
+
+
+# ---------------------------------------------------------------- precision_recall
+
+
+def _reference_precision_recall(cm: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-class precision and recall in NumPy float64; 0 where the denominator is 0."""
+    import numpy as np
+
+    counts = cm.cpu().numpy().astype(np.float64)
+    tp = np.diag(counts)
+    predicted, actual = counts.sum(axis=0), counts.sum(axis=1)
+    precision = np.divide(tp, predicted, out=np.zeros_like(tp), where=predicted > 0)
+    recall = np.divide(tp, actual, out=np.zeros_like(tp), where=actual > 0)
+    return torch.from_numpy(precision), torch.from_numpy(recall)
+
+
+def _precision_recall_cases(device: torch.device) -> list[tuple[str, dict]]:
+    g = _gen(7)
+    cases = [
+        ("a random 4-class matrix", torch.randint(0, 30, (4, 4), generator=g)),
+        ("a 10-class matrix with large counts", torch.randint(0, 10**6, (10, 10), generator=g)),
+    ]
+    never_predicted = torch.randint(1, 20, (5, 5), generator=g)
+    never_predicted[:, 3] = 0
+    cases.append(("class 3 never predicted (column 3 all 0)", never_predicted))
+    never_occurs = torch.randint(1, 20, (5, 5), generator=g)
+    never_occurs[1, :] = 0
+    cases.append(("class 1 never occurs (row 1 all 0)", never_occurs))
+    absent = torch.randint(1, 20, (6, 6), generator=g)
+    absent[4, :] = 0
+    absent[:, 4] = 0
+    absent[:, 0] = 0
+    cases.append(("class 4 absent (row and column 0) and class 0 never predicted", absent))
+    cases.append(("all zeros (no samples)", torch.zeros(3, 3, dtype=torch.int64)))
+    cases.append(("a single class", torch.tensor([[7]])))
+    cases.append(("a perfect classifier", torch.diag(torch.tensor([4, 1, 9]))))
+    one_class = torch.zeros(4, 4, dtype=torch.int64)
+    one_class[2] = torch.tensor([3, 0, 5, 1])
+    cases.append(("every sample of true class 2", one_class))
+    out = [(label, {"cm": cm.to(device)}) for label, cm in cases]
+    # Sent transposed; the probe hands over cm.t(), a non-contiguous view of the right matrix.
+    odd = torch.randint(0, 12, (5, 5), generator=g)
+    out.append(
+        ("a non-contiguous matrix", {"cm": odd.t().contiguous().to(device), "transposed": True})
+    )
+    return out
+
+
+def check_precision_recall(precision_recall) -> None:
+    """Per-class precision (over columns) and recall (over rows) against a NumPy reference:
+    floating point, shape (C,), 0 (not nan) for never-predicted and never-occurring classes,
+    large counts, C = 1, all zeros, non-contiguous; cm left alone."""
+    for label, case in _precision_recall_cases(get_device()):
+        cm = case["cm"].t() if case.get("transposed") else case["cm"]
+        c = cm.shape[0]
+        what = f"precision_recall(cm) on {label}"
+        seen = observe(probes.probe_precision_recall, precision_recall, case, what)
+        if seen["cm_changed"]:
+            raise CheckError(
+                f"{what} changed the caller's cm: compute the sums and ratios as new tensors, "
+                "with no in-place operation on cm."
+            )
+        result = seen["result"]
+        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
+            raise _wrong_type(wire.type_name(result), "(precision, recall) tuple", what)
+        if len(result) != 2:
+            raise CheckError(f"{what} should return (precision, recall), got {len(result)} items.")
+        exp_p, exp_r = _reference_precision_recall(cm)
+        got = {}
+        for name, value in zip(("precision", "recall"), result, strict=True):
+            where = f"the {name} from {what}"
+            if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
+                raise _wrong_type(wire.type_name(value), "Tensor", where)
+            if value.ndim == 0:
+                raise CheckError(
+                    f"{where} is one number; it should hold one value per class, shape ({c},). "
+                    "Averaging over classes (macro) is a separate step, done by the caller."
+                )
+            check_shape(value, (c,), names="C", what=where)
+            if not value.dtype.is_floating_point:
+                raise CheckError(
+                    f"{where} has dtype {value.dtype}: precision and recall are fractions. "
+                    "Floor division (//) or an integer result rounds them down to 0 or 1: "
+                    "divide with / (true division), which gives a float tensor."
+                )
+            got[name] = value.detach().cpu().double()
+        for name, value in got.items():
+            nan = torch.isnan(value)
+            if bool(nan.any()):
+                k = int(torch.nonzero(nan)[0])
+                which = (
+                    "is never predicted (its column sums to 0)"
+                    if name == "precision"
+                    else "never occurs (its row sums to 0)"
+                )
+                raise CheckError(
+                    f"the {name} of class {k} from {what} is nan: class {k} {which}, so "
+                    "the ratio is 0 / 0. Give it 0, as scikit-learn does with "
+                    "zero_division=0: divide by sums.clamp(min=1), or torch.where(sums > 0, ...)."
+                )
+        close = {
+            k: torch.allclose(got[k], e, rtol=1e-5, atol=1e-6)
+            for k, e in (("precision", exp_p), ("recall", exp_r))
+        }
+        if all(close.values()):
+            continue
+        swapped = torch.allclose(got["precision"], exp_r, rtol=1e-5, atol=1e-6) and torch.allclose(
+            got["recall"], exp_p, rtol=1e-5, atol=1e-6
+        )
+        if swapped:
+            raise CheckError(
+                f"{what} returned (recall, precision): precision and recall are swapped. Rows "
+                "are the true class and columns the predicted one, so precision (of the samples "
+                "predicted as c, how many are c) divides by the column sums, cm.sum(dim=0), and "
+                "recall (of the samples of class c, how many were found) by the row sums, "
+                "cm.sum(dim=1)."
+            )
+        name = "precision" if not close["precision"] else "recall"
+        expected = exp_p if name == "precision" else exp_r
+        k = int(torch.nonzero(~torch.isclose(got[name], expected, rtol=1e-5, atol=1e-6))[0])
+        sums = "column" if name == "precision" else "row"
+        raise CheckError(
+            f"the {name} of class {k} from {what} is {float(got[name][k]):.6g}, expected "
+            f"{float(expected[k]):.6g}: cm[{k}, {k}] divided by the sum of {sums} {k} "
+            "(0 when that sum is 0)."
+        )

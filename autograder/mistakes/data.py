@@ -1027,4 +1027,162 @@ MISTAKES = {
             ),
         ),
     ],
+    "confusion_matrix": [
+        Mistake(
+            name="rows-are-predictions",
+            message="Rows are the true class and columns the predicted class: index with "
+            "targets * C + preds, not preds * C + targets (that gives the transpose).",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    c = num_classes\n"
+                "    return torch.bincount(preds * c + targets, minlength=c * c).view(c, c)\n"
+            ),
+        ),
+        Mistake(
+            name="bincount-without-minlength",
+            message="torch.bincount is only as long as the largest value plus one: pass "
+            "minlength=C * C so that classes that never occur keep their row and column.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    c = num_classes\n"
+                "    return torch.bincount(targets * c + preds).view(c, c)\n"
+            ),
+        ),
+        Mistake(
+            name="size-from-largest-label",
+            message="The matrix has num_classes rows and columns, whatever labels this batch "
+            "holds: a class absent from the batch still gets its row and column.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    c = int(max(preds.max(), targets.max())) + 1\n"
+                "    return torch.bincount(targets * c + preds, minlength=c * c).view(c, c)\n"
+            ),
+        ),
+        Mistake(
+            name="index-add-does-not-accumulate",
+            message="cm[targets, preds] += 1 adds 1 once per cell however often a pair repeats: "
+            "use bincount, or index_put_(..., accumulate=True).",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64)\n"
+                "    cm[targets.long(), preds.long()] += 1\n"
+                "    return cm\n"
+            ),
+        ),
+        Mistake(
+            name="one-hot-of-int32",
+            message="F.one_hot only takes int64 labels: convert int32 labels with .long() first.",
+            code=(
+                "import torch\n"
+                "import torch.nn.functional as F\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    t = F.one_hot(targets, num_classes)  # (N, C)\n"
+                "    p = F.one_hot(preds, num_classes)  # (N, C)\n"
+                "    return t.T @ p\n"
+            ),
+        ),
+        Mistake(
+            name="float-counts",
+            message="Counts are integers: torch.zeros(C, C) is float32; ask for dtype=torch.int64.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    cm = torch.zeros(num_classes, num_classes, device=preds.device)\n"
+                "    ones = torch.ones(len(preds), device=preds.device)\n"
+                "    return cm.index_put_((targets.long(), preds.long()), ones, accumulate=True)\n"
+            ),
+        ),
+        Mistake(
+            name="offset-computed-in-place",
+            message="idx = targets is the caller's tensor, not a copy: idx *= C changes their "
+            "labels. Compute targets * C + preds out of place.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    idx = targets\n"
+                "    idx *= num_classes\n"
+                "    idx += preds\n"
+                "    c2 = num_classes * num_classes\n"
+                "    return torch.bincount(idx, minlength=c2).view(num_classes, num_classes)\n"
+            ),
+        ),
+    ],
+    "precision_recall": [
+        Mistake(
+            name="precision-recall-swapped",
+            message="Precision divides the diagonal by the column sums (what was predicted as c), "
+            "recall by the row sums (what truly is c): rows are the true class.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    precision = tp / cm.sum(dim=1).clamp(min=1)\n"
+                "    recall = tp / cm.sum(dim=0).clamp(min=1)\n"
+                "    return precision, recall\n"
+            ),
+        ),
+        Mistake(
+            name="nan-from-zero-division",
+            message="A class never predicted has column sum 0, so its precision is 0 / 0 = nan: "
+            "give it 0 (scikit-learn's zero_division=0).",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    return tp / cm.sum(dim=0), tp / cm.sum(dim=1)\n"
+            ),
+        ),
+        Mistake(
+            name="floor-division",
+            message="// floors the ratio to 0 or 1 and keeps an integer dtype: divide with /.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag()\n"
+                "    return tp // cm.sum(dim=0).clamp(min=1), tp // cm.sum(dim=1).clamp(min=1)\n"
+            ),
+        ),
+        Mistake(
+            name="recall-nan-for-absent-class",
+            message="A class that never occurs has row sum 0, so its recall is 0 / 0 = nan: "
+            "guard the row sums as well as the column sums.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    predicted = cm.sum(dim=0)\n"
+                "    precision = torch.where(predicted > 0, tp / predicted, 0.0)\n"
+                "    return precision, tp / cm.sum(dim=1)\n"
+            ),
+        ),
+        Mistake(
+            name="macro-averaged",
+            message="Return one precision and one recall per class, shape (C,): the macro "
+            "average (their mean) is the caller's next step.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    precision = tp / cm.sum(dim=0).clamp(min=1)\n"
+                "    recall = tp / cm.sum(dim=1).clamp(min=1)\n"
+                "    return precision.mean(), recall.mean()\n"
+            ),
+        ),
+        Mistake(
+            name="smoothed-ratio",
+            message="(tp + eps) / (sum + eps) avoids nan but gives a never-predicted class "
+            "precision 1 (eps / eps); its precision is 0.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    eps = 1e-9\n"
+                "    tp = cm.diag().double()\n"
+                "    return (tp + eps) / (cm.sum(dim=0) + eps), (tp + eps) / (cm.sum(dim=1) + eps)\n"
+            ),
+        ),
+    ],
 }

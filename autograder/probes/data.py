@@ -428,3 +428,36 @@ def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
         seen["rng_changed"] = not torch.equal(before, torch.get_rng_state())
     seen["labels_changed"] = not same_tensor(labels, labels_before)
     return seen
+
+
+# ---------------------------------------------------------------- confusion_matrix
+
+
+def _int_view(t: torch.Tensor, case: dict) -> torch.Tensor:
+    """The case's labels in its dtype; every second element (a strided view) when it says so."""
+    t = t.to(getattr(torch, case["dtype"]))
+    return t[::2] if case.get("strided") else t
+
+
+def probe_confusion_matrix(confusion_matrix, case: dict) -> dict:
+    """confusion_matrix(preds, targets, num_classes) on the case's labels (int32 or int64, a
+    strided view when the case says so); the result, and whether the call changed them."""
+    preds, targets = _int_view(case["preds"], case), _int_view(case["targets"], case)
+    before = preds.clone(), targets.clone()
+    with quiet():
+        result = confusion_matrix(preds, targets, case["num_classes"])
+    changed = not (same_tensor(preds, before[0]) and same_tensor(targets, before[1]))
+    return {"result": result, "inputs_changed": changed}
+
+
+# ---------------------------------------------------------------- precision_recall
+
+
+def probe_precision_recall(precision_recall, case: dict) -> dict:
+    """precision_recall(cm) on the case's matrix (cm.t() of what was sent, a non-contiguous
+    view, when the case says so); the result, and whether the call changed cm."""
+    cm = case["cm"].t() if case.get("transposed") else case["cm"]
+    before = cm.clone()
+    with quiet():
+        result = precision_recall(cm)
+    return {"result": result, "cm_changed": not same_tensor(cm, before)}

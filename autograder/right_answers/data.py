@@ -397,4 +397,77 @@ RIGHT_ANSWERS = {
             ),
         ),
     ],
+    "confusion_matrix": [
+        RightAnswer(
+            name="python-loop",
+            why="One += 1 per sample over Python ints: slow on a million samples, but right, "
+            "and the result is on the CPU, which the exercise allows.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64)\n"
+                "    for t, p in zip(targets.tolist(), preds.tolist()):\n"
+                "        cm[t, p] += 1\n"
+                "    return cm\n"
+            ),
+        ),
+        RightAnswer(
+            name="one-hot-matmul",
+            why="one_hot(targets).T @ one_hot(preds) counts every (true, predicted) pair; the "
+            "product is taken in float (integer matmul does not exist on every device) and "
+            "rounded back to int64, exact for counts below 2**24.",
+            code=(
+                "import torch\n"
+                "import torch.nn.functional as F\n"
+                "\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    t = F.one_hot(targets.long(), num_classes).float()  # (N, C)\n"
+                "    p = F.one_hot(preds.long(), num_classes).float()  # (N, C)\n"
+                "    return (t.T @ p).round().long()\n"
+            ),
+        ),
+        RightAnswer(
+            name="index-put-accumulate",
+            why="index_put_ with accumulate=True adds every repeated (true, predicted) pair, "
+            "unlike cm[t, p] += 1.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64, device=preds.device)\n"
+                "    ones = torch.ones(preds.shape[0], dtype=torch.int64, device=preds.device)\n"
+                "    return cm.index_put_((targets.long(), preds.long()), ones, accumulate=True)\n"
+            ),
+        ),
+    ],
+    "precision_recall": [
+        RightAnswer(
+            name="where-guarded-float64",
+            why="torch.where picks 0 where a sum is 0 (the nan computed there is discarded); "
+            "float64 results are as good as float32.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def precision_recall(cm):\n"
+                "    tp = torch.diagonal(cm).double()\n"
+                "    col, row = cm.sum(0).double(), cm.sum(1).double()\n"
+                "    precision = torch.where(col > 0, tp / col, torch.zeros_like(tp))\n"
+                "    recall = torch.where(row > 0, tp / row, torch.zeros_like(tp))\n"
+                "    return precision, recall\n"
+            ),
+        ),
+        RightAnswer(
+            name="nan-to-num",
+            why="Divides naively and then replaces the nan of every 0 / 0 by 0; a tuple built "
+            "from a list comprehension over the two axes.",
+            code=(
+                "import torch\n"
+                "\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    return tuple(torch.nan_to_num(tp / cm.sum(dim=d), nan=0.0) for d in (0, 1))\n"
+            ),
+        ),
+    ],
 }
