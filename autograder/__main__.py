@@ -105,6 +105,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         force=args.force,
         sandboxed=not args.no_sandbox,
         gpu=False if args.no_gpu else None,
+        scheduler=args.scheduler,
     )
     try:
         results = grade(opts)
@@ -216,6 +217,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
     gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
+    gra.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:8786",
+        help="grade on the workers of this Dask scheduler instead of here (--jobs is then "
+        "the cluster's: one submission per worker)",
+    )
     add_lms_options(gra)
     gra.set_defaults(func=cmd_grade)
     add_platform_commands(sub)

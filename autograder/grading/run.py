@@ -64,6 +64,8 @@ class GradeOptions:
     sandboxed: bool = True
     progress: bool = True
     gpu: bool | None = None  # None: kernels use a GPU when the machine has one
+    # A Dask scheduler's address (tcp://HOST:8786): grade on its workers instead of here.
+    scheduler: str | None = None
 
 
 def validate(opts: GradeOptions) -> None:
@@ -93,12 +95,13 @@ def validate(opts: GradeOptions) -> None:
         raise UsageError(f"--disk must be at least {MIN_DISK_MB} MiB")
     if opts.submission_timeout_s < 1:
         raise UsageError("--submission-timeout must be at least 1 second")
-    if opts.sandboxed and not sandbox.available():
+    # On a cluster, student code runs on the workers: their sandboxes are checked at connect.
+    if opts.sandboxed and not opts.scheduler and not sandbox.available():
         raise UsageError(
             "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install "
             "bubblewrap) or pass --no-sandbox to grade trusted submissions without isolation"
         )
-    if opts.sandboxed:
+    if opts.sandboxed and not opts.scheduler:
         _check_containment(opts)
     out, subs = opts.out.resolve(), opts.submissions.resolve()
     if out == subs or subs in out.parents:
@@ -165,8 +168,11 @@ def prepare_course(out: Path, assignments: list[str]) -> None:
             raise RuntimeError(f"nbgrader could not generate {assignment}:\n{log[-4000:]}")
 
 
-def _template(out: Path, assignment: str) -> Path:
-    """A minimal course a worker copies: the assignment's source and the class gradebook."""
+def course_template(out: Path, assignment: str) -> Path:
+    """A minimal course a worker copies: the assignment's source and the class gradebook.
+
+    ``out`` is any course ``prepare_course`` made: OUT here, a scratch one on a Dask worker.
+    """
     template = out / ".work" / "template" / assignment
     if template.exists():
         shutil.rmtree(template)
@@ -235,7 +241,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
     # Workers start first and import nbgrader, torch and the lessons' checks while this
     # process prepares the course: the two fixed costs overlap instead of adding up.
-    with _worker_pool(opts.jobs, todo, assignments) as pool:
+    with _worker_pool(opts, todo, assignments) as pool:
         prepare_course(out, assignments)
         gradebook = ClassGradebook(out)
         for s in unusable:
@@ -243,7 +249,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
             result.max_score = max_points(s.assignment)
             results[s.student, s.assignment] = _finish(out, result.to_dict(), None, gradebook)
         if todo:
-            templates = {a: _template(out, a) for a in assignments}
+            # A cluster's workers build their own, from the same solutions (cluster.py).
+            templates = {} if opts.scheduler else {a: course_template(out, a) for a in assignments}
             settings = Settings(
                 timeout_s=opts.timeout_s,
                 memory_mb=opts.memory_mb,
@@ -296,12 +303,19 @@ def _graded_earlier(out: Path, s) -> dict | None:
 
 
 @contextlib.contextmanager
-def _worker_pool(jobs: int, todo: list, assignments: list[str]):
-    """A pool of ``jobs`` worker processes (fewer for a small batch), warming up at once."""
+def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
+    """A pool of ``jobs`` worker processes (fewer for a small batch), warming up at once; or,
+    with a scheduler, the Dask cluster's workers behind the same executor interface."""
     if not todo:
         yield None
         return
-    workers = min(jobs, len(todo))
+    if opts.scheduler:
+        from autograder.grading import cluster  # imports distributed: only when asked for
+
+        with cluster.executor(opts, assignments) as pool:
+            yield pool
+        return
+    workers = min(opts.jobs, len(todo))
     # spawn, not fork: a forked copy of a process that may hold threads is unsafe. Workers
     # are reused across submissions; the kernels themselves are fresh per submission.
     context = multiprocessing.get_context("spawn")
@@ -318,23 +332,32 @@ def _worker_pool(jobs: int, todo: list, assignments: list[str]):
 def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) -> None:
     from tqdm.auto import tqdm
 
-    futures = {
-        pool.submit(
-            grade_one,
-            s.student,
-            s.assignment,
-            str(s.path),
-            str(templates[s.assignment]),
-            str(out / ".work" / s.assignment / s.student),
-            settings,
-        ): s
-        for s in todo
-    }
+    remote = None
+    if opts.scheduler:
+        from autograder.grading import cluster as remote
+    futures = {}
+    for s in todo:
+        work = out / ".work" / s.assignment / s.student
+        if remote:
+            future = remote.submit(pool, s.student, s.assignment, s.path, settings, opts.gpu)
+        else:
+            future = pool.submit(
+                grade_one,
+                s.student,
+                s.assignment,
+                str(s.path),
+                str(templates[s.assignment]),
+                str(work),
+                settings,
+            )
+        futures[future] = s
     bar = tqdm(total=len(futures), desc="grading", unit="nb", disable=not opts.progress)
     for future in as_completed(futures):
         s = futures[future]
         try:
             data = future.result()
+            if remote:  # the files came back as bytes: write them where a local job would
+                data = remote.unpack(data, out / ".work" / s.assignment / s.student)
         except Exception as err:  # a worker that broke must not lose the batch
             data = Result(
                 s.student, s.assignment, "error", message=f"grader error: {err}"

@@ -1,0 +1,419 @@
+"""Grade on the workers of a Dask cluster: ``grade SUBMISSIONS --out OUT --scheduler ADDRESS``.
+
+The main process keeps everything the local run keeps (OUT, the class gradebook, resume);
+only the grading itself moves. A task carries one notebook as bytes, its assignment and the
+grading settings; the worker builds the assignment's scratch course once (as the main
+process builds OUT's), grades the notebook with ``worker.grade_one`` in a folder of its own
+and sends back the result data plus the autograded notebook and the feedback as bytes. The
+main process writes those where a local job would have left them, so ``run._finish`` does
+not know where a submission was graded.
+
+Workers are checked at connect: a worker whose course sources, course version or torch
+differ from this machine's, or whose sandbox cannot start, is refused by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from autograder import course
+from autograder.grading import run, sandbox
+from autograder.grading.worker import Settings, grade_one
+
+CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this long is taken as absent
+WORKERS_TIMEOUT_S = 30  # how long a scheduler with no worker yet is given for one to join
+# A task that raised (its worker's disk, say) runs once more. A worker that dies mid-task is
+# another matter: the scheduler reschedules its task by itself (its allowed-failures).
+RETRIES = 1
+# What a worker must share with this machine for its grades to be the same: what is compared.
+COMPARED = {"version": "course version", "sources": "course sources", "torch": "torch"}
+# The sources whose digest stands for the course: the grader, the helpers the kernels import
+# and the solutions the worker builds its scratch course from.
+SOURCE_DIRS = ("autograder", "tutorial_lib", "solutions")
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
+
+def sources_digest() -> str:
+    """One digest of every course source file (path and content): two checkouts that differ
+    anywhere in them differ here."""
+    digest = hashlib.sha256()
+    for folder in SOURCE_DIRS:
+        files = sorted(
+            p
+            for p in (course.ROOT / folder).rglob("*")
+            if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+        )
+        for path in files:
+            digest.update(str(path.relative_to(course.ROOT)).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _course_version() -> str:
+    """``tutorial_lib.__version__``, read from its source: importing it would import torch."""
+    origin = importlib.util.find_spec("tutorial_lib").origin
+    for node in ast.parse(Path(origin).read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets
+        ):
+            return str(ast.literal_eval(node.value))
+    return "unknown"
+
+
+def fingerprint(
+    memory_mb: int = 0, disk_mb: int = 0, gpu: bool | None = None, sandboxed: bool = False
+) -> dict:
+    """What this machine grades with; with ``sandboxed``, also whether its sandbox starts
+    (None when it does, else why not)."""
+    sources = sources_digest()
+    _STATE.sources = sources  # on a worker: what its tasks compare with the grading machine's
+    trouble = None
+    if sandboxed:
+        if not sandbox.available():
+            trouble = "bubblewrap (bwrap) is not installed"
+        else:
+            trouble = sandbox.check(memory_mb, run._gpu_visible() if gpu is None else gpu, disk_mb)
+    return {
+        "version": _course_version(),
+        "sources": sources,
+        "torch": importlib.metadata.version("torch"),
+        "host": platform.node(),
+        "sandbox": trouble,
+    }
+
+
+def connect(address: str):
+    """A client of the scheduler at ``address`` that has at least one worker, or a UsageError."""
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as err:
+        raise run.UsageError(
+            f"no Dask scheduler answers at {address} (waited {CONNECT_TIMEOUT_S} s: {err}); "
+            "start one with `dask scheduler` and give its address, tcp://HOST:8786"
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+    except TimeoutError:
+        client.close()
+        raise run.UsageError(
+            f"the Dask scheduler at {address} has no workers (waited {WORKERS_TIMEOUT_S} s); "
+            f"start them with `dask worker {address} --nworkers 1 --nthreads 1`"
+        ) from None
+    return client
+
+
+def check_workers(client, opts) -> dict:
+    """Refuse, naming each worker and what differs, a cluster that would not grade as this
+    machine does; return this machine's fingerprint."""
+    for attempt in range(2):
+        mine = fingerprint()
+        theirs = client.run(
+            fingerprint, opts.memory_mb, opts.disk_mb, opts.gpu, opts.sandboxed, on_error="return"
+        )
+        # A checkout being saved while the two were read differs only for that moment: a
+        # second look, a moment later, tells an edit in progress from another version.
+        if attempt or all(
+            isinstance(f, BaseException) or f["sources"] == mine["sources"] for f in theirs.values()
+        ):
+            break
+        time.sleep(2)
+    problems = []
+    for address, found in sorted(theirs.items()):
+        if isinstance(found, BaseException):  # the course is not installed there, say
+            problems.append(f"worker {address}: cannot run the course's code: {found!r}")
+            continue
+        differences = [
+            f"{what} {found[key]} (here {mine[key]})"
+            for key, what in COMPARED.items()
+            if found[key] != mine[key]
+        ]
+        if found["sandbox"]:
+            differences.append(f"its sandbox cannot start: {found['sandbox']}")
+        if differences:
+            problems.append(f"worker {address} ({found['host']}): " + "; ".join(differences))
+    if problems:
+        raise run.UsageError(
+            "refusing to grade on this cluster: every worker needs this checkout's course "
+            "(same sources), the same torch and a working bubblewrap.\n  " + "\n  ".join(problems)
+        )
+    return mine
+
+
+@contextlib.contextmanager
+def executor(opts, assignments: list[str]):
+    """A ``concurrent.futures`` executor whose tasks run on the cluster's checked workers."""
+    client = connect(opts.scheduler)
+    try:
+        mine = check_workers(client, opts)
+        # Workers import and build their scratch courses now, while this process prepares
+        # OUT; a worker that joins later gets the same set-up when it registers.
+        client.register_plugin(WarmUp(assignments, mine["sources"]), name="autograder-grading")
+        pool = client.get_executor(retries=RETRIES, pure=False)
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=False)  # cancels what has not run: Ctrl-C must not wait
+    finally:
+        client.close()
+
+
+def submit(pool, student: str, assignment: str, path: Path, settings: Settings, gpu):
+    """Send one notebook, as bytes, to the cluster; ``gpu`` None lets each worker decide."""
+    return pool.submit(grade_remote, student, assignment, path.read_bytes(), settings, gpu)
+
+
+def unpack(data: dict, work: Path) -> dict:
+    """Write a remote result's files under ``work`` (OUT/.work/...) and put their paths where
+    a local job's result has them, so the main process records both alike."""
+    work.mkdir(parents=True, exist_ok=True)
+    for key, name in (("autograded", "autograded.ipynb"), ("feedback", "feedback.html")):
+        blob = data.get(key)
+        if blob is not None:
+            (work / name).write_bytes(blob)
+            data[key] = str(work / name)
+    log = data.pop("log", None)
+    if log is not None:
+        (work / "nbgrader.log").write_bytes(log)
+    return data
+
+
+# ---- on a worker ------------------------------------------------------------------------
+
+
+class _WorkerState:
+    """What one worker process keeps between tasks: its folder, its scratch courses."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # one builder of templates at a time
+        self.root: Path | None = None
+        self.templates: dict[str, Path] = {}
+        self.expected: str | None = None  # the main process's sources digest
+        self.sources: str | None = None  # this worker's, taken at the connect's check
+
+    def folder(self) -> Path:
+        if self.root is None:
+            self.root = Path(tempfile.mkdtemp(prefix="ag-dask-"))
+        return self.root
+
+
+_STATE = _WorkerState()
+
+
+class WarmUp(WorkerPlugin):
+    """Set each worker up at connect: one torch thread, the imports, the scratch courses.
+
+    In a thread of its own: ``setup`` runs on the worker's event loop, which must stay free
+    to answer the scheduler. Not ``worker.warm_up``: that installs a signal handler and an
+    exit hook for the local pool's processes, and a Dask task runs outside the main thread.
+    """
+
+    def __init__(self, assignments: list[str], expected: str) -> None:
+        self.assignments = list(assignments)
+        self.expected = expected
+
+    def setup(self, worker) -> None:
+        # Grading runs the hidden checks in this process: one thread, as a local job has.
+        os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+        with _STATE.lock:
+            # A new grading run: the checkout may have changed since the last, so the
+            # scratch courses are made again (the digest was taken by the connect's check).
+            _STATE.templates.clear()
+            _STATE.expected = self.expected
+        threading.Thread(
+            target=_warm, args=(self.assignments,), name="autograder-warm-up", daemon=True
+        ).start()
+
+    def teardown(self, worker) -> None:
+        from autograder.grading import execute
+
+        discard = getattr(execute, "discard_spares", None)  # kernels started ahead, if any
+        if discard is not None:
+            done = threading.Thread(target=discard, daemon=True)
+            done.start()
+            done.join(10)
+        if _STATE.root is not None:
+            shutil.rmtree(_STATE.root, ignore_errors=True)
+
+
+def _imports(assignments: list[str]) -> None:
+    """What grading imports (nbgrader, torch, the lessons' checks), before work arrives."""
+    import importlib
+    import warnings
+
+    import nbgrader.apps
+    import nbgrader.preprocessors  # noqa: F401
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's add_submission trips SQLAlchemy's autoflush warning on every submission.
+    warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.")
+    import autograder.grading.execute  # noqa: F401
+
+    for assignment in assignments:
+        importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
+
+
+def _warm(assignments: list[str]) -> None:
+    _imports(assignments)
+    _own_sources()
+    for assignment in assignments:
+        _template_for(assignment)
+
+
+def _own_sources() -> str:
+    with _STATE.lock:
+        if _STATE.sources is None:
+            _STATE.sources = sources_digest()
+        return _STATE.sources
+
+
+def _template_for(assignment: str) -> Path:
+    """The assignment's scratch course on this worker, built once per grading run with the
+    same functions that build OUT's."""
+    with _STATE.lock:
+        template = _STATE.templates.get(assignment)
+        if template is None:
+            scratch = _STATE.folder() / "course"
+            run.prepare_course(scratch, [assignment])
+            template = run.course_template(scratch, assignment)
+            _STATE.templates[assignment] = template
+        return template
+
+
+def grade_remote(
+    student: str, assignment: str, notebook: bytes, settings: Settings, gpu: bool | None
+) -> dict:
+    """The cluster's task: grade one notebook given as bytes; return ``grade_one``'s dict with
+    the autograded notebook, the feedback and nbgrader's log as bytes instead of paths."""
+    # A worker that joined after the connect-time check is checked here, before it grades.
+    if _STATE.expected is not None and _own_sources() != _STATE.expected:
+        raise RuntimeError(
+            f"worker on {platform.node()} has other course sources than the grading machine; "
+            "install the same checkout there"
+        )
+    _imports([assignment])
+    template = _template_for(assignment)
+    root = _STATE.folder()
+    (root / "jobs").mkdir(exist_ok=True)
+    job = Path(tempfile.mkdtemp(prefix="job-", dir=root / "jobs"))
+    try:
+        submitted = job / f"{assignment}.ipynb"
+        submitted.write_bytes(notebook)
+        here = replace(
+            settings,
+            # The main machine's OUT and submissions are not here: hide this worker's own
+            # folder (scratch courses, every job's files) from the kernel instead. One folder
+            # for all jobs, so a kernel started ahead for the next job has the same sandbox.
+            hide=[str(root)],
+            gpu=run._gpu_visible() if gpu is None else gpu,
+        )
+        data = grade_one(student, assignment, str(submitted), str(template), str(job / "w"), here)
+        for key in ("autograded", "feedback"):
+            data[key] = Path(data[key]).read_bytes() if data.get(key) else None
+        log = job / "w" / "nbgrader.log"
+        data["log"] = log.read_bytes() if log.is_file() else None
+        return data
+    finally:
+        shutil.rmtree(job, ignore_errors=True)
+
+
+# ---- a cluster on this machine, for the benchmark and the tests -------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dask(*args: str, log) -> subprocess.Popen:
+    """``dask ARGS`` from this interpreter's environment, in a process group of its own."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    dask = Path(sys.executable).parent / "dask"
+    return subprocess.Popen(
+        [str(dask), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a process started by ``_dask`` and everything in its group: politely, then not."""
+    for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 2, start_timeout_s: int = 120):
+    """A real ``dask scheduler`` and ``workers`` ``dask worker`` processes on this machine,
+    started as the README starts them; yields the address and the workers' processes."""
+    from distributed import Client
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = Path(tempfile.mkdtemp(prefix="dask-logs-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        with open(logs / "scheduler.log", "w") as log:
+            procs.append(
+                _dask(
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--no-dashboard",
+                    log=log,
+                )
+            )
+        for i in range(workers):
+            with open(logs / f"worker{i}.log", "w") as log:
+                procs.append(
+                    _dask(
+                        "worker", address, "--nworkers", "1", "--nthreads", "1",
+                        "--no-dashboard", "--host", "127.0.0.1", "--local-directory", str(logs),
+                        log=log,
+                    )
+                )  # fmt: skip
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            try:
+                with Client(address, timeout=5, set_as_default=False) as client:
+                    client.wait_for_workers(workers, timeout=max(1, deadline - time.monotonic()))
+                break
+            except OSError:  # the scheduler is not listening yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield address, procs[1:]
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+        shutil.rmtree(logs, ignore_errors=True)
