@@ -1026,3 +1026,194 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
     }
     seen = _observe(probes.probe_measure_latency_ms, measure_latency_ms, case, call)
     _check_cuda_sync(seen, call, 3)
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 8: save_for_serving
+# ---------------------------------------------------------------------------------------
+
+_SERVING_FILES = {"program": "model.pt2", "weights": "weights.safetensors"}
+
+_SERVING_HINTS = {
+    "share memory": (
+        "The model has tied weights (two state-dict names, one tensor) and save_file refuses "
+        "tensors that share memory: use safetensors.torch.save_model(model, path), which keeps "
+        "one name per shared tensor, or drop the duplicate names yourself."
+    ),
+    "non contiguous": (
+        "A tensor of the state dict is a transposed view (not contiguous) and safetensors "
+        "stores only row-major bytes: save {name: t.contiguous()} or use save_model(model, "
+        "path), which does that for you."
+    ),
+    "does not exist": "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True).",
+    "No such file": "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True).",
+}
+
+
+def _serving_cases(device, g: torch.Generator) -> list[dict]:
+    """A BatchNorm + Dropout MLP in training mode, a tied-weight LM in eval mode written to a
+    folder that does not exist yet, and a model whose state holds a non-contiguous weight."""
+    specs = [
+        # kind, dims, seed, train, folder parts, folder exists, folder as Path
+        ("mlp", (5, 12, 3), 41, True, ["serve"], True, False),
+        ("tied", (13, 6), 42, False, ["new", "serve"], False, True),
+        ("transposed", (4, 6), 43, True, ["served"], True, True),
+    ]
+    cases = []
+    for kind, dims, seed, train, parts, exists, as_path in specs:
+        batch = []  # the example, then two fresh inputs of its shape
+        for _ in range(3):
+            if kind == "tied":
+                batch.append(torch.randint(0, dims[0], (2, 7), generator=g).to(device))
+            else:
+                batch.append((torch.randn(6, dims[0], generator=g) * 2).to(device))
+        example, inputs = batch[0], batch[1:]
+        cases.append(
+            {
+                "kind": kind,
+                "dims": list(dims),
+                "seed": seed,
+                "device": device,
+                "train": train,
+                "folder_parts": parts,
+                "folder_exists": exists,
+                "as_path": as_path,
+                "example": example,
+                "inputs": inputs,
+            }
+        )
+    return cases
+
+
+def _serving_call(case: dict) -> str:
+    names = {
+        "mlp": "an MLP with BatchNorm and Dropout",
+        "tied": "a language model with tied weights",
+        "transposed": "a model whose weight is a transposed (non-contiguous) view",
+    }
+    mode = "training" if case["train"] else "eval"
+    folder = "a folder that does not exist yet" if not case["folder_exists"] else "folder"
+    kind = "Path" if case["as_path"] else "str"
+    return f"save_for_serving({names[case['kind']]} in {mode} mode, example, {folder} as a {kind})"
+
+
+def _check_serving_outputs(outputs: list, wants: list, call: str, what: str, hint: str) -> None:
+    for out, want in zip(outputs, wants, strict=True):
+        if out["error"] is not None:
+            raise CheckError(f"{what} from {call} raised {out['error']} on a fresh input.")
+        try:
+            assert_close(out["value"], want, rtol=1e-4, atol=1e-5, what=what)
+        except CheckError as err:
+            raise CheckError(f"{call}: {err} {hint}") from None
+
+
+def check_save_for_serving(save_for_serving) -> None:
+    """Reload both files the answer wrote (in the probe) and compare with the model in eval
+    mode on fresh inputs; the returned paths, the folder used, the caller's mode."""
+    device = get_device()
+    g = torch.Generator().manual_seed(33)
+    for case in _serving_cases(device, g):
+        call = _serving_call(case)
+        seen = _observe(
+            probes.probe_save_for_serving, save_for_serving, case, call, hints=_SERVING_HINTS
+        )
+        _check_kind(seen["kind"], dict, call)
+        returned = seen["returned"]
+        if sorted(returned) != sorted(_SERVING_FILES):
+            raise CheckError(
+                f"{call} returned a dict with the keys {sorted(returned)}; expected exactly "
+                "'program' and 'weights'."
+            )
+        for key, name in _SERVING_FILES.items():
+            entry = returned[key]
+            if _qualname(torch.export.ExportedProgram) in entry["kind"]["mro"]:
+                raise CheckError(
+                    f"{call} returned the ExportedProgram itself under {key!r}. A server needs "
+                    "a file: torch.export.save(program, folder / 'model.pt2'), then return "
+                    "that path."
+                )
+            if entry["where"] is None:
+                raise CheckError(
+                    f"{call}: result[{key!r}] is a {entry['kind']['name']}; return the path "
+                    f"of the file written (a Path or a str), folder / {name!r}."
+                )
+            if name not in (seen["in_folder"] or []):
+                where = (
+                    " It is in the current working directory: build the path from folder "
+                    "(Path(folder) / name), not from the file name alone."
+                    if name in seen["in_cwd"]
+                    else ""
+                )
+                raise CheckError(f"{call} did not write {name} into folder.{where}")
+            if entry["where"] != name:
+                raise CheckError(
+                    f"{call}: result[{key!r}] points to {entry['where']!r} relative to folder; "
+                    f"expected folder / {name!r}, the file written."
+                )
+
+        reference = probes.build_serving(case).eval()
+        with torch.no_grad():
+            wants = [reference(x) for x in case["inputs"]]
+
+        program = seen["program"]
+        if program["error"] is not None:
+            raise CheckError(
+                f"torch.export.load could not read the model.pt2 that {call} wrote "
+                f"({program['error']['type']}: {program['error']['line'][:120]}). Write it "
+                "with torch.export.save(program, path): torch.save pickles the object instead."
+            )
+        if _qualname(torch.export.ExportedProgram) not in program["kind"]["mro"]:
+            raise CheckError(
+                f"torch.export.load of the model.pt2 that {call} wrote gave a "
+                f"{program['kind']['name']}; save torch.export.export's ExportedProgram."
+            )
+        _check_serving_outputs(
+            program["outputs"],
+            wants,
+            call,
+            "the reloaded model.pt2's output",
+            "The program must compute what the model does in eval mode: call model.eval() "
+            "before torch.export.export (in training mode Dropout stays on and BatchNorm "
+            "uses each batch's statistics).",
+        )
+
+        weights = seen["weights"]
+        if weights["error"] is not None:
+            line = weights["error"]["line"]
+            if "header" in line.lower():
+                hint = (
+                    " That is not a safetensors file (torch.save writes a pickle whatever the "
+                    "name): use safetensors.torch.save_model or save_file."
+                )
+            elif "Missing key" in line:
+                hint = (
+                    " Save the whole model.state_dict(), buffers (BatchNorm's running "
+                    "statistics) included, not only the parameters."
+                )
+            elif "Unexpected key" in line:
+                hint = (
+                    " A tied tensor is stored under both of its names (a .clone() hides the "
+                    "sharing from save_file and doubles the file): keep one name per shared "
+                    "tensor, as save_model does."
+                )
+            else:
+                hint = ""
+            raise CheckError(
+                f"safetensors.torch.load_model(model, path) could not load the "
+                f"weights.safetensors that {call} wrote ({weights['error']['type']}: "
+                f"{line[:160]}).{hint}"
+            )
+        _check_serving_outputs(
+            weights["outputs"],
+            wants,
+            call,
+            "a model loaded from the weights.safetensors",
+            "Save the model's own state_dict (every parameter and buffer) as it is.",
+        )
+
+        changed = _modes_changed(seen)
+        if changed:
+            raise CheckError(
+                f"{call} changed the caller's model: {changed}. Note was_training = "
+                "model.training, export in eval mode, then model.train(was_training)."
+            )

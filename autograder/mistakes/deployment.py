@@ -2,6 +2,28 @@
 
 from autograder.mistakes import Mistake
 
+# save_for_serving: the parts most wrong answers share (imports, an eval-mode export that
+# restores the caller's mode), so that each mistake below differs from the solution in one
+# place only.
+_SERVE_HEAD = (
+    "from pathlib import Path\n"
+    "from safetensors.torch import save_file, save_model\n"
+    "def save_for_serving(model, example_input, folder):\n"
+    "    folder = Path(folder)\n"
+    "    folder.mkdir(parents=True, exist_ok=True)\n"
+)
+_SERVE_EXPORT = (
+    "    was_training = model.training\n"
+    "    model.eval()\n"
+    "    program = torch.export.export(model, (example_input,))\n"
+    "    model.train(was_training)\n"
+    "    torch.export.save(program, folder / 'model.pt2')\n"
+)
+_SERVE_RETURN = (
+    "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
+)
+_SERVE_WEIGHTS = "    save_model(model, str(folder / 'weights.safetensors'))\n"
+
 MISTAKES = {
     "safe_load": [
         Mistake(
@@ -823,6 +845,153 @@ MISTAKES = {
                 "                torch.cuda.synchronize()\n"
                 "            times.append((time.perf_counter() - start) * 1000)\n"
                 "    return float(statistics.median(times))\n"
+            ),
+        ),
+    ],
+    "save_for_serving": [
+        Mistake(
+            name="export-in-train-mode",
+            message="Call model.eval() before torch.export.export: a program captured in training mode keeps Dropout on and BatchNorm on batch statistics.",
+            code=(
+                _SERVE_HEAD
+                + "    torch.export.save(torch.export.export(model, (example_input,)), folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="leaves-model-in-eval",
+            message="Restore the caller's mode: note model.training, export in eval mode, then model.train(was_training).",
+            code=(
+                _SERVE_HEAD
+                + "    model.eval()\n"
+                + "    torch.export.save(torch.export.export(model, (example_input,)), folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="always-back-to-train",
+            message="Restore the mode the model had: model.train() at the end puts a model that came in eval mode into training mode.",
+            code=(
+                _SERVE_HEAD
+                + "    model.eval()\n"
+                + "    program = torch.export.export(model, (example_input,))\n"
+                + "    model.train()\n"
+                + "    torch.export.save(program, folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="save-file-tied-weights",
+            message="save_file refuses tensors that share memory (tied weights): use save_model, which keeps one name per shared tensor.",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    state = {name: t.contiguous() for name, t in model.state_dict().items()}\n"
+                + "    save_file(state, str(folder / 'weights.safetensors'))\n"
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="dedup-not-contiguous",
+            message="Dropping the tied duplicates is half of it: safetensors also refuses a non-contiguous tensor; save t.contiguous() (save_model does both).",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    state, seen = {}, set()\n"
+                + "    for name, t in model.state_dict().items():\n"
+                + "        if t.data_ptr() not in seen:\n"
+                + "            seen.add(t.data_ptr())\n"
+                + "            state[name] = t\n"
+                + "    save_file(state, str(folder / 'weights.safetensors'))\n"
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="clone-shared-tensors",
+            message="Cloning the tied tensors only hides the sharing: the file holds them twice and load_model refuses it; keep one name per shared tensor (save_model).",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    state = {name: t.clone().contiguous() for name, t in model.state_dict().items()}\n"
+                + "    save_file(state, str(folder / 'weights.safetensors'))\n"
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="parameters-only",
+            message="Save the whole state_dict: BatchNorm's running statistics are buffers, not parameters.",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    state = {name: p.detach().contiguous() for name, p in model.named_parameters()}\n"
+                + "    save_file(state, str(folder / 'weights.safetensors'))\n"
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="pickle-named-safetensors",
+            message="torch.save writes a pickle whatever the file is called: write weights.safetensors with safetensors' save_model.",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    torch.save(model.state_dict(), folder / 'weights.safetensors')\n"
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="torch-save-program",
+            message="torch.save pickles the ExportedProgram object; torch.export.load reads only what torch.export.save writes.",
+            code=(
+                _SERVE_HEAD
+                + "    was_training = model.training\n"
+                + "    model.eval()\n"
+                + "    program = torch.export.export(model, (example_input,))\n"
+                + "    model.train(was_training)\n"
+                + "    torch.save(program, folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="returns-program-unsaved",
+            message="Write the program to folder / 'model.pt2' with torch.export.save and return that path, not the in-memory ExportedProgram.",
+            code=(
+                _SERVE_HEAD
+                + "    was_training = model.training\n"
+                + "    model.eval()\n"
+                + "    program = torch.export.export(model, (example_input,))\n"
+                + "    model.train(was_training)\n"
+                + _SERVE_WEIGHTS
+                + "    return {'program': program, 'weights': folder / 'weights.safetensors'}\n"
+            ),
+        ),
+        Mistake(
+            name="files-in-working-directory",
+            message="Build each path from folder (Path(folder) / 'model.pt2'): a bare file name lands in the current directory.",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(model, (example_input,))\n"
+                "    model.train(was_training)\n"
+                "    torch.export.save(program, 'model.pt2')\n"
+                "    save_model(model, 'weights.safetensors')\n"
+                "    return {'program': Path('model.pt2'), 'weights': Path('weights.safetensors')}\n"
+            ),
+        ),
+        Mistake(
+            name="folder-not-created",
+            message="folder may not exist yet: create it first with Path(folder).mkdir(parents=True, exist_ok=True).",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n" + _SERVE_EXPORT + _SERVE_WEIGHTS + _SERVE_RETURN
             ),
         ),
     ],

@@ -706,3 +706,193 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
         "events": events,
         "error": error,
     }
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 8: save_for_serving
+# ---------------------------------------------------------------------------------------
+
+
+class ServingMLP(nn.Module):
+    """Linear, BatchNorm1d, ReLU, Dropout, Linear: eval and training mode differ twice over."""
+
+    def __init__(self, d_in: int, hidden: int, classes: int):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(d_in, hidden),
+            nn.BatchNorm1d(hidden),
+            nn.ReLU(),
+            nn.Dropout(0.4),
+            nn.Linear(hidden, classes),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class TiedLM(nn.Module):
+    """Token ids (N, T) -> scores (N, T, V); the output layer is the embedding (tied weights)."""
+
+    def __init__(self, vocab: int, dim: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.drop = nn.Dropout(0.3)
+        self.head = nn.Linear(dim, vocab)
+        self.head.weight = self.embed.weight  # one tensor, two names in the state dict
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.head(self.drop(self.embed(tokens)))
+
+
+class TransposedNet(nn.Module):
+    """A layer whose weight came from an (in, out) layout as a transposed view (not contiguous)."""
+
+    def __init__(self, d_in: int, d_out: int):
+        super().__init__()
+        self.proj = nn.Linear(d_in, d_out)
+        self.proj.weight = nn.Parameter(torch.randn(d_in, d_out).t())
+        self.norm = nn.BatchNorm1d(d_out)
+        self.drop = nn.Dropout(0.3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(torch.relu(self.norm(self.proj(x))))
+
+
+def build_serving(case: dict) -> nn.Module:
+    """The model ``case["kind"]`` describes, seeded with ``case["seed"]``, with BatchNorm
+    statistics far from a batch's own; on ``case["device"]``, in training mode unless
+    ``case["train"]`` is False."""
+    dims = case["dims"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["seed"])
+        if case["kind"] == "tied":
+            model = TiedLM(*dims)
+        elif case["kind"] == "transposed":
+            model = TransposedNet(*dims)
+        else:
+            model = ServingMLP(*dims)
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, nn.BatchNorm1d):
+                    module.running_mean.copy_(torch.randn(module.num_features) * 2)
+                    module.running_var.copy_(torch.rand(module.num_features) * 3 + 0.5)
+    return model.to(case["device"]).train(case.get("train", True))
+
+
+def _where(value, folder: str) -> str | None:
+    """Where a returned path points, relative to ``folder`` (resolved from the current
+    directory); None for something that is not a path."""
+    if not isinstance(value, (str, os.PathLike)):
+        return None
+    try:
+        return os.path.relpath(os.path.realpath(os.fspath(value)), os.path.realpath(folder))
+    except (TypeError, ValueError):
+        return None
+
+
+def _run_all(run, inputs: list, device) -> list:
+    """``run(x)`` for each input as {"value", "error"}, without autograd, warnings or stderr."""
+    outputs = []
+    for x in inputs:
+        out, error = None, None
+        try:
+            with torch.no_grad(), _quiet(), _seeded(device):
+                out = run(x)
+        except Exception as err:  # reported as data
+            error = f"{type(err).__name__}: {_first_line(err)}"
+        if isinstance(out, torch.Tensor):
+            out = out.detach()
+        else:
+            error = error or f"returned a {type(out).__name__}"
+            out = None
+        outputs.append({"value": out, "error": error})
+    return outputs
+
+
+def _reload_program(path: str, case: dict, masks: tuple) -> dict:
+    """torch.export.load(path) and its module's outputs on ``case["inputs"]``."""
+    seen = {"found": os.path.isfile(path), "error": None, "kind": None, "outputs": []}
+    if not seen["found"]:
+        return seen
+    try:
+        with _quiet():
+            program = torch.export.load(path)
+    except Exception as err:  # reported as data
+        seen["error"] = _masked(err, masks)
+        return seen
+    seen["kind"] = describe(program)
+    if isinstance(program, torch.export.ExportedProgram):
+        seen["outputs"] = _run_all(program.module(), case["inputs"], case["device"])
+    return seen
+
+
+def _reload_weights(path: str, case: dict, masks: tuple) -> dict:
+    """load_model into a model of the same class with other weights (strict), its eval outputs."""
+    seen = {"found": os.path.isfile(path), "error": None, "names": None, "outputs": []}
+    if not seen["found"]:
+        return seen
+    from safetensors import safe_open
+    from safetensors.torch import load_model
+
+    fresh = build_serving({**case, "seed": case["seed"] + 1000, "train": False})
+    try:
+        with _quiet():
+            with safe_open(path, framework="pt") as f:
+                seen["names"] = sorted(f.keys())
+            load_model(fresh, path, strict=True, device=str(case["device"]))
+    except Exception as err:  # reported as data
+        seen["error"] = _masked(err, masks)
+        return seen
+    seen["outputs"] = _run_all(fresh.eval(), case["inputs"], case["device"])
+    return seen
+
+
+def _masked(err: BaseException, masks: tuple) -> dict:
+    """_error with every temporary folder of the probe masked (they differ from run to run)."""
+    seen = _error(err)
+    for folder in masks:
+        seen["line"] = seen["line"].replace(os.path.realpath(folder), "<folder>")
+        seen["line"] = seen["line"].replace(folder, "<folder>")
+    return seen
+
+
+def probe_save_for_serving(save_for_serving, case: dict) -> dict:
+    """Run the answer with a fresh folder (created or not, ``str`` or ``Path``) from a fresh
+    working directory; what it returned, which files it wrote where, the model's modes, and
+    the outputs of both files reloaded here (the program on ``case["inputs"]``, the weights
+    loaded into a model with other weights)."""
+    from pathlib import Path
+
+    model = build_serving(case)
+    modes_before = _modes(model)
+    root = tempfile.mkdtemp(prefix="deploy-probe-")
+    folder = os.path.join(root, *case["folder_parts"])
+    if case["folder_exists"]:
+        os.makedirs(folder)
+    scratch = tempfile.mkdtemp(prefix="deploy-cwd-")  # the answer's working directory
+    here = os.getcwd()
+    os.chdir(scratch)
+    try:
+        with _quiet(), _seeded(case["device"]):
+            result = save_for_serving(
+                model, case["example"], Path(folder) if case["as_path"] else folder
+            )
+        returned = None
+        if isinstance(result, dict):
+            returned = {
+                str(key): {"kind": describe(value), "where": _where(value, folder)}
+                for key, value in result.items()
+            }
+    finally:
+        os.chdir(here)
+    masks = (root, scratch)
+    return {
+        "kind": describe(result),
+        "returned": returned,
+        "in_folder": sorted(os.listdir(folder)) if os.path.isdir(folder) else None,
+        "in_cwd": sorted(os.listdir(scratch)),
+        "modes_before": modes_before,
+        "modes_after": _modes(model),
+        "program": _reload_program(os.path.join(folder, "model.pt2"), case, masks),
+        "weights": _reload_weights(os.path.join(folder, "weights.safetensors"), case, masks),
+    }

@@ -317,4 +317,59 @@ RIGHT_ANSWERS = {
             ),
         ),
     ],
+    "save_for_serving": [
+        RightAnswer(
+            name="os-path-save-file-dedup",
+            why=(
+                "os.path and str paths instead of pathlib, the mode restored in a finally, and "
+                "safetensors' save_file on a state dict it deduplicates by data pointer and "
+                "makes contiguous itself: the text asks for the files, not for save_model."
+            ),
+            code=(
+                "import os\n"
+                "from safetensors.torch import save_file\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    os.makedirs(folder, exist_ok=True)\n"
+                "    program_path = os.path.join(folder, 'model.pt2')\n"
+                "    weights_path = os.path.join(folder, 'weights.safetensors')\n"
+                "    mode = model.training\n"
+                "    try:\n"
+                "        model.eval()\n"
+                "        program = torch.export.export(model, (example_input,))\n"
+                "    finally:\n"
+                "        model.train(mode)\n"
+                "    torch.export.save(program, program_path)\n"
+                "    state, seen = {}, set()\n"
+                "    for name, tensor in model.state_dict().items():\n"
+                "        if tensor.data_ptr() in seen:\n"
+                "            continue  # a tied name: its tensor is already stored\n"
+                "        seen.add(tensor.data_ptr())\n"
+                "        state[name] = tensor.detach().contiguous()\n"
+                "    save_file(state, weights_path)\n"
+                "    return {'program': program_path, 'weights': weights_path}\n"
+            ),
+        ),
+        RightAnswer(
+            name="eval-copy-strict-export",
+            why=(
+                "Exports a deep copy in eval mode (the caller's model is never switched, so "
+                "there is no mode to restore) with torch.export.export(..., strict=True), and "
+                "writes the weights first with save_model's defaults."
+            ),
+            code=(
+                "import copy\n"
+                "import pathlib\n"
+                "import safetensors.torch\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    out = pathlib.Path(folder)\n"
+                "    out.mkdir(parents=True, exist_ok=True)\n"
+                "    weights = out / 'weights.safetensors'\n"
+                "    safetensors.torch.save_model(model, weights)\n"
+                "    frozen = copy.deepcopy(model).eval()\n"
+                "    program = torch.export.export(frozen, (example_input,), strict=True)\n"
+                "    torch.export.save(program, out / 'model.pt2')\n"
+                "    return {'weights': weights, 'program': out / 'model.pt2'}\n"
+            ),
+        ),
+    ],
 }
