@@ -7,7 +7,10 @@ the profile's rows, which the probe returns next to the answer (timings cannot b
 
 from __future__ import annotations
 
+import re
+
 import torch
+from torch import nn
 from torch.utils.data import DistributedSampler
 
 from autograder.boundary import AnswerRaised, observe
@@ -531,3 +534,173 @@ def check_save_checkpoint(save_checkpoint) -> None:
                 got = state[key]
                 check_type(got, torch.Tensor, f"saved {key}")
                 assert_close(got.cpu(), value.detach().cpu(), what=f"saved {key}")
+
+
+# ---------------------------------------------------------------------------------------
+# strip_wrapper_prefixes
+# ---------------------------------------------------------------------------------------
+
+_WRAPPER_PREFIXES = ("module.", "_orig_mod.")
+
+
+def _reference_unwrap(key: str) -> str:
+    """The key without any leading run of 'module.' and '_orig_mod.', in any order."""
+    stripped = True
+    while stripped:
+        stripped = False
+        for prefix in _WRAPPER_PREFIXES:
+            if key.startswith(prefix):
+                key, stripped = key[len(prefix) :], True
+    return key
+
+
+class _Inner(nn.Module):
+    """Names that trap the usual shortcuts: 'module' and '_orig_mod' inside names, names that
+    start with letters of 'module.' (str.lstrip), a batch norm with an int64 buffer."""
+
+    def __init__(self, g: torch.Generator):
+        super().__init__()
+        self.embed = nn.Embedding(5, 3)
+        self.module_norm = nn.LayerNorm(3)
+        self.attn_module = nn.Linear(3, 3)
+        self.add_module("_orig_mod_proj", nn.Linear(3, 2))
+        self.bn = nn.BatchNorm1d(2)
+        with torch.no_grad():
+            for p in self.parameters():
+                p.copy_(torch.randn(p.shape, generator=g))
+
+
+def _wrapper_hint(before: str, after: str) -> str:
+    """What a wrong renaming of one key says about the code that did it."""
+    expected = _reference_unwrap(before)
+    replaced = {
+        before.replace("module.", "").replace("_orig_mod.", ""),
+        before.replace("_orig_mod.", "").replace("module.", ""),
+    }
+    if after in replaced:
+        return (
+            "str.replace removes the prefix wherever it appears, also inside the key: strip "
+            "only at the start (str.startswith / str.removeprefix)."
+        )
+    if after != expected and _reference_unwrap(after) == expected:
+        return (
+            f"{after!r} still starts with a wrapper's prefix: keep stripping while the key starts "
+            "with either prefix, in whatever order they come (one wrapper can hold another, "
+            "several times)."
+        )
+    if expected.endswith(after) and len(after) < len(expected):
+        eaten = expected[: len(expected) - len(after)]
+        if re.fullmatch(r"((module|_orig_mod).)+", eaten):
+            return (
+                f"{eaten!r} was taken for a prefix: in a regular expression an unescaped '.' "
+                r"matches any character, so escape it (r'^(module\.|_orig_mod\.)+')."
+            )
+        if set(eaten) <= set("module._orig"):
+            return (
+                f"{eaten!r} was eaten from the start of {expected!r}: str.lstrip removes any of "
+                "the characters listed (m, o, d, u, l, e, '.', ...), not a word. Use "
+                "str.removeprefix."
+            )
+        return (
+            f"{expected.split('.')[0]!r} is a name of its own, not a wrapper's prefix: compare the "
+            "whole prefix with its dot (key.startswith('module.'); in a regular expression "
+            r"r'^module\.', since an unescaped '.' matches any character)."
+        )
+    if expected == before:
+        return (
+            f"This key does not start with 'module.' or '_orig_mod.' (it starts with "
+            f"{before.split('.')[0]!r}), so it stays as it is."
+        )
+    if after == before:
+        return "This key starts with a wrapper's prefix and should lose it."
+    return "Remove only whole leading 'module.' and '_orig_mod.' parts, nothing else."
+
+
+def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
+    """Checkpoints of compiled, DataParallel and nested wrappers (a real model's keys), keys
+    with the words inside them, no prefix at all, and an empty dict."""
+    g = torch.Generator().manual_seed(11)
+    inner = _Inner(g)
+    inner_sd = inner.state_dict()
+    cases = []  # (what, [[key, tensor, transposed], ...])
+    for what, prefix in (
+        ("a compiled model's state_dict", "_orig_mod."),
+        ("DataParallel around a compiled model", "module._orig_mod."),
+        ("a compiled DataParallel model", "_orig_mod.module."),
+        ("three wrappers (compiled, DDP, compiled)", "_orig_mod.module._orig_mod."),
+        ("DataParallel in DataParallel in DataParallel", "module.module.module."),
+    ):
+        cases.append((what, [[prefix + k, v, False] for k, v in inner_sd.items()]))
+    cases.append(
+        ("a DataParallel checkpoint", [["module." + k, v, False] for k, v in inner_sd.items()])
+    )
+    mixed = [
+        ["module.encoder.module.fc.weight", torch.randn(2, 3, generator=g), True],
+        ["modules.count", torch.tensor(4), False],  # 'module' then 's'
+        ["module_norm.weight", torch.randn(3, generator=g), False],  # 'module' then '_'
+        ["_orig_mod_x.bias", torch.randn(3, generator=g), False],  # '_orig_mod' then '_'
+        ["_orig_modx.w", torch.randn(1, generator=g), False],
+        ["model.weight", torch.randn(2, generator=g), False],  # every letter is in 'module.'
+        ["_orig_mod.embed.weight", torch.randn(5, 3, generator=g), False],
+        ["head.module.bias", torch.randn(3, generator=g), False],  # inside: keep it
+        ["encoder._orig_mod.weight", torch.randn(3, generator=g), False],
+        ["_orig_mod._orig_mod.module.module.deep.w", torch.randn(2, generator=g), False],
+        ["module._orig_mod.fc.w", torch.randn(2, 2, generator=g), True],
+    ]
+    cases.append(("a state_dict with some wrapped keys", mixed))
+    cases.append(("a plain state_dict (no prefixes)", [[k, v, False] for k, v in inner_sd.items()]))
+    cases.append(("an empty state_dict", []))
+    for what, entries in cases:
+        call = f"strip_wrapper_prefixes({what})"
+        keys_before = [key for key, _, _ in entries]
+        seen = observe(
+            probes.probe_strip_wrapper_prefixes, strip_wrapper_prefixes, {"entries": entries}, call
+        )
+        if not seen["is_dict"]:
+            raise CheckError(f"{call} returned a {seen['type']}; return a dict (key -> tensor).")
+        if seen["caller_keys_after"] != keys_before or not seen["caller_values_kept"]:
+            raise CheckError(
+                f"{call} changed the caller's dict: its keys are now "
+                f"{seen['caller_keys_after'][:4]}. Build and return a new dict instead of "
+                "renaming keys in place (the caller may still need the original)."
+            )
+        if seen["same_object"]:
+            raise CheckError(
+                f"{call} returned the caller's dict itself. Return a new dict even when no key "
+                "needs renaming: whoever edits the result would otherwise edit the caller's "
+                "checkpoint too."
+            )
+        expected = [_reference_unwrap(key) for key in keys_before]
+        out_keys = seen["keys"]
+        if out_keys != expected:
+            wrong = [
+                (a, b)
+                for a, b in zip(keys_before, out_keys, strict=False)
+                if b != _reference_unwrap(a)
+            ]
+            if len(out_keys) == len(expected) and sorted(out_keys) == sorted(expected):
+                raise CheckError(
+                    f"{call} returned the right keys in another order: {out_keys[:4]}, expected "
+                    f"{expected[:4]}. Build the new dict in the input's order."
+                )
+            if wrong:
+                before, after = wrong[0]
+                raise CheckError(
+                    f"{call} turned the key {before!r} into {after!r}, expected "
+                    f"{_reference_unwrap(before)!r}. {_wrapper_hint(before, after)}"
+                )
+            raise CheckError(
+                f"{call} returned {len(out_keys)} keys, expected {len(expected)}: {expected[:4]}. "
+                "Keep every entry, renamed or not."
+            )
+        for i, (key, value) in enumerate(zip(expected, seen["values"], strict=True)):
+            if i not in value["is_of"]:
+                how = (
+                    "a new tensor object on the same memory (a view, .detach() or .data)"
+                    if i in value["shares_memory_with"]
+                    else f"a {value['type']} that is not the original (a copy, clone() or contiguous())"
+                )
+                raise CheckError(
+                    f"{call}: the value for {key!r} is {how}. Rename the keys and keep the values "
+                    "as they are: the same tensor objects."
+                )

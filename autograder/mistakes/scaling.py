@@ -437,5 +437,152 @@ _MORE = {
         ),
     ],
 }
+_STRIP_HEAD = "def strip_wrapper_prefixes(state_dict):\n"
+_MORE["strip_wrapper_prefixes"] = [
+    Mistake(
+        name="replace-anywhere",
+        message="str.replace also edits 'module.' inside a key (attn_module.weight): strip only at the start.",
+        code=_STRIP_HEAD
+        + (
+            "    return {k.replace('module.', '').replace('_orig_mod.', ''): v\n"
+            "            for k, v in state_dict.items()}\n"
+        ),
+    ),
+    Mistake(
+        name="lstrip-characters",
+        message="str.lstrip removes any of the listed characters, not a prefix: 'embed' loses its 'e'.",
+        code=_STRIP_HEAD
+        + (
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith(('module.', '_orig_mod.')):\n"
+            "            if key.startswith('module.'):\n"
+            "                key = key.lstrip('module.')\n"
+            "            else:\n"
+            "                key = key.lstrip('_orig_mod.')\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="each-prefix-once",
+        message="Each prefix removed once, in one order: module._orig_mod.x and module.module.x keep a prefix.",
+        code=_STRIP_HEAD
+        + (
+            "    return {k.removeprefix('_orig_mod.').removeprefix('module.'): v\n"
+            "            for k, v in state_dict.items()}\n"
+        ),
+    ),
+    Mistake(
+        name="module-loop-then-orig-loop",
+        message="Stripping all 'module.' first, then all '_orig_mod.', misses _orig_mod.module.x: loop over both together.",
+        code=_STRIP_HEAD
+        + (
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith('module.'):\n"
+            "            key = key[len('module.'):]\n"
+            "        while key.startswith('_orig_mod.'):\n"
+            "            key = key[len('_orig_mod.'):]\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="only-module",
+        message="Lesson 08's strip_module_prefix in a loop: '_orig_mod.' (torch.compile's prefix) stays.",
+        code=_STRIP_HEAD
+        + (
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith('module.'):\n"
+            "            key = key.removeprefix('module.')\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="split-without-the-dot",
+        message="startswith('module') without the dot also matches module_norm.weight, and split drops its first part.",
+        code=_STRIP_HEAD
+        + (
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith(('module', '_orig_mod')):\n"
+            "            key = key.split('.', 1)[1]\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="regex-unescaped-dot",
+        message="An unescaped '.' in the pattern matches any character: '_orig_mod_x.bias' loses '_orig_mod_'.",
+        code=(
+            "import re\n"
+            + _STRIP_HEAD
+            + "    return {re.sub(r'^((module|_orig_mod).)+', '', k): v for k, v in state_dict.items()}\n"
+        ),
+    ),
+    Mistake(
+        name="known-combinations-only",
+        message="Only the combinations seen in the examples: three wrappers (or _orig_mod._orig_mod.) keep a prefix.",
+        code=_STRIP_HEAD
+        + (
+            "    combos = ('_orig_mod.module.', 'module._orig_mod.', 'module.module.', 'module.', '_orig_mod.')\n"
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        for prefix in combos:\n"
+            "            if key.startswith(prefix):\n"
+            "                key = key[len(prefix):]\n"
+            "                break\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="same-dict-when-clean",
+        message="Returns the caller's dict when no key has a prefix: edits of the result then edit the checkpoint.",
+        code=_STRIP_HEAD
+        + (
+            "    prefixes = ('module.', '_orig_mod.')\n"
+            "    if not any(k.startswith(prefixes) for k in state_dict):\n"
+            "        return state_dict  # nothing to do\n"
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith(prefixes):\n"
+            "            key = key.split('.', 1)[1]\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+    Mistake(
+        name="renames-in-place",
+        message="Renaming in the caller's dict changes it (and moves renamed keys to the end): build a new dict.",
+        code=_STRIP_HEAD
+        + (
+            "    for key in list(state_dict):\n"
+            "        new = key\n"
+            "        while new.startswith(('module.', '_orig_mod.')):\n"
+            "            new = new.split('.', 1)[1]\n"
+            "        if new != key:\n"
+            "            state_dict[new] = state_dict.pop(key)\n"
+            "    return state_dict\n"
+        ),
+    ),
+    Mistake(
+        name="clones-values",
+        message="The values must stay the same tensor objects: clone() copies every weight.",
+        code=_STRIP_HEAD
+        + (
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith(('module.', '_orig_mod.')):\n"
+            "            key = key.split('.', 1)[1]\n"
+            "        out[key] = value.clone()\n"
+            "    return out\n"
+        ),
+    ),
+]
+
 for _grade_id, _extra in _MORE.items():
-    MISTAKES[_grade_id] = MISTAKES[_grade_id] + _extra
+    MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra

@@ -348,3 +348,46 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
         return seen
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def probe_strip_wrapper_prefixes(strip_wrapper_prefixes, case: dict) -> dict:
+    """The returned keys in order, which original tensor object each value is, and the caller's
+    dict afterwards.
+
+    ``case["entries"]``: ``[key, tensor, transposed]``; a transposed entry is handed over as
+    ``tensor.t()`` (a non-contiguous view, as a state_dict may hold).
+    """
+    from collections import OrderedDict
+
+    sd = OrderedDict()
+    for key, tensor, transposed in case["entries"]:
+        sd[key] = tensor.t() if transposed else tensor
+    originals = list(sd.values())
+    out = strip_wrapper_prefixes(sd)
+    seen = {
+        "type": type(out).__name__,
+        "is_dict": isinstance(out, dict),
+        "same_object": out is sd,
+        "caller_keys_after": list(sd),
+        "caller_values_kept": len(sd) == len(originals)
+        and all(a is b for a, b in zip(sd.values(), originals, strict=True)),
+        "keys": None,
+        "values": None,
+    }
+    if isinstance(out, dict):
+        seen["keys"] = [k if isinstance(k, str) else repr(k) for k in out]
+        seen["values"] = []
+        for value in out.values():
+            is_tensor = isinstance(value, torch.Tensor)
+            seen["values"].append(
+                {
+                    "type": type(value).__name__,
+                    "is_of": [i for i, t in enumerate(originals) if value is t],
+                    "shares_memory_with": [
+                        i
+                        for i, t in enumerate(originals)
+                        if is_tensor and value.data_ptr() == t.data_ptr() and value.shape == t.shape
+                    ],
+                }
+            )
+    return seen

@@ -198,4 +198,45 @@ RIGHT_ANSWERS = {
             ),
         ),
     ],
+    "strip_wrapper_prefixes": [
+        RightAnswer(
+            name="anchored-regex",
+            why="One anchored, escaped pattern repeated with +, into an OrderedDict: the same keys, order and tensors.",
+            code=(
+                "import re\n"
+                "from collections import OrderedDict\n"
+                "_WRAPPERS = re.compile(r'^(?:module\\.|_orig_mod\\.)+')\n"
+                "def strip_wrapper_prefixes(state_dict):\n"
+                "    return OrderedDict((_WRAPPERS.sub('', k), v) for k, v in state_dict.items())\n"
+            ),
+        ),
+        RightAnswer(
+            name="split-parts",
+            why="Splits each key on '.', drops leading parts named module or _orig_mod (never the last), joins the rest.",
+            code=(
+                "def strip_wrapper_prefixes(state_dict):\n"
+                "    result = dict()\n"
+                "    for key in state_dict:\n"
+                "        parts = key.split('.')\n"
+                "        start = 0\n"
+                "        while start < len(parts) - 1 and parts[start] in {'module', '_orig_mod'}:\n"
+                "            start += 1\n"
+                "        result['.'.join(parts[start:])] = state_dict[key]\n"
+                "    return result\n"
+            ),
+        ),
+        RightAnswer(
+            name="recursive",
+            why="A recursive helper that removes one prefix and calls itself on the rest.",
+            code=(
+                "def _unwrap(key):\n"
+                "    for prefix in ('_orig_mod.', 'module.'):\n"
+                "        if key.startswith(prefix):\n"
+                "            return _unwrap(key.removeprefix(prefix))\n"
+                "    return key\n"
+                "def strip_wrapper_prefixes(state_dict):\n"
+                "    return {_unwrap(k): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+    ],
 }
