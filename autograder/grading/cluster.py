@@ -251,8 +251,12 @@ class WarmUp(WorkerPlugin):
             done = threading.Thread(target=discard, daemon=True)
             done.start()
             done.join(10)
-        if _STATE.root is not None:
-            shutil.rmtree(_STATE.root, ignore_errors=True)
+        # Also called when the next grading run registers its own set-up: start afresh.
+        with _STATE.lock:
+            if _STATE.root is not None:
+                shutil.rmtree(_STATE.root, ignore_errors=True)
+            _STATE.root = None
+            _STATE.templates.clear()
 
 
 def _imports(assignments: list[str]) -> None:
