@@ -9,6 +9,11 @@ Three changes to nbgrader's own Execute:
 - a kernel that dies (``os._exit``, a segfault, the out-of-memory killer) costs only the
   cell that killed it: the cell gets an error, a new kernel starts, the cells that had run
   cleanly are replayed quietly, and grading goes on;
+- with ``warm_spare``, the next submission's kernel is started while this one runs: a fresh
+  sandbox of its own that has imported torch and the course helpers (``sandbox.PRELOAD``)
+  and then waits, so the next notebook does not pay for the start-up. A spare is used once,
+  by one submission; nothing of the notebook graded before it can reach it (another PID,
+  mount, IPC and network namespace);
 - the hidden checks never run in the kernel: after each test cell the grader runs the
   cell's hidden check in its own process (``autograder.trusted``), reaching the learner's
   answer only through probes whose results come back as data (``autograder.boundary``).
@@ -22,6 +27,7 @@ source is handed to the kernel just before each test cell and removed right afte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -69,6 +75,20 @@ def __getattr__(name):
 # on a socket a dead kernel left open (seen here: the next submission hung). A worker grades
 # many submissions, so the list grows by a few small objects per notebook.
 _KEEP_ALIVE: list[object] = []
+
+# Kernels started ahead for the next submission, one per kind of sandbox (its settings), each
+# with the grader's folder for it: (kernel manager, folder).
+_SPARES: dict[tuple, tuple[object, Path]] = {}
+
+
+def discard_spares() -> None:
+    """Stop the kernels started ahead that no submission will use (a worker that ends)."""
+    while _SPARES:
+        km, folder = _SPARES.popitem()[1]
+        with contextlib.suppress(RuntimeError):  # "No kernel is running!": it died already
+            run_sync(km.shutdown_kernel)(now=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
 
 _REMOVE_HIDDEN = """\
 import sys as _sys
@@ -135,20 +155,65 @@ class GradingExecute(Execute):
     checks = Dict(help="Test cell grade_id -> [topic, check name, [argument names]].").tag(
         config=True
     )
+    warm_spare = Bool(
+        False, help="Start the next submission's kernel, imported and idle, while this one runs."
+    ).tag(config=True)
     # nbclient waits this long for a cell's last output after its reply, then fails the whole
     # notebook; 4 s (its default) was seen running out on a loaded machine after a fork bomb.
     iopub_timeout = Integer(30).tag(config=True)
 
     def create_kernel_manager(self):
+        """A started spare of this kind when there is one, else a new manager to start."""
+        spare = _SPARES.pop(self._spare_key(), None) if self._warm() else None
+        if spare is not None:
+            km, folder = spare
+            self._kernel_dirs.append(folder)
+            if run_sync(km.is_alive)():
+                return km
+            run_sync(km.cleanup_resources)()  # it died waiting (the machine's OOM killer...)
+        km, folder = self._new_kernel_manager()
+        if folder is not None:
+            self._kernel_dirs.append(folder)
+        return km
+
+    def _warm(self) -> bool:
+        """Spares only for sandboxed kernels: their kernel spec is the grader's own, whatever
+        the notebook's metadata names (unsandboxed, it would be the notebook's)."""
+        return self.warm_spare and self.sandboxed
+
+    def _spare_key(self) -> tuple:
+        """What a spare kernel must share with this submission's: its sandbox's settings."""
+        return (self.memory_mb, self.disk_mb, self.gpu, tuple(self.hide))
+
+    def _start_spare(self) -> None:
+        """Start, without waiting for it, the kernel the next submission will use."""
+        if not self._warm() or self._spare_key() in _SPARES:
+            return
+        current = self.km  # nbclient's create_kernel_manager sets self.km: keep this one's
+        try:
+            km, folder = self._new_kernel_manager()
+        finally:
+            self.km = current
+        run_sync(km.start_kernel)(cwd=str(folder), extra_arguments=self.extra_arguments)
+        _SPARES[self._spare_key()] = (km, folder)
+
+    def _new_kernel_manager(self):
+        """A kernel manager, not started, for this submission's kind of kernel, and the
+        grader's folder for it (None when it is not sandboxed)."""
         km = super().create_kernel_manager()
         _KEEP_ALIVE.append(km)
+        folder = None
         if self.sandboxed:
             # The grader's own folder for this kernel: its connection file (and, as root,
             # the kernel's passwd entry). Short: the kernel sees it at the same path.
             folder = Path(tempfile.mkdtemp(prefix="gk-"))
-            self._kernel_dirs.append(folder)
             argv = sandbox.kernel_argv(
-                folder, [Path(p) for p in self.hide], self.memory_mb, self.gpu, self.disk_mb
+                folder,
+                [Path(p) for p in self.hide],
+                self.memory_mb,
+                self.gpu,
+                self.disk_mb,
+                preload=sandbox.PRELOAD if self._warm() else (),
             )
             if sandbox.as_root():  # the kernel's user must read its connection file
                 os.chown(folder, sandbox.student_uid(), sandbox.student_uid())
@@ -168,7 +233,7 @@ class GradingExecute(Execute):
             km.write_connection_file = write_readable
         elif not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
             km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
-        return km
+        return km, folder
 
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
@@ -306,6 +371,8 @@ class GradingExecute(Execute):
             self.km._connect_control_socket()  # interrupts go through it
         kc = super().start_new_kernel_client()
         _KEEP_ALIVE.append(kc)
+        # This kernel is ready: the next one starts now, on a core this notebook leaves idle.
+        self._start_spare()
         return kc
 
     async def _async_cleanup_kernel(self) -> None:
@@ -330,7 +397,8 @@ class GradingExecute(Execute):
     def _fresh_kernel(self) -> None:
         self._cleanup_kernel()
         self.km = self.create_kernel_manager()
-        self.start_new_kernel()
+        if not self.km.has_kernel:  # a spare has started already
+            self.start_new_kernel()
         self.start_new_kernel_client()
 
 

@@ -208,6 +208,8 @@ def sandbox_argv(
         "MALLOC_ARENA_MAX": "2",  # glibc reserves address space per thread arena
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # ipykernel sets this at start unless set; a preloaded matplotlib reads it on import.
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         # The kernel's parent is the namespace's init, pid 1, which never goes away:
         # ipykernel then polls no parent (with the grader's pid it would see pid 1 and
         # quit). --die-with-parent does that poller's job.
@@ -223,6 +225,28 @@ def sandbox_argv(
     return argv
 
 
+# What a warm kernel imports before it answers: what every lesson's setup cell imports, the
+# bulk of a kernel's start-up (torch alone is seconds). Only the modules are loaded; the
+# notebook's namespace stays empty, and its own `import torch` finds the module ready.
+PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "tutorial_lib")
+
+# `python -m ipykernel_launcher`, with the imports first. Run as `python -c`, so no file of the
+# grader's has to be visible in the sandbox. A module that fails to import here is left for
+# the notebook to import, and fail on, where the learner sees why.
+_LAUNCHER = """\
+import sys
+if sys.path and sys.path[0] in ("", "."):  # as ipykernel_launcher does: not the cwd
+    del sys.path[0]
+for _name in {modules!r}:
+    try:
+        __import__(_name)
+    except Exception:
+        pass
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+
 def kernel_argv(
     folder: Path,
     hide: list[Path],
@@ -230,9 +254,16 @@ def kernel_argv(
     gpu: bool = False,
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
+    preload: tuple[str, ...] = (),
 ) -> list[str]:
-    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
+    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel.
+
+    With ``preload``, the kernel imports those modules before it reports ready.
+    """
     argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes)
+    if preload:
+        launcher = _LAUNCHER.format(modules=tuple(preload))
+        return [*argv, sys.executable, "-c", launcher, "-f", "{connection_file}"]
     return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
 
 

@@ -46,6 +46,8 @@ class Settings:
     trusted: bool = True  # hidden checks in the grader's process (False: in the kernel)
     disk_mb: int = sandbox.DISK_MB  # the kernel's writable /tmp
     submission_timeout_s: int = 0  # the whole notebook's wall-clock budget (0: none)
+    # Start the next submission's kernel while this one runs (sandboxed kernels only).
+    warm: bool = True
 
 
 @dataclass
@@ -137,6 +139,7 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     config.GradingExecute.hide = settings.hide
     config.GradingExecute.gpu = settings.gpu
     config.GradingExecute.trusted = settings.trusted
+    config.GradingExecute.warm_spare = settings.warm
     if settings.trusted:
         config.GradingExecute.lesson = assignment
         config.GradingExecute.checks = {
