@@ -208,6 +208,9 @@ def sandbox_argv(
         "MALLOC_ARENA_MAX": "2",  # glibc reserves address space per thread arena
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The tutorial_lib the grader found, whatever the kernel would have inherited: a
+        # grader run from another copy of the course (Gradescope's zip) grades with its own.
+        "PYTHONPATH": str(tutorial_lib_dir.parent),
         # ipykernel sets this at start unless set; a preloaded matplotlib reads it on import.
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         # The kernel's parent is the namespace's init, pid 1, which never goes away:
