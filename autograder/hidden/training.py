@@ -1270,3 +1270,261 @@ def check_DigitsCNN(DigitsCNN) -> None:
             f"training DigitsCNN took {seconds:.1f} s, more than {MAX_SECONDS:.0f} s: use fewer "
             "channels or layers."
         )
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 9: train_logged
+# ---------------------------------------------------------------------------------------
+
+
+def _ref_train_logged(
+    model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm
+) -> int:
+    model.train()
+    step = 0
+    for _ in range(num_epochs):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            grad_norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            lr = optimizer.param_groups[0]["lr"]
+            optimizer.step()
+            scheduler.step()
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("train/lr", lr, step)
+            writer.add_scalar("train/grad_norm", grad_norm.item(), step)
+            step += 1
+    writer.flush()
+    return step
+
+
+def _logged_factors(total: int) -> list[float]:
+    """A warm-up plus cosine that starts above zero, so every step's rate is its own."""
+    return [0.1 + 0.9 * f for f in _warmup_cosine_table(2, total)]
+
+
+def _logged_case(train_logged, device, seed, n, batch, num_epochs, max_norm, shuffle, eval_start):
+    per_epoch = math.ceil(n / batch)
+    total = per_epoch * num_epochs
+    case = {
+        "device": device,
+        "seed": seed,
+        "n": n,
+        "batch": batch,
+        "shuffle": shuffle,
+        "start_in_eval": eval_start,
+        "lr": 0.2,
+        "lr_factors": _logged_factors(total),
+        "num_epochs": num_epochs,
+        "max_norm": max_norm,
+    }
+    if max_norm is None:  # between the smallest and largest norm: some steps clipped, some not
+        unclipped = probes.probe_train_logged(_ref_train_logged, {**case, "max_norm": math.inf})
+        norms = sorted(value for _, value in unclipped["scalars"]["train/grad_norm"])
+        case["max_norm"] = max_norm = round(norms[len(norms) // 2], 4)
+    what = (
+        f"train_logged ({n} samples in batches of {batch}, {per_epoch} batches per epoch, "
+        f"num_epochs={num_epochs}, max_norm={max_norm:g})"
+    )
+    seen = observe(probes.probe_train_logged, train_logged, case, what)
+    ref = probes.probe_train_logged(_ref_train_logged, case)  # the same run, done right
+    _check_logged_counts(seen, what, total, per_epoch, num_epochs, eval_start)
+    _check_logged_calls(seen, what, total, per_epoch, num_epochs)
+    _check_logged_values(seen, ref, what, total, max_norm)
+    _states_match(
+        seen["state"],
+        ref["state"],
+        what,
+        "Each step: forward, loss, optimizer.zero_grad(), loss.backward(), "
+        "clip_grad_norm_(model.parameters(), max_norm), optimizer.step(), scheduler.step().",
+    )
+    if not torch.equal(seen["rng"], ref["rng"]):
+        raise CheckError(
+            f"{what} changed the global random state in a way training alone does not (only "
+            "dropout should draw from it). Do not call torch.manual_seed or draw random "
+            "numbers inside train_logged: seeding is the caller's choice."
+        )
+
+
+def _check_logged_counts(seen, what, total, per_epoch, num_epochs, eval_start) -> None:
+    result = seen["result"]
+    if type(result) is not int:
+        raise CheckError(
+            f"{what} returned {wire.type_name(result)}; return the number of optimizer steps "
+            f"it took, as an int ({total} here)."
+        )
+    if result != total:
+        hint = (
+            " That is one epoch's count: return the global step after the last epoch."
+            if result == per_epoch and num_epochs > 1
+            else f" Return the number of optimizer steps over all {num_epochs} epochs."
+        )
+        raise CheckError(f"{what} returned {result}, expected {total}.{hint}")
+    if not seen["training"] or seen["eval_forwards"]:
+        raise CheckError(
+            f"{what} ran the model in eval mode (it arrived in "
+            f"{'eval' if eval_start else 'train'} mode). Call model.train() at the start, so "
+            "dropout is on from the first batch."
+        )
+    if seen["forwards"] not in (total, 0):  # 0: model.forward called directly, no hooks
+        raise CheckError(
+            f"{what} ran the model {seen['forwards']} times for {total} steps: once per batch. "
+            "Log loss.item() of the loss you trained on; do not run the model again to log it."
+        )
+    if len(seen["steps"]) != total:
+        raise CheckError(
+            f"{what} called optimizer.step() {len(seen['steps'])} times for {total} batches."
+        )
+    if seen["scheduler_steps"] != total:
+        raise CheckError(
+            f"{what} called scheduler.step() {seen['scheduler_steps']} times in {total} "
+            "optimizer steps. This schedule counts optimizer steps: call scheduler.step() once "
+            "per batch, right after optimizer.step(), not once per epoch."
+        )
+
+
+def _check_logged_calls(seen, what, total, per_epoch, num_epochs) -> None:
+    """Each tag logged once per step, at the global step 0, 1, ..., total - 1."""
+    calls = seen["calls"]
+    if not calls:
+        raise CheckError(
+            f"{what} logged nothing with the writer it was given: call "
+            "writer.add_scalar(tag, value, global_step) on that writer, every step."
+        )
+    tags = sorted({tag for tag, _ in calls})
+    for tag in probes.LOGGED_TAGS:
+        steps = [step for t, step in calls if t == tag]
+        if not steps:
+            raise CheckError(
+                f"{what} never logged the tag {tag!r}; it logged {tags}. Use exactly "
+                f"{list(probes.LOGGED_TAGS)} as tags, each with add_scalar."
+            )
+        wanted = list(range(total))
+        if steps == wanted:
+            continue
+        if None in steps:
+            hint = (
+                "some calls had no whole-number global_step: pass the step counter as the "
+                "third argument, add_scalar(tag, value, step), or every point lands at step 0."
+            )
+        elif num_epochs > 1 and steps == list(range(per_epoch)) * num_epochs:
+            hint = (
+                "the step starts again at 0 every epoch, so each epoch's curve is drawn over "
+                "the last one. Keep one counter for the whole run, outside the epoch loop."
+            )
+        elif steps == list(range(1, total + 1)):
+            hint = (
+                "it counts from 1. Log step k (counting from 0) at global_step k, the count "
+                "the scheduler uses: increase the counter after logging."
+            )
+        elif len(steps) == num_epochs:
+            hint = "it was logged once per epoch: log every optimizer step."
+        else:
+            hint = "log each tag once per optimizer step, with a counter that goes up by one."
+        shown = steps if len(steps) <= 12 else [*steps[:12], "..."]
+        raise CheckError(
+            f"{what} logged {tag!r} at the steps {shown}, expected 0, 1, ..., {total - 1}: {hint}"
+        )
+    if seen["unflushed"]:
+        raise CheckError(
+            f"{what} returned with its last {seen['unflushed']} add_scalar calls not flushed: "
+            "a SummaryWriter writes in the background, so whoever reads the event files right "
+            "after the run (a test, TensorBoard, a plot) may miss them. Call writer.flush() "
+            "before returning."
+        )
+
+
+def _check_logged_values(seen, ref, what, total, max_norm) -> None:
+    """The scalars read back from the event files, step by step; the first step where one
+    differs names the cause."""
+    got, want = seen["scalars"], ref["scalars"]
+    for tag in probes.LOGGED_TAGS:
+        if len(got.get(tag, [])) != total:
+            raise CheckError(
+                f"{what}: reading the event files back gave {len(got.get(tag, []))} values "
+                f"for {tag!r}, expected {total}. Log with add_scalar(tag, value, step) on the "
+                "writer you were given (not add_scalars, not a writer of your own)."
+            )
+    lrs = [v for _, v in want["train/lr"]]
+    used = seen["steps"]
+    for k in range(total):
+        lr = got["train/lr"][k][1]
+        if not _close(lr, lrs[k], 1e-5):
+            if k + 1 < total and _close(lr, lrs[k + 1], 1e-5):
+                hint = (
+                    "the rate the schedule sets for the next step: it was read after "
+                    "scheduler.step(). Read optimizer.param_groups[0]['lr'] before stepping "
+                    "the scheduler: that is the rate this step used."
+                )
+            else:
+                hint = "log optimizer.param_groups[0]['lr'] as it was during optimizer.step()."
+            raise CheckError(
+                f"{what}: train/lr at step {k} is {lr:.6g}, but that step used {lrs[k]:.6g}: {hint}"
+            )
+        loss, ref_loss = got["train/loss"][k][1], want["train/loss"][k][1]
+        norm, ref_norm = got["train/grad_norm"][k][1], want["train/grad_norm"][k][1]
+        step_norm, ref_step_norm = used[k][1], ref["steps"][k][1]
+        if not _close(loss, ref_loss) and k == 0:
+            raise CheckError(
+                f"{what}: train/loss at step 0 is {loss:.6g}, expected {ref_loss:.6g}: log "
+                "loss.item() of the batch's loss, computed with the loss_fn you were given."
+            )
+        if _close(norm, ref_norm) and _close(loss, ref_loss) and _close(step_norm, ref_step_norm):
+            continue
+        if not _close(step_norm, ref_step_norm):
+            if ref_norm > max_norm and _close(step_norm, ref_norm):
+                hint = (
+                    "the gradients were not clipped before the step. Call "
+                    "clip_grad_norm_(model.parameters(), max_norm) after loss.backward() and "
+                    "before optimizer.step() (after the step it changes nothing)."
+                )
+            else:
+                hint = (
+                    "clip with clip_grad_norm_(model.parameters(), max_norm): the max_norm you "
+                    "were given, all parameters together, after backward and before the step."
+                )
+            raise CheckError(
+                f"{what}: at step {k} the optimizer stepped with gradients of norm "
+                f"{step_norm:.5g}, expected {ref_step_norm:.5g} (max_norm={max_norm:g}): {hint}"
+            )
+        if not _close(norm, ref_norm):
+            if ref_norm > max_norm and _close(norm, max_norm, 1e-3):
+                hint = (
+                    "that is the norm after clipping, which is never above max_norm. Log the "
+                    "value clip_grad_norm_ returns: the norm before clipping, which shows how "
+                    "large the gradients really were."
+                )
+            else:
+                hint = "log the total norm clip_grad_norm_ returns, as a float."
+            raise CheckError(
+                f"{what}: train/grad_norm at step {k} is {norm:.6g}, expected {ref_norm:.6g}: "
+                f"{hint}"
+            )
+        raise CheckError(
+            f"{what}: train/loss at step {k} is {loss:.6g}, expected {ref_loss:.6g}. Log each "
+            "step's loss.item() once, for the batch the step trained on."
+        )
+    if seen["event_files"] != 1:
+        raise CheckError(
+            f"{what} left {seen['event_files']} event files in the writer's folder, expected "
+            "1: log with the writer you were given instead of opening new SummaryWriters."
+        )
+
+
+def check_train_logged(train_logged) -> None:
+    """Every add_scalar call (tag, global step, flushed?), the scalars read back from the
+    event files, the clipping the optimizer saw and the run's end state, against a reference
+    run with the same seed, for several epoch counts and clipping thresholds."""
+    device = get_device()
+    cases = [
+        # seed, n, batch, num_epochs, max_norm (None: the median norm), shuffle, eval start
+        (0, 24, 8, 2, 0.3, False, False),  # every step clipped
+        (1, 30, 8, 3, 100.0, True, False),  # nothing clipped; last batch of 6, shuffled
+        (2, 10, 4, 1, 0.05, False, True),  # one epoch; arrives in eval mode
+        (3, 7, 7, 4, 1.0, True, False),  # one batch per epoch
+        (4, 20, 6, 2, None, False, False),  # about half the steps clipped
+    ]
+    for case in cases:
+        _logged_case(train_logged, device, *case)

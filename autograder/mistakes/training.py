@@ -1147,3 +1147,112 @@ MISTAKES["train_one_epoch"] += [
         ),
     ),
 ]
+
+
+def _logged(
+    clip: str = "        grad_norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n",
+    lr: str = "        lr = optimizer.param_groups[0]['lr']\n",
+    after_step: str = "",
+    step_expr: str = "step",
+    model_train: str = "    model.train()\n",
+    flush: str = "    writer.flush()\n",
+    result: str = "step",
+    per_epoch_scheduler: bool = False,
+) -> str:
+    """train_logged as the solution writes it, with one part swapped out."""
+    sched = "" if per_epoch_scheduler else "        scheduler.step()\n"
+    return (
+        "import torch\nfrom torch import nn\n"
+        "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, "
+        "num_epochs, max_norm):\n"
+        f"{model_train}"
+        "    step = 0\n"
+        "    for epoch in range(num_epochs):\n"
+        "      for i, (x, y) in enumerate(loader):\n"
+        "        x, y = x.to(device), y.to(device)\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        f"{clip}{lr}"
+        "        optimizer.step()\n"
+        f"{sched}{after_step}"
+        f"        writer.add_scalar('train/loss', loss.item(), {step_expr})\n"
+        f"        writer.add_scalar('train/lr', lr, {step_expr})\n"
+        f"        writer.add_scalar('train/grad_norm', float(grad_norm), {step_expr})\n"
+        "        step += 1\n"
+        + ("      scheduler.step()\n" if per_epoch_scheduler else "")
+        + f"{flush}"
+        f"    return {result}\n"
+    )
+
+
+MISTAKES["train_logged"] = [
+    Mistake(
+        name="step-restarts-each-epoch",
+        message="The global step must keep counting across epochs: with the batch index as the "
+        "step, every epoch's points land on the same steps and the curves overwrite each other.",
+        code=_logged(step_expr="i"),
+    ),
+    Mistake(
+        name="lr-after-scheduler-step",
+        message="Read the learning rate before scheduler.step(): afterwards param_groups holds "
+        "the next step's rate, so the logged schedule is one step early.",
+        code=_logged(lr="", after_step="        lr = optimizer.param_groups[0]['lr']\n"),
+    ),
+    Mistake(
+        name="grad-norm-after-clipping",
+        message="Log the norm clip_grad_norm_ returns (before clipping); measured after "
+        "clipping it is never above max_norm, a flat line that hides exploding gradients.",
+        code=_logged(
+            clip="        nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "        grad_norm = torch.linalg.vector_norm(\n"
+            "            torch.stack([p.grad.norm() for p in model.parameters()]))\n"
+        ),
+    ),
+    Mistake(
+        name="no-flush",
+        message="Call writer.flush() before returning: the writer writes from a background "
+        "thread, and whoever reads the files right after the run may miss the last events.",
+        code=_logged(flush=""),
+    ),
+    Mistake(
+        name="clip-after-step",
+        message="Clip between loss.backward() and optimizer.step(): after the step the update "
+        "has already used the unclipped gradients.",
+        code=_logged(
+            clip="",
+            after_step="        grad_norm = nn.utils.clip_grad_norm_("
+            "model.parameters(), max_norm)\n",
+        ),
+    ),
+    Mistake(
+        name="norm-without-clipping",
+        message="Measuring the norm is not clipping: clip_grad_norm_(model.parameters(), "
+        "max_norm) both returns the norm and scales the gradients down.",
+        code=_logged(
+            clip="        grad_norm = nn.utils.clip_grad_norm_(model.parameters(), float('inf'))\n"
+        ),
+    ),
+    Mistake(
+        name="scheduler-per-epoch",
+        message="This schedule counts optimizer steps: call scheduler.step() once per batch, "
+        "not once per epoch.",
+        code=_logged(per_epoch_scheduler=True),
+    ),
+    Mistake(
+        name="no-train-mode",
+        message="Call model.train() at the start: a model that arrives in eval mode (after an "
+        "evaluation) would train with dropout switched off.",
+        code=_logged(model_train=""),
+    ),
+    Mistake(
+        name="steps-of-last-epoch",
+        message="Return the number of optimizer steps of the whole run, not of one epoch.",
+        code=_logged(result="i + 1"),
+    ),
+    Mistake(
+        name="step-from-one",
+        message="Count the steps from 0, as the scheduler does: step k is logged at global step k.",
+        code=_logged(step_expr="step + 1"),
+    ),
+]

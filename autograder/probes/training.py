@@ -543,3 +543,143 @@ def probe_DigitsCNN_training(DigitsCNN, case: dict) -> dict:
     with torch.no_grad():
         outputs = torch.cat([model(x.to(device)).float().cpu() for x, _ in val_loader])
     return {"predictions": outputs.argmax(dim=1), "outputs": outputs}
+
+
+# ---------------------------------------------------------------------------------------
+# Exercise 9: train_logged
+# ---------------------------------------------------------------------------------------
+
+LOGGED_TAGS = ("train/loss", "train/lr", "train/grad_norm")
+
+
+def build_logged_run(case: dict):
+    """(model, loader, loss_fn, optimizer, scheduler) for one train_logged case.
+
+    As in build_train_run, the loader shuffles with its own generator, so the global random
+    state moves only by what dropout draws."""
+    seed = case["seed"]
+    loader = DataLoader(
+        classification_data(case["n"], 4, 3, seed),
+        batch_size=case["batch"],
+        shuffle=case["shuffle"],
+        generator=torch.Generator().manual_seed(seed),
+    )
+    model = build_mlp(4, 3, 0.2, seed, case["device"])
+    if case["start_in_eval"]:
+        model.eval()
+    optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"], momentum=0.9)
+    scheduler = factor_scheduler(optimizer, case["lr_factors"])
+    return model, loader, nn.CrossEntropyLoss(), optimizer, scheduler
+
+
+def _as_step(step):
+    """A global_step as an int when it is one (ints, 0-d tensors, NumPy ints), else None."""
+    if isinstance(step, bool) or step is None:
+        return None
+    try:
+        as_int = int(step)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return as_int if as_int == step else None
+
+
+def _recording_writer(log_dir: str):
+    """A real SummaryWriter on log_dir that also notes every add_scalar call (tag and step)
+    and how many of them came before the last flush() or close()."""
+    from torch.utils.tensorboard import SummaryWriter  # here: only this probe needs it
+
+    class RecordingWriter(SummaryWriter):
+        def __init__(self, log_dir):
+            self.calls, self.flushed_upto, self.closes = [], 0, 0
+            # a long flush interval: on disk early only if flush() or close() put it there
+            super().__init__(log_dir, max_queue=10_000, flush_secs=3600)
+
+        def add_scalar(self, tag, scalar_value, global_step=None, *args, **kwargs):
+            self.calls.append([str(tag), _as_step(global_step)])
+            return super().add_scalar(tag, scalar_value, global_step, *args, **kwargs)
+
+        def flush(self):
+            self.flushed_upto = len(self.calls)
+            return super().flush()
+
+        def close(self):
+            self.flushed_upto = len(self.calls)
+            self.closes += 1
+            return super().close()
+
+    return RecordingWriter(log_dir)
+
+
+def read_scalars(log_dir: str) -> dict:
+    """Every scalar in log_dir's event files, read back as TensorBoard reads them:
+    {tag: [[step, value], ...]} in the order they were written."""
+    import logging
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tb_logger = logging.getLogger("tensorboard")
+    was_disabled, tb_logger.disabled = tb_logger.disabled, True  # no warnings on stderr
+    try:
+        events = EventAccumulator(log_dir, size_guidance={"scalars": 0})  # 0: keep them all
+        events.Reload()
+        return {
+            tag: [[int(e.step), float(e.value)] for e in events.Scalars(tag)]
+            for tag in events.Tags()["scalars"]
+        }
+    finally:
+        tb_logger.disabled = was_disabled
+
+
+def probe_train_logged(train_logged, case: dict) -> dict:
+    """What train_logged did with a writer of the probe's own: the returned value, every
+    add_scalar call and whether it was flushed, the scalars read back from the event files,
+    and per optimizer step the learning rate and gradient norm it used; then the model's
+    mode and weights, the scheduler's count and the global random state."""
+    model, loader, loss_fn, optimizer, scheduler = build_logged_run(case)
+    events = {"forwards": 0, "eval_forwards": 0, "steps": []}
+
+    def count_forward(module, args):
+        events["forwards"] += 1
+        events["eval_forwards"] += not all(m.training for m in module.modules())
+
+    def record_step(opt, args, kwargs):  # the gradients as the step sees them: clipped
+        events["steps"].append([float(opt.param_groups[0]["lr"]), _grad_norm(model)])
+
+    model.register_forward_pre_hook(count_forward)
+    optimizer.register_step_pre_hook(record_step)
+    log_dir = tempfile.mkdtemp(prefix="train_logged_")
+    try:
+        writer = _recording_writer(log_dir)
+        torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = train_logged(
+                model,
+                loader,
+                loss_fn,
+                optimizer,
+                scheduler,
+                writer,
+                case["device"],
+                case["num_epochs"],
+                case["max_norm"],
+            )
+        seen = {
+            "result": as_data(result),
+            "training": model.training,
+            "state": model_state(model),
+            "lr": as_data(optimizer.param_groups[0]["lr"]),
+            "scheduler_steps": int(scheduler.last_epoch),
+            "rng": torch.get_rng_state(),
+            "calls": writer.calls,
+            "unflushed": len(writer.calls) - writer.flushed_upto,
+            **events,
+        }
+        writer.close()  # what the caller does at the end of the run
+        seen["scalars"] = read_scalars(log_dir)
+        seen["event_files"] = sum(
+            name.startswith("events.out.tfevents") for name in os.listdir(log_dir)
+        )
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+    return seen

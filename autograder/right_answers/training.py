@@ -368,3 +368,75 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+RIGHT_ANSWERS["train_logged"] = [
+    RightAnswer(
+        name="hand-clipped-get-last-lr-close-free",
+        why="The norm computed and the gradients scaled by hand (the same formula as "
+        "clip_grad_norm_), the rate from scheduler.get_last_lr() before stepping, the step "
+        "from the epoch and the batch index, and the loss tensor handed to add_scalar (which "
+        "detaches it itself): the text asks for the values, not for these calls.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device,\n"
+            "                 num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    per_epoch = len(loader)\n"
+            "    for epoch in range(num_epochs):\n"
+            "        for i, (x, y) in enumerate(loader):\n"
+            "            step = epoch * per_epoch + i\n"
+            "            optimizer.zero_grad(set_to_none=True)\n"
+            "            loss = loss_fn(model(x.to(device)), y.to(device))\n"
+            "            loss.backward()\n"
+            "            grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "            norm = torch.sqrt(sum((g.double() ** 2).sum() for g in grads))\n"
+            "            scale = min(1.0, max_norm / (float(norm) + 1e-6))\n"
+            "            with torch.no_grad():\n"
+            "                for g in grads:\n"
+            "                    g.mul_(scale)\n"
+            "            rate = scheduler.get_last_lr()[0]\n"
+            "            writer.add_scalar('train/lr', rate, global_step=step)\n"
+            "            writer.add_scalar('train/grad_norm', norm, global_step=step)\n"
+            "            writer.add_scalar('train/loss', loss, global_step=step)\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "    writer.flush()\n"
+            "    return num_epochs * per_epoch\n"
+        ),
+    ),
+    RightAnswer(
+        name="get-total-norm-itertools-extra-tag",
+        why="torch.nn.utils.get_total_norm and clip_grads_with_norm_ split what "
+        "clip_grad_norm_ does in two; the learning rate is read after optimizer.step() but "
+        "before scheduler.step() (still this step's); the counter comes from itertools.count; "
+        "an extra tag (the epoch) is logged too, which the text does not forbid.",
+        code=(
+            "import itertools\n"
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device,\n"
+            "                 num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    counter = itertools.count()\n"
+            "    step = 0\n"
+            "    for epoch in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            output = model(x)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss = loss_fn(output, y)\n"
+            "            loss.backward()\n"
+            "            params = list(model.parameters())\n"
+            "            total = torch.nn.utils.get_total_norm([p.grad for p in params])\n"
+            "            torch.nn.utils.clip_grads_with_norm_(params, max_norm, total)\n"
+            "            optimizer.step()\n"
+            "            step = next(counter)\n"
+            "            writer.add_scalar('train/lr', optimizer.param_groups[0]['lr'], step)\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', float(loss), step)\n"
+            "            writer.add_scalar('train/grad_norm', total.item(), step)\n"
+            "            writer.add_scalar('train/epoch', epoch, step)\n"
+            "    writer.flush()\n"
+            "    return step + 1\n"
+        ),
+    ),
+]
