@@ -145,9 +145,10 @@ def check_dtype(tensor: object, expected: torch.dtype, what: str = "result") -> 
     if expected == torch.int64 and tensor.dtype == torch.float32 and tensor.numel() == 0:
         hint = " An empty tensor has no values to infer from: pass dtype=torch.int64."
     elif expected == torch.int64 and tensor.dtype == torch.float32:
-        hint = (
-            " torch.Tensor(...) always makes float32; torch.tensor(...) infers int64 from"
-            " Python integers."
+        hint = (  # the usual ways integers turn into floats on the way
+            " Floats come from torch.Tensor(...) (always float32), true division (/) and"
+            " float factories (torch.zeros without dtype); torch.tensor(...) of Python ints,"
+            " // and dtype=torch.int64 keep integers."
         )
     elif expected == torch.float32 and tensor.dtype == torch.float64:
         hint = " NumPy arrays are float64 by default: cast with .float() or dtype=torch.float32."

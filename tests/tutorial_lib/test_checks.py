@@ -85,6 +85,8 @@ def test_dtype_message_explains_torch_Tensor_constructor():
     msg = message(check_dtype, torch.Tensor([1, 2]), torch.int64)
     assert "dtype torch.float32, expected torch.int64" in msg
     assert "torch.tensor(" in msg
+    divided = message(check_dtype, torch.tensor([4, 2]) / 2, torch.int64)
+    assert "true division (/)" in divided  # not only the constructor that was not used
 
 
 def test_dtype_message_for_an_empty_tensor_asks_for_an_explicit_dtype():
