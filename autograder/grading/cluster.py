@@ -206,13 +206,16 @@ class _WorkerState:
     def __init__(self) -> None:
         self.lock = threading.Lock()  # one builder of templates at a time
         self.root: Path | None = None
+        # Inside the Dask worker's own scratch space: when a killed worker's successor
+        # starts, Dask purges the dead one's folder, this one included.
+        self.base: str | None = None
         self.templates: dict[str, Path] = {}
         self.expected: str | None = None  # the main process's sources digest
         self.sources: str | None = None  # this worker's, taken at the connect's check
 
     def folder(self) -> Path:
         if self.root is None:
-            self.root = Path(tempfile.mkdtemp(prefix="ag-dask-"))
+            self.root = Path(tempfile.mkdtemp(prefix="ag-dask-", dir=self.base))
         return self.root
 
 
@@ -239,6 +242,7 @@ class WarmUp(WorkerPlugin):
             # scratch courses are made again (the digest was taken by the connect's check).
             _STATE.templates.clear()
             _STATE.expected = self.expected
+            _STATE.base = getattr(worker, "local_directory", None)
         threading.Thread(
             target=_warm, args=(self.assignments,), name="autograder-warm-up", daemon=True
         ).start()
