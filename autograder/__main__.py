@@ -106,6 +106,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         sandboxed=not args.no_sandbox,
         gpu=False if args.no_gpu else None,
         scheduler=args.scheduler,
+        warm=not args.no_warm,
     )
     try:
         results = grade(opts)
@@ -218,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     gra.add_argument("--force", action="store_true", help="re-grade what is already graded")
     gra.add_argument("--no-sandbox", action="store_true", help="trusted code only: no bubblewrap")
     gra.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="start each kernel when its submission comes up, not ahead while the one before "
+        "is graded (slower; for comparison)",
+    )
+    gra.add_argument(
         "--scheduler",
         metavar="tcp://HOST:8786",
         help="grade on the workers of this Dask scheduler instead of here (--jobs is then "
@@ -236,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bg = sub.add_parser("bench-grade", help="time the grade command against plain execution")
     bg.add_argument("--lesson", default="00_welcome")
-    bg.add_argument("-n", type=int, default=20, help="submissions for the --jobs comparison")
+    bg.add_argument("-n", type=int, default=8, help="submissions for the --jobs comparison")
     bg.set_defaults(func=cmd_bench_grade)
 
     args = parser.parse_args(argv)

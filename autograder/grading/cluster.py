@@ -36,7 +36,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder import course
 from autograder.grading import run, sandbox
-from autograder.grading.worker import Settings, grade_one
+from autograder.grading.worker import Settings, grade_one, import_for_grading
 
 CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this long is taken as absent
 WORKERS_TIMEOUT_S = 30  # how long a scheduler with no worker yet is given for one to join
@@ -250,11 +250,10 @@ class WarmUp(WorkerPlugin):
     def teardown(self, worker) -> None:
         from autograder.grading import execute
 
-        discard = getattr(execute, "discard_spares", None)  # kernels started ahead, if any
-        if discard is not None:
-            done = threading.Thread(target=discard, daemon=True)
-            done.start()
-            done.join(10)
+        # The kernels started ahead for this run's next submissions.
+        done = threading.Thread(target=execute.discard_spares, daemon=True)
+        done.start()
+        done.join(10)
         # Also called when the next grading run registers its own set-up: start afresh.
         with _STATE.lock:
             if _STATE.root is not None:
@@ -263,25 +262,8 @@ class WarmUp(WorkerPlugin):
             _STATE.templates.clear()
 
 
-def _imports(assignments: list[str]) -> None:
-    """What grading imports (nbgrader, torch, the lessons' checks), before work arrives."""
-    import importlib
-    import warnings
-
-    import nbgrader.apps
-    import nbgrader.preprocessors  # noqa: F401
-    from sqlalchemy.exc import SAWarning
-
-    # nbgrader's add_submission trips SQLAlchemy's autoflush warning on every submission.
-    warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.")
-    import autograder.grading.execute  # noqa: F401
-
-    for assignment in assignments:
-        importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
-
-
 def _warm(assignments: list[str]) -> None:
-    _imports(assignments)
+    import_for_grading(assignments)
     _own_sources()
     for assignment in assignments:
         _template_for(assignment)
@@ -318,7 +300,7 @@ def grade_remote(
             f"worker on {platform.node()} has other course sources than the grading machine; "
             "install the same checkout there"
         )
-    _imports([assignment])
+    import_for_grading([assignment])
     template = _template_for(assignment)
     root = _STATE.folder()
     (root / "jobs").mkdir(exist_ok=True)

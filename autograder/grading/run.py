@@ -66,6 +66,8 @@ class GradeOptions:
     gpu: bool | None = None  # None: kernels use a GPU when the machine has one
     # A Dask scheduler's address (tcp://HOST:8786): grade on its workers instead of here.
     scheduler: str | None = None
+    # Start each worker's next kernel while it grades (sandboxed kernels; worker.Settings).
+    warm: bool = True
 
 
 def validate(opts: GradeOptions) -> None:
@@ -259,6 +261,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 sandboxed=opts.sandboxed,
                 hide=[str(out), str(opts.submissions.resolve())],
                 gpu=_gpu_visible() if opts.gpu is None else opts.gpu,
+                # A kernel started ahead is wasted where no worker grades a second notebook.
+                warm=opts.warm and (bool(opts.scheduler) or len(todo) > opts.jobs),
             )
             _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook)
         gradebook.close()

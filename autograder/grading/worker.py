@@ -77,9 +77,8 @@ class Result:
         return asdict(self)
 
 
-def warm_up(assignments: list[str]) -> None:
-    """Each worker's initializer: import what grading needs (nbgrader, torch, the lessons'
-    checks) before work arrives, and arrange a quick exit."""
+def import_for_grading(assignments: list[str]) -> None:
+    """Import what grading needs (nbgrader, torch, the lessons' checks) before work arrives."""
     import importlib
 
     import nbgrader.apps
@@ -94,6 +93,11 @@ def warm_up(assignments: list[str]) -> None:
 
     for assignment in assignments:
         importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
+
+
+def warm_up(assignments: list[str]) -> None:
+    """Each local worker's initializer: the imports, and a quick exit (its main thread)."""
+    import_for_grading(assignments)
     atexit.register(_exit_now)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
     signal.signal(signal.SIGINT, lambda *_: _exit_now())
