@@ -26,6 +26,8 @@ COLAB_PACKAGES = [
     "matplotlib",
     "scikit-learn",
     "tqdm",
+    "tensorboard",  # 06_training logs a run with SummaryWriter
+    "safetensors",  # 08_deployment (Colab ships it; the lesson's first cell installs it elsewhere)
     "ipykernel",
     # Not on Colab: 08_deployment's first cell installs these when missing. They are put in
     # the venv beforehand so the test downloads nothing while notebooks run.
