@@ -221,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     gra.add_argument(
         "--no-warm",
         action="store_true",
-        help="start each kernel when its submission comes up, not ahead while the one before "
-        "is graded (slower; for comparison)",
+        help="start each kernel from nothing when its submission comes up: no kernel template "
+        "that imported torch once, none started ahead (slower; for comparison)",
     )
     gra.add_argument(
         "--scheduler",

@@ -167,7 +167,8 @@ def executor(opts, assignments: list[str]):
         mine = check_workers(client, opts)
         # Workers import and build their scratch courses now, while this process prepares
         # OUT; a worker that joins later gets the same set-up when it registers.
-        client.register_plugin(WarmUp(assignments, mine["sources"]), name="autograder-grading")
+        plugin = WarmUp(assignments, mine["sources"], template=opts.warm and opts.sandboxed)
+        client.register_plugin(plugin, name="autograder-grading")
         pool = client.get_executor(retries=RETRIES, pure=False)
         try:
             yield pool
@@ -230,9 +231,10 @@ class WarmUp(WorkerPlugin):
     exit hook for the local pool's processes, and a Dask task runs outside the main thread.
     """
 
-    def __init__(self, assignments: list[str], expected: str) -> None:
+    def __init__(self, assignments: list[str], expected: str, template: bool = False) -> None:
         self.assignments = list(assignments)
         self.expected = expected
+        self.template = template  # start the kernel template (execute.start_template) too
 
     def setup(self, worker) -> None:
         # Grading runs the hidden checks in this process: one thread, as a local job has.
@@ -244,7 +246,10 @@ class WarmUp(WorkerPlugin):
             _STATE.expected = self.expected
             _STATE.base = getattr(worker, "local_directory", None)
         threading.Thread(
-            target=_warm, args=(self.assignments,), name="autograder-warm-up", daemon=True
+            target=_warm,
+            args=(self.assignments, self.template),
+            name="autograder-warm-up",
+            daemon=True,
         ).start()
 
     def teardown(self, worker) -> None:
@@ -262,8 +267,12 @@ class WarmUp(WorkerPlugin):
             _STATE.templates.clear()
 
 
-def _warm(assignments: list[str]) -> None:
+def _warm(assignments: list[str], template: bool) -> None:
     import_for_grading(assignments)
+    if template:
+        from autograder.grading import execute
+
+        execute.start_template()
     _own_sources()
     for assignment in assignments:
         _template_for(assignment)

@@ -9,11 +9,11 @@ Three changes to nbgrader's own Execute:
 - a kernel that dies (``os._exit``, a segfault, the out-of-memory killer) costs only the
   cell that killed it: the cell gets an error, a new kernel starts, the cells that had run
   cleanly are replayed quietly, and grading goes on;
-- with ``warm_spare``, the next submission's kernel is started while this one runs: a fresh
-  sandbox of its own that has imported torch and the course helpers (``sandbox.PRELOAD``)
-  and then waits, so the next notebook does not pay for the start-up. A spare is used once,
-  by one submission; nothing of the notebook graded before it can reach it (another PID,
-  mount, IPC and network namespace);
+- with ``warm_spare``, kernels are forked from a template that imported torch and the course
+  helpers once per worker (``zygote``, ``sandbox.PRELOAD``), each into a fresh sandbox of
+  its own; and the next submission's kernel is started while this one runs, so the next
+  notebook does not wait for it. A kernel is used once, by one submission; nothing of the
+  notebook graded before it can reach it (another PID, mount, IPC and network namespace);
 - the hidden checks never run in the kernel: after each test cell the grader runs the
   cell's hidden check in its own process (``autograder.trusted``), reaching the learner's
   answer only through probes whose results come back as data (``autograder.boundary``).
@@ -33,6 +33,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from nbgrader.utils import is_grade
 from traitlets import Bool, Dict, Integer, List, Unicode
 
 from autograder import boundary, trusted, wire
-from autograder.grading import sandbox
+from autograder.grading import sandbox, zygote
 from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
@@ -81,13 +82,36 @@ _KEEP_ALIVE: list[object] = []
 _SPARES: dict[tuple, tuple[object, Path]] = {}
 
 
+# The worker's kernel template (zygote.Template): started at its first kernel, or ahead by
+# start_template; it ends with the worker.
+_TEMPLATE: list[zygote.Template] = []
+
+
+_TEMPLATE_LOCK = threading.Lock()  # a Dask worker may start it from its warm-up thread
+
+
+def start_template() -> zygote.Template:
+    """The worker's kernel template, started now if it is not running."""
+    with _TEMPLATE_LOCK:
+        if _TEMPLATE and _TEMPLATE[0].alive():
+            return _TEMPLATE[0]
+        if _TEMPLATE:  # it died (the machine's OOM killer...): a new one
+            _TEMPLATE.pop().stop()
+        _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
+        return _TEMPLATE[0]
+
+
 def discard_spares() -> None:
-    """Stop the kernels started ahead that no submission will use (a worker that ends)."""
+    """Stop the kernels started ahead that no submission will use, and the kernel template
+    (a worker that ends)."""
     while _SPARES:
         km, folder = _SPARES.popitem()[1]
         with contextlib.suppress(RuntimeError):  # "No kernel is running!": it died already
             run_sync(km.shutdown_kernel)(now=True)
         shutil.rmtree(folder, ignore_errors=True)
+    with _TEMPLATE_LOCK:
+        while _TEMPLATE:
+            _TEMPLATE.pop().stop()
 
 
 _REMOVE_HIDDEN = """\
@@ -155,6 +179,9 @@ class GradingExecute(Execute):
     checks = Dict(help="Test cell grade_id -> [topic, check name, [argument names]].").tag(
         config=True
     )
+    fork_template = Bool(
+        False, help="Fork sandboxed kernels from the worker's template (torch imported once)."
+    ).tag(config=True)
     warm_spare = Bool(
         False, help="Start the next submission's kernel, imported and idle, while this one runs."
     ).tag(config=True)
@@ -176,10 +203,14 @@ class GradingExecute(Execute):
             self._kernel_dirs.append(folder)
         return km
 
+    def _forked(self) -> bool:
+        """Kernels from the template only when sandboxed: the template's kernel is the
+        grader's own, whatever the notebook's metadata names (unsandboxed, the notebook's)."""
+        return self.fork_template and self.sandboxed
+
     def _warm(self) -> bool:
-        """Spares only for sandboxed kernels: their kernel spec is the grader's own, whatever
-        the notebook's metadata names (unsandboxed, it would be the notebook's)."""
-        return self.warm_spare and self.sandboxed
+        """Spares only for forked kernels, which cost the next submission no start-up."""
+        return self.warm_spare and self._forked()
 
     def _spare_key(self) -> tuple:
         """What a spare kernel must share with this submission's: its sandbox's settings."""
@@ -195,7 +226,31 @@ class GradingExecute(Execute):
         finally:
             self.km = current
         run_sync(km.start_kernel)(cwd=str(folder), extra_arguments=self.extra_arguments)
+        self._fork_kernel(km)
         _SPARES[self._spare_key()] = (km, folder)
+
+    def _fork_kernel(self, km) -> None:
+        """Fork the kernel into the sandbox just started for it (its placeholder waits)."""
+        if not self._forked():
+            return
+        box = sandbox.Sandbox(km.provisioner.process.pid, placeholder=True)
+        limits = {
+            "RLIMIT_NPROC": sandbox.PROCESSES,
+            sandbox.memory_rlimit(self.gpu): self.memory_mb * 1024 * 1024,
+        }
+        uid = sandbox.student_uid() if sandbox.as_root() else None
+        argv = ["-f", km.connection_file, *self.extra_arguments]
+        try:
+            start_template().fork_into(box.kernel, argv, limits, uid)
+        except zygote.TemplateDied:  # once more, from a new template
+            start_template().fork_into(box.kernel, argv, limits, uid)
+        km.grading_sandbox = box
+
+    async def async_start_new_kernel(self, **kwargs) -> None:
+        await super().async_start_new_kernel(**kwargs)
+        self._fork_kernel(self.km)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
 
     def _new_kernel_manager(self):
         """A kernel manager, not started, for this submission's kind of kernel, and the
@@ -207,14 +262,13 @@ class GradingExecute(Execute):
             # The grader's own folder for this kernel: its connection file (and, as root,
             # the kernel's passwd entry). Short: the kernel sees it at the same path.
             folder = Path(tempfile.mkdtemp(prefix="gk-"))
-            argv = sandbox.kernel_argv(
-                folder,
-                [Path(p) for p in self.hide],
-                self.memory_mb,
-                self.gpu,
-                self.disk_mb,
-                preload=sandbox.PRELOAD if self._warm() else (),
-            )
+            hide = [Path(p) for p in self.hide]
+            if self._forked():  # the sandbox waits for a kernel forked from the template
+                argv = sandbox.placeholder_argv(
+                    folder, hide, self.memory_mb, self.gpu, self.disk_mb
+                )
+            else:
+                argv = sandbox.kernel_argv(folder, hide, self.memory_mb, self.gpu, self.disk_mb)
             if sandbox.as_root():  # the kernel's user must read its connection file
                 os.chown(folder, sandbox.student_uid(), sandbox.student_uid())
             # interrupt by message: a signal would reach bubblewrap, not the kernel inside it
@@ -365,7 +419,8 @@ class GradingExecute(Execute):
     def start_new_kernel_client(self):
         if self.sandboxed:
             # The kernel made its sockets in its own /tmp: reach them through its /proc root.
-            self._sandbox = sandbox.Sandbox(self.km.provisioner.process.pid)
+            box = getattr(self.km, "grading_sandbox", None)  # a forked kernel's, found already
+            self._sandbox = box or sandbox.Sandbox(self.km.provisioner.process.pid)
             self.km._close_control_socket()  # connected at start, to the kernel's own path
             self.km.ip = self._sandbox.outside_path(sandbox.KERNEL_IP)
             self.km._connect_control_socket()  # interrupts go through it

@@ -261,6 +261,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 sandboxed=opts.sandboxed,
                 hide=[str(out), str(opts.submissions.resolve())],
                 gpu=_gpu_visible() if opts.gpu is None else opts.gpu,
+                template=opts.warm,
                 # A kernel started ahead is wasted where no worker grades a second notebook.
                 warm=opts.warm and (bool(opts.scheduler) or len(todo) > opts.jobs),
             )
@@ -324,7 +325,10 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
     # are reused across submissions; the kernels themselves are fresh per submission.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=warm_up, initargs=(assignments,)
+        max_workers=workers,
+        mp_context=context,
+        initializer=warm_up,
+        initargs=(assignments, opts.warm and opts.sandboxed),
     ) as pool:
         # The pool starts a worker per task submitted while none is idle: these start them
         # all now, each warming up at once (a task that warmed up would go to any worker).

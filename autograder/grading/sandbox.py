@@ -89,9 +89,19 @@ def memory_limit(gpu: bool) -> str:
     return "--data" if gpu else "--as"
 
 
+def memory_rlimit(gpu: bool) -> str:
+    """The ``resource`` limit ``memory_limit`` names: for a kernel that sets its own."""
+    return "RLIMIT_DATA" if gpu else "RLIMIT_AS"
+
+
 def gpu_device_nodes() -> list[str]:
     """The NVIDIA device nodes a CUDA kernel needs (``/dev/nvidia0``, ``/dev/nvidiactl``...)."""
     return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
+def _tutorial_lib_dir() -> Path:
+    """Found without importing it: importing tutorial_lib would import torch in the grader."""
+    return Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
 
 
 def _under_bound(path: Path) -> bool:
@@ -140,61 +150,11 @@ def _user_files(folder: Path, uid: int) -> list[str]:
     return argv
 
 
-def sandbox_argv(
-    folder: Path,
-    hide: list[Path],
-    memory_mb: int,
-    gpu: bool = False,
-    disk_mb: int = DISK_MB,
-    processes: int = PROCESSES,
-) -> list[str]:
-    """The argv prefix that runs a command in the sandbox (append the command's argv).
-
-    ``folder`` is the grader's own short folder for this kernel (its connection file): the
-    kernel sees it read-only, at the same path.
-    """
-    argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
-    for path in SYSTEM_PATHS:
-        if os.path.islink(path):  # merged /usr: /lib -> usr/lib
-            argv += ["--symlink", os.readlink(path), path]
-        elif os.path.exists(path):
-            argv += ["--ro-bind", path, path]
-    root = as_root()
-    uid = student_uid() if root else int(NOBODY)
-    if root:
-        argv += _user_files(folder, uid)
-    argv += ["--proc", "/proc"]  # of the new PID namespace: the sandbox's processes only
-    argv += ["--dev", "/dev"]  # a minimal /dev: null, zero, random, tty...
-    if gpu:  # and the GPU's device nodes, nothing else of the machine's /dev
-        for node in gpu_device_nodes():
-            argv += ["--dev-bind", node, node]
-    # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
-    # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
-    # Its size is capped: a tmpfs holds memory that the address-space limit does not count.
-    argv += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
-    # The only writable folder: working folder, home, temporary files, the kernel's sockets.
-    argv += ["--perms", "1777", "--size", str(disk_mb * 1024 * 1024), "--tmpfs", SCRATCH]
-    # Found without importing it: importing tutorial_lib would import torch in the grader.
-    tutorial_lib_dir = Path(importlib.util.find_spec("tutorial_lib").origin).resolve().parent
-    bound = [*_python_paths(), tutorial_lib_dir]
-    argv += _parent_folders([*bound, folder])
-    for path in bound:
-        argv += ["--ro-bind", str(path), str(path)]
-    # Folders that must stay unseen even if they sit under a path bound above: covered by
-    # an empty tmpfs, made read-only once everything is bound.
-    covered = [str(p) for p in [course.ROOT, *hide] if Path(p).exists() and _under_bound(Path(p))]
-    for path in covered:
-        argv += ["--tmpfs", path]
-    argv += ["--ro-bind", str(folder), str(folder), "--chdir", SCRATCH]
-    for path in covered:
-        argv += ["--remount-ro", path]
-    # bwrap's new root is a tmpfs: read-only, or a student could fill memory through it.
-    argv += ["--remount-ro", "/"]
-    argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    if not root:
-        argv += ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
-    env = {
+def kernel_env(tutorial_lib_dir: Path | None = None) -> dict[str, str]:
+    """The environment a sandboxed kernel gets on top of the grader's."""
+    if tutorial_lib_dir is None:
+        tutorial_lib_dir = _tutorial_lib_dir()
+    return {
         "HOME": SCRATCH,
         "USER": "student",  # not the grader's name: torch builds cache paths from it
         "LOGNAME": "student",
@@ -218,6 +178,65 @@ def sandbox_argv(
         # quit). --die-with-parent does that poller's job.
         "JPY_PARENT_PID": "1",
     }
+
+
+def sandbox_argv(
+    folder: Path,
+    hide: list[Path],
+    memory_mb: int,
+    gpu: bool = False,
+    disk_mb: int = DISK_MB,
+    processes: int = PROCESSES,
+    as_pid_1: bool = False,
+) -> list[str]:
+    """The argv prefix that runs a command in the sandbox (append the command's argv).
+
+    ``folder`` is the grader's own short folder for this kernel (its connection file): the
+    kernel sees it read-only, at the same path. With ``as_pid_1`` the command is the first
+    process of the PID namespace itself, not a child of bubblewrap's init.
+    """
+    argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):  # merged /usr: /lib -> usr/lib
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    root = as_root()
+    uid = student_uid() if root else int(NOBODY)
+    if root:
+        argv += _user_files(folder, uid)
+    argv += ["--proc", "/proc"]  # of the new PID namespace: the sandbox's processes only
+    argv += ["--dev", "/dev"]  # a minimal /dev: null, zero, random, tty...
+    if gpu:  # and the GPU's device nodes, nothing else of the machine's /dev
+        for node in gpu_device_nodes():
+            argv += ["--dev-bind", node, node]
+    # A private, writable /dev/shm: DataLoader workers pass batches through shared memory
+    # (without it a lesson's num_workers=2 demo hangs); private, so kernels cannot meet there.
+    # Its size is capped: a tmpfs holds memory that the address-space limit does not count.
+    argv += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    # The only writable folder: working folder, home, temporary files, the kernel's sockets.
+    argv += ["--perms", "1777", "--size", str(disk_mb * 1024 * 1024), "--tmpfs", SCRATCH]
+    tutorial_lib_dir = _tutorial_lib_dir()
+    bound = [*_python_paths(), tutorial_lib_dir]
+    argv += _parent_folders([*bound, folder])
+    for path in bound:
+        argv += ["--ro-bind", str(path), str(path)]
+    # Folders that must stay unseen even if they sit under a path bound above: covered by
+    # an empty tmpfs, made read-only once everything is bound.
+    covered = [str(p) for p in [course.ROOT, *hide] if Path(p).exists() and _under_bound(Path(p))]
+    for path in covered:
+        argv += ["--tmpfs", path]
+    argv += ["--ro-bind", str(folder), str(folder), "--chdir", SCRATCH]
+    for path in covered:
+        argv += ["--remount-ro", path]
+    # bwrap's new root is a tmpfs: read-only, or a student could fill memory through it.
+    argv += ["--remount-ro", "/"]
+    argv += ["--unshare-pid", *(["--as-pid-1"] if as_pid_1 else [])]
+    argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if not root:
+        argv += ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
+    env = kernel_env(tutorial_lib_dir)
     for key, value in env.items():
         argv += ["--setenv", key, value]
     argv += ["--"]
@@ -228,26 +247,11 @@ def sandbox_argv(
     return argv
 
 
-# What a warm kernel imports before it answers: what every lesson's setup cell imports, the
-# bulk of a kernel's start-up (torch alone is seconds). Only the modules are loaded; the
-# notebook's namespace stays empty, and its own `import torch` finds the module ready.
+# What the kernel template imports once per worker (zygote.py): what every lesson's setup
+# cell imports, the bulk of a kernel's start-up (torch alone is seconds). Only the modules
+# are loaded; the notebook's namespace stays empty, and its own `import torch` finds the
+# module ready.
 PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "tutorial_lib")
-
-# `python -m ipykernel_launcher`, with the imports first. Run as `python -c`, so no file of the
-# grader's has to be visible in the sandbox. A module that fails to import here is left for
-# the notebook to import, and fail on, where the learner sees why.
-_LAUNCHER = """\
-import sys
-if sys.path and sys.path[0] in ("", "."):  # as ipykernel_launcher does: not the cwd
-    del sys.path[0]
-for _name in {modules!r}:
-    try:
-        __import__(_name)
-    except Exception:
-        pass
-from ipykernel import kernelapp
-kernelapp.launch_new_instance()
-"""
 
 
 def kernel_argv(
@@ -257,17 +261,25 @@ def kernel_argv(
     gpu: bool = False,
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
-    preload: tuple[str, ...] = (),
 ) -> list[str]:
-    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel.
-
-    With ``preload``, the kernel imports those modules before it reports ready.
-    """
+    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
     argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes)
-    if preload:
-        launcher = _LAUNCHER.format(modules=tuple(preload))
-        return [*argv, sys.executable, "-c", launcher, "-f", "{connection_file}"]
     return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+
+
+def placeholder_argv(
+    folder: Path,
+    hide: list[Path],
+    memory_mb: int,
+    gpu: bool = False,
+    disk_mb: int = DISK_MB,
+    processes: int = PROCESSES,
+) -> list[str]:
+    """The sandbox with ``zygote.PLACEHOLDER`` waiting for a kernel forked from the template."""
+    from autograder.grading.zygote import PLACEHOLDER
+
+    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, as_pid_1=True)
+    return [*argv, sys.executable, "-I", "-S", "-c", PLACEHOLDER]
 
 
 def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | None:
@@ -317,18 +329,21 @@ class Sandbox:
 
     ``outer`` is bubblewrap's own process (what jupyter_client started). Its one child is
     the namespace's init; the init's child is the kernel. The kernel's ``/proc/<pid>/root``
-    is the sandbox's file system as the kernel sees it.
+    is the sandbox's file system as the kernel sees it. With ``placeholder``
+    (``placeholder_argv``), bubblewrap's child is the placeholder, the namespace's first
+    process; its root is the same.
     """
 
-    def __init__(self, outer: int, timeout: float = 30.0):
+    def __init__(self, outer: int, timeout: float = 30.0, placeholder: bool = False):
         self.init = self.kernel = None
+        self.placeholder = placeholder
         start = time.monotonic()
         while time.monotonic() < start + timeout:
             everywhere = time.monotonic() > start + 1  # ids wrapped around, or a busy machine
             if self.init is None:
                 self.init = _child(outer, everywhere)
             if self.init is not None:
-                self.kernel = _child(self.init, everywhere)
+                self.kernel = self.init if placeholder else _child(self.init, everywhere)
             if self.kernel is not None or not Path("/proc", str(outer)).exists():
                 break
             time.sleep(0.005)
@@ -347,11 +362,15 @@ class Sandbox:
         """Wait until every process of the sandbox is gone; kill them if they linger.
 
         The init dies with bubblewrap (``--die-with-parent``) and takes the namespace with
-        it: once it has exited, nothing the submission started is left.
+        it: once it has exited, nothing the submission started is left. A placeholder is
+        killed at once: as the namespace's first process it does not get bubblewrap's
+        parent-death signal (seen here: it outlived a killed bubblewrap).
         """
         if self._init_fd is None:
             return True
         try:
+            if self.placeholder:
+                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
             for _ in range(2):
                 if select.select([self._init_fd], [], [], timeout)[0]:
                     return True

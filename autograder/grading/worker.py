@@ -46,7 +46,9 @@ class Settings:
     trusted: bool = True  # hidden checks in the grader's process (False: in the kernel)
     disk_mb: int = sandbox.DISK_MB  # the kernel's writable /tmp
     submission_timeout_s: int = 0  # the whole notebook's wall-clock budget (0: none)
-    # Start the next submission's kernel while this one runs (sandboxed kernels only).
+    # Fork kernels from a template that imported torch once (sandboxed kernels only)...
+    template: bool = True
+    # ...and start the next submission's kernel while this one runs.
     warm: bool = True
 
 
@@ -95,9 +97,15 @@ def import_for_grading(assignments: list[str]) -> None:
         importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
 
 
-def warm_up(assignments: list[str]) -> None:
-    """Each local worker's initializer: the imports, and a quick exit (its main thread)."""
+def warm_up(assignments: list[str], template: bool = False) -> None:
+    """Each local worker's initializer: the imports, the kernel template if kernels are
+    forked from it (its imports overlap with the main process's preparation), and a quick
+    exit (its main thread)."""
     import_for_grading(assignments)
+    if template:
+        from autograder.grading.execute import start_template
+
+        start_template()
     atexit.register(_exit_now)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
     signal.signal(signal.SIGINT, lambda *_: _exit_now())
@@ -143,6 +151,7 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     config.GradingExecute.hide = settings.hide
     config.GradingExecute.gpu = settings.gpu
     config.GradingExecute.trusted = settings.trusted
+    config.GradingExecute.fork_template = settings.template
     config.GradingExecute.warm_spare = settings.warm
     if settings.trusted:
         config.GradingExecute.lesson = assignment

@@ -1,0 +1,192 @@
+"""The kernel template (``autograder/grading/zygote.py``): a kernel forked from it into a
+sandbox is as confined as one bubblewrap started, and the template holds nothing two
+kernels could share.
+
+Each kernel here is made the way the grader makes one (``GradingExecute._fork_kernel``): a
+sandbox with the placeholder, the template forked into it, ipykernel reached over its Unix
+sockets through the sandbox's /proc root.
+"""
+
+import json
+import os
+import select
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from jupyter_client import BlockingKernelClient
+from jupyter_client.connect import write_connection_file
+
+from autograder.grading import sandbox, zygote
+
+pytestmark = [
+    pytest.mark.xdist_group("grading"),
+    pytest.mark.skipif(not sandbox.available(), reason="bubblewrap (bwrap) is not installed"),
+]
+MEMORY_MB = 6144
+
+REPORT = """\
+import json, os, resource, sys
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+fds = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except FileNotFoundError:  # the listing's own, closed already
+        pass
+import numpy
+print(json.dumps({
+    "uid": os.getuid(),
+    "caps": {k: status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
+    "no_new_privs": status["NoNewPrivs"].strip(),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "nproc": resource.getrlimit(resource.RLIMIT_NPROC)[0],
+    "address_space": resource.getrlimit(resource.RLIMIT_AS)[0],
+    "cwd": os.getcwd(),
+    "grader_modules": [n for n in sys.modules if n.split(".")[0] == "autograder"],
+    "torch_ready": "torch" in sys.modules,
+    "std": [fds.get("0"), fds.get("1")],
+    "fds": sorted(fds.values()),
+    "random": numpy.random.rand(),
+    "pid": os.getpid(),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def template():
+    made = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD)
+    yield made
+    made.stop()
+
+
+class Kernel:
+    """One sandbox, its kernel forked from the template, and a client connected to it."""
+
+    def __init__(self, template: zygote.Template):
+        self.folder = Path(tempfile.mkdtemp(prefix="gk-"))
+        uid = sandbox.student_uid() if sandbox.as_root() else None
+        if uid is not None:
+            os.chown(self.folder, uid, uid)
+        connection = str(self.folder / "kernel.json")
+        write_connection_file(connection, transport="ipc", ip=sandbox.KERNEL_IP)
+        os.chmod(connection, 0o644)
+        argv = sandbox.placeholder_argv(self.folder, [], MEMORY_MB)
+        self.outer = subprocess.Popen(argv)
+        self.box = sandbox.Sandbox(self.outer.pid, placeholder=True)
+        limits = {"RLIMIT_NPROC": sandbox.PROCESSES, "RLIMIT_AS": MEMORY_MB << 20}
+        self.pid = template.fork_into(self.box.kernel, ["-f", connection], limits, uid)
+        info = json.loads(Path(connection).read_text())
+        info["ip"] = self.box.outside_path(sandbox.KERNEL_IP)
+        self.client = BlockingKernelClient()
+        self.client.load_connection_info(info)
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+
+    def run(self, code: str) -> str:
+        """The code's printed output (its error, if it raised)."""
+        self.client.execute(code)
+        out = []
+        while True:
+            msg = self.client.get_iopub_msg(timeout=60)
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out.append(content["text"])
+            elif kind == "error":
+                out.append(f"{content['ename']}: {content['evalue']}")
+            elif kind == "status" and content["execution_state"] == "idle":
+                return "".join(out)
+
+    def end(self) -> bool:
+        """Kill the sandbox as the grader does; True when every process of it is gone."""
+        self.client.stop_channels()
+        self.outer.kill()
+        self.outer.wait()
+        return self.box.wait_gone()
+
+
+def test_the_template_holds_nothing_two_kernels_could_share(template):
+    kernel = Kernel(template)  # the template is ready once it has forked one
+    kernel.end()
+    pid = template.process.pid
+    assert os.listdir(f"/proc/{pid}/task") == [str(pid)], "a forked process keeps one thread"
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    writable_shared = [m for m in maps if m.split()[1][1] == "w" and m.split()[1][3] == "s"]
+    assert not writable_shared, f"memory every kernel would share: {writable_shared}"
+
+
+def test_a_forked_kernel_is_as_confined_as_a_started_one(template):
+    first, second = Kernel(template), Kernel(template)
+    try:
+        reports = [json.loads(k.run(REPORT).strip().splitlines()[-1]) for k in (first, second)]
+        pipes = {f"pipe:[{os.fstat(f.fileno()).st_ino}]" for f in (template.process.stdin,)}
+    finally:
+        gone = [first.end(), second.end()]
+    assert gone == [True, True]
+    for report in reports:
+        assert report["uid"] not in (0, os.getuid()), report["uid"]
+        assert set(report["caps"].values()) == {"0000000000000000"}, report["caps"]
+        assert report["no_new_privs"] == "1"
+        # the placeholder, the kernel's parent, the kernel
+        assert report["processes"] == [1, 2, report["pid"]], report["processes"]
+        assert report["nproc"] == sandbox.PROCESSES
+        assert report["address_space"] == MEMORY_MB << 20
+        assert report["cwd"] == sandbox.SCRATCH
+        assert report["grader_modules"] == []
+        assert report["torch_ready"]
+        assert report["std"] == ["/dev/null", "/dev/null"]
+        assert not pipes & set(report["fds"]), "the template's request pipe"
+        # Only ipykernel's own files in the sandbox's /tmp: none the template or grader had.
+        files = {f for f in report["fds"] if f.startswith("/")} - {"/dev/null"}
+        theirs = [f for f in files if not f.startswith(f"{sandbox.SCRATCH}/.ipython/")]
+        assert not theirs, f"files of the machine left open: {theirs}"
+    assert reports[0]["random"] != reports[1]["random"], "NumPy seeded once for every kernel"
+
+
+def test_what_one_kernel_leaves_the_next_does_not_find(template):
+    planter = Kernel(template)
+    planter.run(
+        "import os, subprocess, sys, torch\n"
+        "torch.PLANTED = 1\n"
+        "open('/tmp/planted', 'w').write('a')\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        " start_new_session=True)\n"
+    )
+    assert planter.end()
+    seeker = Kernel(template)
+    try:
+        seen = seeker.run(
+            "import os, torch\n"
+            "print(hasattr(torch, 'PLANTED'), os.path.exists('/tmp/planted'),"
+            " len([p for p in os.listdir('/proc') if p.isdigit()]))\n"
+        )
+    finally:
+        seeker.end()
+    assert seen.split() == ["False", "False", "3"]  # placeholder, parent, kernel
+
+
+def test_a_dead_template_is_named():
+    made = zygote.Template(sandbox.kernel_env(), ())
+    made.process.kill()
+    made.process.wait()
+    with pytest.raises(zygote.TemplateDied):
+        made.fork_into(os.getpid(), [], {}, None)
+    made.stop()
+
+
+def test_a_kernel_ends_with_its_template():
+    """A grader that dies (its worker killed) leaves no sandbox behind: the template's
+    children die with it, and the placeholder with the kernel's parent."""
+    made = zygote.Template(sandbox.kernel_env(), ())
+    kernel = Kernel(made)
+    placeholder = os.pidfd_open(kernel.box.init)  # watched, not killed (as wait_gone would)
+    made.process.kill()
+    made.process.wait()
+    ended = select.select([placeholder], [], [], 10)[0]
+    os.close(placeholder)
+    assert ended, "the sandbox outlived the template"
+    kernel.client.stop_channels()
+    kernel.outer.kill()
+    kernel.outer.wait()
+    made.stop()
