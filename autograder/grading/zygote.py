@@ -74,6 +74,20 @@ BOOTSTRAP = (
 )
 
 
+# What ipykernel imports as it starts (its debugger, debugpy, IPython's history and
+# completion), found by listing a forked kernel's new modules: imported once, here, they
+# cost a kernel nothing.
+KERNEL_MODULES = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.debugger",
+    "IPython.core.debugger",
+    "IPython.core.completerlib",
+    "IPython.extensions.storemagic",
+    "sqlite3",
+)
+
+
 # --- in the template ---
 
 _CLONE = {  # namespace name in /proc/<pid>/ns -> its CLONE_NEW* flag
@@ -234,7 +248,7 @@ def serve(preload: tuple[str, ...]) -> None:
 
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]
-    for name in (*preload, "ipykernel.kernelapp", "ipykernel.ipkernel"):
+    for name in (*preload, *KERNEL_MODULES):
         # One that fails is left for the notebook to import, and fail on, where the learner sees.
         with contextlib.suppress(Exception):
             __import__(name)
