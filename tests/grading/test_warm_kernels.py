@@ -64,7 +64,7 @@ print("PLANTED_AT", time.time())
 """
 
 SEEK = f"""\
-import builtins, json, os, pathlib, sys
+import builtins, json, os, pathlib, sys, time
 import torch
 seen = []
 if hasattr(torch, "PLANTED"):
@@ -79,13 +79,20 @@ for name, folder in [("/tmp", "/tmp"), ("home", os.path.expanduser("~")),
                      ("cwd", os.getcwd()), ("/dev/shm", "/dev/shm")]:
     if pathlib.Path(folder, "planted_by_a").exists():
         seen.append("file in " + name)
-for entry in os.listdir("/proc"):
-    try:
-        if entry.isdigit() and b"{MARKER}" in pathlib.Path("/proc", entry, "cmdline").read_bytes():
-            seen.append("process")
-            break
-    except OSError:
-        pass
+def _planted_process():
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and b"{MARKER}" in pathlib.Path("/proc", entry, "cmdline").read_bytes():
+                return True
+        except OSError:
+            pass
+    return False
+# Looked for over 2 s: on a loaded machine a process just started may not be listed yet.
+for _ in range(20):
+    if _planted_process():
+        seen.append("process")
+        break
+    time.sleep(0.1)
 print("SEEN", json.dumps(seen))
 """
 
