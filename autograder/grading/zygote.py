@@ -159,6 +159,16 @@ def _report(report: int, **what) -> None:
     os.write(report, (json.dumps(what) + "\n").encode())
 
 
+def _in_child(run, request: dict, report: int) -> None:
+    """In a process just forked: run ``run``, report what it raised, and never return (the
+    template's loop must not go on in a copy of itself)."""
+    try:
+        run(request, report)
+    except BaseException as err:
+        _report(report, error=f"{type(err).__name__}: {err}")
+    os._exit(1)
+
+
 def _become_kernel(request: dict, report: int) -> None:
     """The sandbox's kernel: set up as bubblewrap would have set it up, then run ipykernel."""
     import resource
@@ -207,11 +217,7 @@ def _parent_of_kernel(request: dict, report: int) -> None:
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     kernel = os.fork()
     if kernel == 0:
-        try:
-            _become_kernel(request, report)
-        except BaseException as err:
-            _report(report, error=f"{type(err).__name__}: {err}")
-        os._exit(1)
+        _in_child(_become_kernel, request, report)
     os.close(report)
     _drop_capabilities()
     os.waitpid(kernel, 0)
@@ -231,11 +237,7 @@ def _join_and_fork(request: dict, report: int) -> None:
         _report(report, error=f"{type(err).__name__}: {err}")
         os._exit(1)
     if inside == 0:
-        try:
-            _parent_of_kernel(request, report)
-        except BaseException as err:
-            _report(report, error=f"{type(err).__name__}: {err}")
-        os._exit(1)
+        _in_child(_parent_of_kernel, request, report)
     _report(report, pid=inside)  # as the grader sees it: this process is outside the sandbox
     os.close(report)
     os.waitpid(inside, 0)
