@@ -82,36 +82,53 @@ _KEEP_ALIVE: list[object] = []
 _SPARES: dict[tuple, tuple[object, Path]] = {}
 
 
-# The worker's kernel template (zygote.Template): started at its first kernel, or ahead by
-# start_template; it ends with the worker.
-_TEMPLATE: list[zygote.Template] = []
+# The worker's kernel template: its own (zygote.Template), or the connection to one its
+# machine's workers share (zygote.SharedTemplate, see share_template). Started at its first
+# kernel, or ahead by start_template; it ends with the worker (a Dask worker keeps it
+# between grading runs).
+_TEMPLATE: list[zygote.Template | zygote.SharedTemplate] = []
+# The handle of a template this worker is to share (run.py's local pool): used until it dies.
+_SHARED: list[dict] = []
 
 
 _TEMPLATE_LOCK = threading.Lock()  # a Dask worker may start it from its warm-up thread
 
 
-def start_template() -> zygote.Template:
-    """The worker's kernel template, started now if it is not running."""
+def share_template(handle: dict) -> None:
+    """Fork this worker's kernels from the template whose ``handle()`` this is, not from a
+    template of its own (which it starts only if that one dies)."""
+    with _TEMPLATE_LOCK:
+        _SHARED[:] = [handle]
+
+
+def start_template() -> zygote.Template | zygote.SharedTemplate:
+    """The worker's kernel template, started (or connected to) now if it is not running."""
     with _TEMPLATE_LOCK:
         if _TEMPLATE and _TEMPLATE[0].alive():
             return _TEMPLATE[0]
         if _TEMPLATE:  # it died (the machine's OOM killer...): a new one
             _TEMPLATE.pop().stop()
-        _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
+        if _SHARED:
+            _TEMPLATE.append(zygote.SharedTemplate(_SHARED.pop()))
+        else:
+            _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
         return _TEMPLATE[0]
 
 
+def stop_template() -> None:
+    """End the worker's kernel template (its own) or its connection to a shared one."""
+    with _TEMPLATE_LOCK:
+        while _TEMPLATE:
+            _TEMPLATE.pop().stop()
+
+
 def discard_spares() -> None:
-    """Stop the kernels started ahead that no submission will use, and the kernel template
-    (a worker that ends)."""
+    """Stop the kernels started ahead that no submission will use."""
     while _SPARES:
         km, folder = _SPARES.popitem()[1]
         with contextlib.suppress(RuntimeError):  # "No kernel is running!": it died already
             run_sync(km.shutdown_kernel)(now=True)
         shutil.rmtree(folder, ignore_errors=True)
-    with _TEMPLATE_LOCK:
-        while _TEMPLATE:
-            _TEMPLATE.pop().stop()
 
 
 _REMOVE_HIDDEN = """\

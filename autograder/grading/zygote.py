@@ -70,7 +70,7 @@ TITLE = "autograder-kernel-template"
 BOOTSTRAP = (
     "import json, sys; _start = json.loads(sys.stdin.readline()); _g = {'__name__': 'template'}; "
     "exec(compile(_start['source'], 'kernel-template', 'exec'), _g); "
-    "_g['serve'](tuple(_start['preload']))"
+    "_g['serve'](tuple(_start['preload']), _start.get('listen'))"
 )
 
 
@@ -230,6 +230,10 @@ def _join_and_fork(request: dict, report: int) -> None:
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # Of the template's files, only the report pipe goes into the sandbox (the kernel's
+    # parent holds nothing of it: the request socket, a shared template's listener).
+    os.closerange(3, report)
+    os.closerange(report + 1, 1 << 16)
     try:
         _join(request["pid"])
         inside = os.fork()  # in the sandbox's PID namespace: setns changed our children's
@@ -244,23 +248,39 @@ def _join_and_fork(request: dict, report: int) -> None:
     os._exit(0)
 
 
-def serve(preload: tuple[str, ...]) -> None:
-    """The template's loop: import, then one kernel per request line on stdin."""
+def serve(preload: tuple[str, ...], listen: str | None = None) -> None:
+    """The template's loop: import, then one kernel per request line, from stdin or, with
+    ``listen`` (a Unix socket's path), from every process that connects there."""
     import signal
 
+    listener = None
+    if listen:  # bound before the imports: a worker may connect (and wait) at once
+        import socket
+
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(listen)
+        listener.listen(64)
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]
     for name in (*preload, *KERNEL_MODULES):
         # One that fails is left for the notebook to import, and fail on, where the learner sees.
         with contextlib.suppress(Exception):
             __import__(name)
-    # It ends with its worker: when the worker's end of stdin closes, the loop below ends.
+    # It ends with its grader: when the grader's end of stdin closes, the loop below ends.
     # (Not PR_SET_PDEATHSIG: that follows the thread that started it, and a Dask worker
     # may start it from a thread that ends.)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the system
     out = os.fdopen(os.dup(1), "w", buffering=1)
     print(json.dumps({"ready": os.getpid()}), file=out)
-    for line in sys.stdin:
+    if listener is None:
+        _answer(sys.stdin, out)
+    else:
+        _serve_connections(listener)
+
+
+def _answer(requests, out) -> None:
+    """Fork one kernel per request line until ``requests`` ends; a reply line for each."""
+    for line in requests:
         request = json.loads(line)
         read, write = os.pipe()
         if os.fork() == 0:
@@ -273,7 +293,33 @@ def serve(preload: tuple[str, ...]) -> None:
                 reply.update(json.loads(part))
         if "error" not in reply and not reply.get("ok"):
             reply["error"] = "the kernel process ended before it started ipykernel"
-        print(json.dumps(reply), file=out)
+        print(json.dumps(reply), file=out, flush=True)
+
+
+def _serve_connections(listener) -> None:
+    """A template shared by a machine's workers: each connection is answered by a fork of
+    the template (imports shared, nothing else), so one worker's requests never wait on
+    another's. It ends when stdin closes, and its forks with it (parent-death signal)."""
+    import select
+    import signal
+
+    while True:
+        readable, _, _ = select.select([0, listener], [], [])
+        if 0 in readable and not os.read(0, 4096):
+            return
+        if listener not in readable:
+            continue
+        connection, _ = listener.accept()
+        if os.fork() == 0:
+            try:
+                _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                listener.close()
+                os.close(0)
+                with contextlib.suppress(OSError):  # the worker went away
+                    _answer(connection.makefile("r"), connection.makefile("w"))
+            finally:
+                os._exit(0)  # never back into the template's loop
+        connection.close()
 
 
 # --- in the grader ---
@@ -283,41 +329,15 @@ class TemplateDied(RuntimeError):
     """The template process is gone (killed, out of memory): a new one can be started."""
 
 
-class Template:
-    """The grader's handle on one template process: ``fork_into`` makes a kernel."""
+class _Kernels:
+    """What the grader asks of a template, whoever started it: ``fork_into`` makes a kernel."""
 
-    def __init__(self, env: dict[str, str], preload: tuple[str, ...]):
-        import threading
+    cwd: str
+    folders: list[str]
 
-        self.lock = threading.Lock()  # one request at a time over the pipes
-        self.folder = Path(tempfile.mkdtemp(prefix="gz-"))
-        # Paths the template's imports remember (matplotlib's config folder) are made again
-        # inside each sandbox's /tmp, so the kernel finds them where the template had them.
-        self.folders = [str(self.folder / ".matplotlib")]
-        self.env = {**env, "MPLCONFIGDIR": self.folders[0]}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", BOOTSTRAP, TITLE],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env={**os.environ, **self.env},
-            cwd=self.folder,
-            text=True,
-        )
-        start = {"source": Path(__file__).read_text(), "preload": list(preload)}
-        self.process.stdin.write(json.dumps(start) + "\n")
-        self.process.stdin.flush()
-        self._ready = False
-
-    def _wait_ready(self) -> None:
-        if self._ready:
-            return
-        line = self.process.stdout.readline()
-        if not line:
-            raise TemplateDied("the kernel template exited before it was ready")
-        self._ready = "ready" in json.loads(line)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
+    def _exchange(self, line: str) -> str:
+        """Send one request line, return its reply line ("" when the template is gone)."""
+        raise NotImplementedError
 
     def fork_into(self, placeholder: int, argv: list[str], limits: dict, uid: int | None) -> int:
         """Fork a kernel into the sandbox whose placeholder is ``placeholder``; return the
@@ -327,17 +347,10 @@ class Template:
             "argv": argv,
             "limits": limits,
             "uid": uid,
-            "cwd": self.env["HOME"],
+            "cwd": self.cwd,
             "folders": self.folders,
         }
-        with self.lock:
-            self._wait_ready()
-            try:
-                self.process.stdin.write(json.dumps(request) + "\n")
-                self.process.stdin.flush()
-            except BrokenPipeError:
-                raise TemplateDied("the kernel template died") from None
-            line = self.process.stdout.readline()
+        line = self._exchange(json.dumps(request) + "\n")
         if not line:
             raise TemplateDied("the kernel template died")
         reply = json.loads(line)
@@ -345,9 +358,132 @@ class Template:
             raise RuntimeError(f"the kernel could not join its sandbox: {reply['error']}")
         return reply["pid"]
 
+
+class Template(_Kernels):
+    """The grader's handle on one template process it started. With ``shared``, the
+    template also answers every process that connects to its socket (``handle()``, for
+    ``SharedTemplate``): a machine's workers then share one template's imports."""
+
+    def __init__(self, env: dict[str, str], preload: tuple[str, ...], shared: bool = False):
+        import threading
+
+        self.lock = threading.Lock()  # one request at a time over the pipes
+        # Private (0700): only the grader's user reaches the socket; no sandbox sees it
+        # (each has a /tmp of its own, and no network namespace of the machine's).
+        self.folder = Path(tempfile.mkdtemp(prefix="gz-"))
+        # Paths the template's imports remember (matplotlib's config folder) are made again
+        # inside each sandbox's /tmp, so the kernel finds them where the template had them.
+        self.folders = [str(self.folder / ".matplotlib")]
+        self.env = {**env, "MPLCONFIGDIR": self.folders[0]}
+        self.cwd = self.env["HOME"]
+        self.address = str(self.folder / "template.sock") if shared else None
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", BOOTSTRAP, TITLE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, **self.env},
+            cwd=self.folder,
+            text=True,
+        )
+        start = {"source": Path(__file__).read_text(), "preload": list(preload)}
+        if shared:
+            start["listen"] = self.address
+        self.process.stdin.write(json.dumps(start) + "\n")
+        self.process.stdin.flush()
+        self._ready = False
+
+    def handle(self) -> dict:
+        """What a process needs to use this (shared) template: plain data, to pass on."""
+        return {"address": self.address, "cwd": self.cwd, "folders": self.folders}
+
+    def _wait_ready(self) -> None:
+        if self._ready:
+            return
+        line = self.process.stdout.readline()
+        if not line:
+            raise TemplateDied("the kernel template exited before it was ready")
+        self._ready = "ready" in json.loads(line)
+
+    def wait_ready(self) -> None:
+        with self.lock:
+            self._wait_ready()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _exchange(self, line: str) -> str:
+        if self.address:
+            raise RuntimeError("a shared template answers on its socket: use SharedTemplate")
+        with self.lock:
+            self._wait_ready()
+            try:
+                self.process.stdin.write(line)
+                self.process.stdin.flush()
+            except BrokenPipeError:
+                raise TemplateDied("the kernel template died") from None
+            return self.process.stdout.readline()
+
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
         import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class SharedTemplate(_Kernels):
+    """A worker's connection to a template another process started (``Template(shared=True)``,
+    its ``handle()``). The connection is made at the first request; until the template has
+    bound its socket (its first milliseconds) the connect is tried again."""
+
+    CONNECT_S = 30
+
+    def __init__(self, handle: dict):
+        import threading
+
+        self.lock = threading.Lock()
+        self.address, self.cwd, self.folders = handle["address"], handle["cwd"], handle["folders"]
+        self._socket = None
+        self._lines = None
+        self._dead = False
+
+    def _connect(self) -> None:
+        import socket
+        import time
+
+        deadline = time.monotonic() + self.CONNECT_S
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(self.address)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise TemplateDied(f"no kernel template answers at {self.address}") from None
+                time.sleep(0.02)
+        self._socket, self._lines = sock, sock.makefile("r")
+
+    def alive(self) -> bool:
+        return not self._dead
+
+    def _exchange(self, line: str) -> str:
+        with self.lock:
+            try:
+                if self._socket is None:
+                    self._connect()
+                self._socket.sendall(line.encode())
+                reply = self._lines.readline()
+            except TemplateDied:
+                self._dead = True
+                raise
+            except OSError:
+                reply = ""
+            self._dead = self._dead or not reply
+            return reply
+
+    def stop(self) -> None:
+        self._dead = True
+        if self._socket is not None:
+            self._lines.close()
+            self._socket.close()

@@ -7,6 +7,7 @@ sandbox with the placeholder, the template forked into it, ipykernel reached ove
 sockets through the sandbox's /proc root.
 """
 
+import contextlib
 import json
 import os
 import select
@@ -190,3 +191,90 @@ def test_a_kernel_ends_with_its_template():
     kernel.outer.kill()
     kernel.outer.wait()
     made.stop()
+
+
+def _sockets(pid: int) -> set[str]:
+    """The sockets process ``pid`` holds open (``socket:[inode]``), as root reads them."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(FileNotFoundError):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:"):
+                found.add(link)
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _ends(kernel: Kernel, within_s: float = 10) -> bool:
+    """True when the kernel's sandbox ends by itself within ``within_s`` (not killed)."""
+    placeholder = os.pidfd_open(kernel.box.init)
+    ended = bool(select.select([placeholder], [], [], within_s)[0])
+    os.close(placeholder)
+    kernel.client.stop_channels()
+    kernel.outer.kill()
+    kernel.outer.wait()
+    return ended
+
+
+def test_workers_share_one_template_and_each_keeps_its_own_kernels():
+    """The local pool's workers fork their kernels from one template (``shared``): each
+    worker is answered by a fork of its own, a kernel holds no socket of the template's, and
+    a worker that goes takes only its own kernels with it."""
+    owner = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, shared=True)
+    workers = [zygote.SharedTemplate(owner.handle()) for _ in range(2)]
+    kernels = [Kernel(w) for w in workers]
+    try:
+        reports = [json.loads(k.run(REPORT).strip().splitlines()[-1]) for k in kernels]
+        answering = _children(owner.process.pid)
+        assert len(answering) == 2, f"one fork of the template per worker: {answering}"
+        template_side = _sockets(owner.process.pid).union(*map(_sockets, answering))
+        for kernel in kernels:
+            in_sandbox = [kernel.pid, *_children(kernel.pid)]  # the kernel's parent, the kernel
+            assert len(in_sandbox) == 2
+            held = set().union(*map(_sockets, in_sandbox))
+            assert not held & template_side, "a socket of the template inside the sandbox"
+        for report in reports:
+            assert report["uid"] not in (0, os.getuid())
+            assert set(report["caps"].values()) == {"0000000000000000"}
+            assert report["processes"] == [1, 2, report["pid"]]
+            assert report["grader_modules"] == [] and report["torch_ready"]
+        assert reports[0]["random"] != reports[1]["random"]
+        workers[0].stop()  # the first worker ends: its kernels end, the other's run on
+        assert _ends(kernels[0]), "a gone worker's kernel outlived it"
+        assert kernels[1].run("print(6 * 7)").strip() == "42"
+        owner.stop()  # the grader ends: every kernel ends
+        assert _ends(kernels[1]), "a kernel outlived the shared template"
+    finally:
+        owner.stop()
+        for kernel in kernels:
+            kernel.outer.kill()
+
+
+def test_a_worker_whose_shared_template_died_forks_from_its_own(monkeypatch):
+    from autograder.grading import execute
+
+    owner = zygote.Template(sandbox.kernel_env(), (), shared=True)
+    owner.wait_ready()
+    execute.stop_template()
+    execute.share_template(owner.handle())
+    try:
+        shared = execute.start_template()
+        assert isinstance(shared, zygote.SharedTemplate)
+        owner.stop()
+        with pytest.raises(zygote.TemplateDied):
+            shared.fork_into(os.getpid(), [], {}, None)
+        own = execute.start_template()
+        assert isinstance(own, zygote.Template) and own.alive()
+    finally:
+        execute.stop_template()
+        owner.stop()
+
+
+def test_no_shared_template_answering_is_named(monkeypatch, tmp_path):
+    monkeypatch.setattr(zygote.SharedTemplate, "CONNECT_S", 0.2)
+    handle = {"address": str(tmp_path / "none.sock"), "cwd": "/tmp", "folders": []}
+    with pytest.raises(zygote.TemplateDied, match="no kernel template answers"):
+        zygote.SharedTemplate(handle).fork_into(os.getpid(), [], {}, None)
