@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import shutil
 import sys
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import sandbox
+from autograder.grading import sandbox, zygote
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import (
@@ -241,8 +242,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
             file=sys.stderr,
         )
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
-    # Workers start first and import nbgrader, torch and the lessons' checks while this
-    # process prepares the course: the two fixed costs overlap instead of adding up.
+    # The workers' fork server and the kernel template start first and import nbgrader and
+    # torch while this process prepares the course: the fixed costs overlap.
     with _worker_pool(opts, todo, assignments) as pool:
         prepare_course(out, assignments)
         gradebook = ClassGradebook(out)
@@ -309,8 +310,8 @@ def _graded_earlier(out: Path, s) -> dict | None:
 
 @contextlib.contextmanager
 def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
-    """A pool of ``jobs`` worker processes (fewer for a small batch), warming up at once; or,
-    with a scheduler, the Dask cluster's workers behind the same executor interface."""
+    """A pool of ``jobs`` worker processes (fewer for a small batch), started ready to grade;
+    or, with a scheduler, the Dask cluster's workers behind the same executor interface."""
     if not todo:
         yield None
         return
@@ -321,19 +322,32 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
             yield pool
         return
     workers = min(opts.jobs, len(todo))
-    # spawn, not fork: a forked copy of a process that may hold threads is unsafe. Workers
-    # are reused across submissions; the kernels themselves are fresh per submission.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=warm_up,
-        initargs=(assignments, opts.warm and opts.sandboxed),
-    ) as pool:
-        # The pool starts a worker per task submitted while none is idle: these start them
-        # all now, each warming up at once (a task that warmed up would go to any worker).
-        for _ in range(workers):
-            pool.submit(os.getpid)
+    # Workers are forks of multiprocessing's fork server, which imports what grading needs
+    # once (``preload``) and holds nothing else: one thread, no state of this process (a
+    # fork of this process, which may hold threads, would be unsafe). Workers are reused
+    # across submissions; the kernels themselves are fresh per submission.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["autograder.grading.preload"])
+        # Started now, it imports while this process prepares the course; the workers are
+        # forked from it as the submissions are sent (one per submission while none is idle).
+        multiprocessing.forkserver.ensure_running()
+    else:  # Windows: workers started from nothing, each importing for itself
+        context = multiprocessing.get_context("spawn")
+    with contextlib.ExitStack() as stack:
+        template = None
+        if opts.warm and opts.sandboxed:  # one kernel template for the machine's workers
+            template = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, shared=True)
+            stack.callback(template.stop)
+        pool = stack.enter_context(
+            ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=context,
+                initializer=warm_up,
+                # this process's environment now, not the fork server's when it started
+                initargs=(assignments, template.handle() if template else None, dict(os.environ)),
+            )
+        )
         yield pool
 
 

@@ -134,18 +134,56 @@ def _keep_compiled_templates() -> None:
     TemplateExporter._create_environment = create_with_cache
 
 
-def warm_up(assignments: list[str], template: bool = False) -> None:
-    """Each local worker's initializer: the imports, the kernel template if kernels are
-    forked from it (its imports overlap with the main process's preparation), and a quick
-    exit (its main thread)."""
-    import_for_grading(assignments)
-    if template:
-        from autograder.grading.execute import start_template
+def compile_feedback_templates() -> None:
+    """Render one notebook (00_welcome's solution) as nbgrader's feedback does, and throw it
+    away: the feedback templates' bytecode (``_keep_compiled_templates``) and the regular
+    expressions of nbconvert's filters are then compiled in this process and every fork of
+    it. Without this, a worker's first feedback file cost 0.8 s instead of 0.2 s (measured).
+    """
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
 
+    _keep_compiled_templates()
+    converter = GenerateFeedback(coursedir=CourseDirectory())
+    nb = notebook.read(course.solution_notebook(course.lessons()[0]))
+    for cell in nb.cells:  # the grade cells as nbgrader's GetGrades leaves them: scored
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            meta["score"] = meta.get("points", 0)
+    scores = {"notebook": "warm-up", "score": 0, "max_score": 0, "late_penalty": 0}
+    HTMLExporter(config=converter.config).from_notebook_node(nb, {"nbgrader": scores})
+
+
+def warm_up(
+    assignments: list[str], template: dict | None = None, environ: dict | None = None
+) -> None:
+    """Each local worker's initializer: the grade command's environment (``environ``), the
+    imports (already done where the worker is a fork of the pool's fork server,
+    ``preload``), the connection to the machine's kernel template if kernels are forked from
+    one (its ``handle()``), and a quick exit (its main thread)."""
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
+    _fresh_random_state()
+    import_for_grading(assignments)
+    if template is not None:
+        from autograder.grading.execute import share_template, start_template
+
+        share_template(template)
         start_template()
     atexit.register(_exit_now)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
     signal.signal(signal.SIGINT, lambda *_: _exit_now())
+
+
+def _fresh_random_state() -> None:
+    """Forked workers start with their fork server's random state: give each its own, as a
+    worker started from nothing has (Python's own ``random`` reseeds itself at a fork)."""
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    if "torch" in sys.modules:
+        sys.modules["torch"].seed()
 
 
 def _exit_now() -> None:
