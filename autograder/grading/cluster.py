@@ -213,6 +213,9 @@ class _WorkerState:
         self.templates: dict[str, Path] = {}
         self.expected: str | None = None  # the main process's sources digest
         self.sources: str | None = None  # this worker's, taken at the connect's check
+        # The sources the kernel template imported (tutorial_lib): it serves every grading
+        # run of this worker, until the checkout changes under it.
+        self.template_sources: str | None = None
 
     def folder(self) -> Path:
         if self.root is None:
@@ -255,7 +258,8 @@ class WarmUp(WorkerPlugin):
     def teardown(self, worker) -> None:
         from autograder.grading import execute
 
-        # The kernels started ahead for this run's next submissions.
+        # The kernels started ahead for this run's next submissions (the template stays: it
+        # holds nothing of any submission, and the next run forks from it).
         done = threading.Thread(target=execute.discard_spares, daemon=True)
         done.start()
         done.join(10)
@@ -269,13 +273,44 @@ class WarmUp(WorkerPlugin):
 
 def _warm(assignments: list[str], template: bool) -> None:
     import_for_grading(assignments)
+    sources = _own_sources()
     if template:
-        from autograder.grading import execute
-
-        execute.start_template()
-    _own_sources()
+        _kernel_template(sources)
     for assignment in assignments:
         _template_for(assignment)
+
+
+def _kernel_template(sources: str):
+    """This worker's kernel template, started again if the course's sources changed since
+    it imported them."""
+    from autograder.grading import execute
+
+    with _STATE.lock:
+        if _STATE.template_sources not in (None, sources):
+            execute.stop_template()
+        _STATE.template_sources = sources
+    return execute.start_template()
+
+
+def dask_setup(worker) -> None:
+    """``dask worker ... --preload autograder.grading.cluster``: a worker warms up as it
+    starts, not when a grading run reaches it. It imports what grading needs, then starts
+    its kernel template, which serves every grading run it takes part in (until the
+    checkout changes). Without the preload, each run's ``WarmUp`` does the same at connect.
+    """
+    os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    import_for_grading(course.lessons())  # before the worker registers: about 3.5 s
+    _kernel_template(_own_sources())  # its imports go on after registering
+
+
+def template_ready() -> bool:
+    """Wait until this worker's kernel template has imported torch (``local_cluster``)."""
+    from autograder.grading import execute
+
+    template = execute.start_template()
+    if hasattr(template, "wait_ready"):
+        template.wait_ready()
+    return template.alive()
 
 
 def _own_sources() -> str:
@@ -372,7 +407,8 @@ def stop(proc: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def local_cluster(workers: int = 2, start_timeout_s: int = 120):
     """A real ``dask scheduler`` and ``workers`` ``dask worker`` processes on this machine,
-    started as the README starts them; yields the address and the workers' processes."""
+    started as the README starts them (with the preload); yields the address and the
+    workers' processes once every worker is warm, as a running cluster's are."""
     from distributed import Client
 
     port = _free_port()
@@ -398,7 +434,7 @@ def local_cluster(workers: int = 2, start_timeout_s: int = 120):
                     _dask(
                         "worker", address, "--nworkers", "1", "--nthreads", "1",
                         "--no-dashboard", "--host", "127.0.0.1", "--local-directory", str(logs),
-                        log=log,
+                        "--preload", __name__, log=log,
                     )
                 )  # fmt: skip
         deadline = time.monotonic() + start_timeout_s
@@ -406,6 +442,7 @@ def local_cluster(workers: int = 2, start_timeout_s: int = 120):
             try:
                 with Client(address, timeout=5, set_as_default=False) as client:
                     client.wait_for_workers(workers, timeout=max(1, deadline - time.monotonic()))
+                    client.run(template_ready)
                 break
             except OSError:  # the scheduler is not listening yet
                 if time.monotonic() > deadline:
