@@ -111,7 +111,9 @@ def start_template() -> zygote.Template | zygote.SharedTemplate:
         if _SHARED:
             _TEMPLATE.append(zygote.SharedTemplate(_SHARED.pop()))
         else:
-            _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
+            _TEMPLATE.append(
+                zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, unset=sandbox.NOT_INHERITED)
+            )
         return _TEMPLATE[0]
 
 

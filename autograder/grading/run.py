@@ -337,7 +337,9 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
     with contextlib.ExitStack() as stack:
         template = None
         if opts.warm and opts.sandboxed:  # one kernel template for the machine's workers
-            template = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, shared=True)
+            template = zygote.Template(
+                sandbox.kernel_env(), sandbox.PRELOAD, shared=True, unset=sandbox.NOT_INHERITED
+            )
             stack.callback(template.stop)
         pool = stack.enter_context(
             ProcessPoolExecutor(

@@ -364,7 +364,13 @@ class Template(_Kernels):
     template also answers every process that connects to its socket (``handle()``, for
     ``SharedTemplate``): a machine's workers then share one template's imports."""
 
-    def __init__(self, env: dict[str, str], preload: tuple[str, ...], shared: bool = False):
+    def __init__(
+        self,
+        env: dict[str, str],
+        preload: tuple[str, ...],
+        shared: bool = False,
+        unset: tuple[str, ...] = (),
+    ):
         import threading
 
         self.lock = threading.Lock()  # one request at a time over the pipes
@@ -381,7 +387,8 @@ class Template(_Kernels):
             [sys.executable, "-c", BOOTSTRAP, TITLE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={**os.environ, **self.env},
+            # the grader's environment, less ``unset``, plus the kernels' own
+            env={**{k: v for k, v in os.environ.items() if k not in unset}, **self.env},
             cwd=self.folder,
             text=True,
         )

@@ -106,3 +106,15 @@ def test_the_kernel_gets_no_writable_folder_of_the_machine(tmp_path):
     assert writable == []  # only tmpfs mounts are writable
     assert "--unshare-pid" in argv and "--die-with-parent" in argv
     assert argv[argv.index("--tmpfs", argv.index("/dev/shm")) + 1] == sandbox.SCRATCH
+
+
+def test_a_kernel_does_not_inherit_the_graders_own_settings(tmp_path, monkeypatch):
+    """Dask's nanny sets glibc's trim threshold for its workers: a kernel there must run
+    as a local job's does, not inherit it (``sandbox.NOT_INHERITED``)."""
+    for key in sandbox.NOT_INHERITED:
+        monkeypatch.setenv(key, "65536")
+    argv = sandbox.sandbox_argv(tmp_path, [], 4096, disk_mb=64)
+    code = f"import os; print([k for k in {sandbox.NOT_INHERITED!r} if k in os.environ])"
+    done = subprocess.run([*argv, sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -278,3 +278,18 @@ def test_no_shared_template_answering_is_named(monkeypatch, tmp_path):
     handle = {"address": str(tmp_path / "none.sock"), "cwd": "/tmp", "folders": []}
     with pytest.raises(zygote.TemplateDied, match="no kernel template answers"):
         zygote.SharedTemplate(handle).fork_into(os.getpid(), [], {}, None)
+
+
+def test_a_forked_kernel_does_not_inherit_the_graders_own_settings(monkeypatch):
+    for key in sandbox.NOT_INHERITED:  # as on a Dask worker, whose nanny sets them
+        monkeypatch.setenv(key, "65536")
+    made = zygote.Template(sandbox.kernel_env(), (), unset=sandbox.NOT_INHERITED)
+    kernel = Kernel(made)
+    try:
+        seen = kernel.run(
+            f"import os; print([k for k in {sandbox.NOT_INHERITED!r} if k in os.environ])"
+        )
+    finally:
+        kernel.end()
+        made.stop()
+    assert seen.strip() == "[]"
