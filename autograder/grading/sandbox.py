@@ -332,6 +332,17 @@ def _child(pid: int, everywhere: bool) -> int | None:
     return None
 
 
+def _ran_its_command(pid: int) -> bool:
+    """True once bubblewrap's child ``pid`` has run the sandbox's command. Until then it is
+    bubblewrap building the sandbox (mounts, the new root): a process that joined its
+    namespaces earlier would see a file system half made (seen under load: no
+    /proc/sys, no Python extension modules)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() != "bwrap"
+    except OSError:  # gone already
+        return False
+
+
 class Sandbox:
     """A started sandbox, seen from the grader: where its files are, and how to end it.
 
@@ -350,8 +361,12 @@ class Sandbox:
             everywhere = time.monotonic() > start + 1  # ids wrapped around, or a busy machine
             if self.init is None:
                 self.init = _child(outer, everywhere)
-            if self.init is not None:
-                self.kernel = self.init if placeholder else _child(self.init, everywhere)
+            if self.init is None:
+                pass
+            elif not placeholder:
+                self.kernel = _child(self.init, everywhere)
+            elif _ran_its_command(self.init):
+                self.kernel = self.init
             if self.kernel is not None or not Path("/proc", str(outer)).exists():
                 break
             time.sleep(0.005)

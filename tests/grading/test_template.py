@@ -12,6 +12,7 @@ import json
 import os
 import select
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -293,3 +294,25 @@ def test_a_forked_kernel_does_not_inherit_the_graders_own_settings(monkeypatch):
         kernel.end()
         made.stop()
     assert seen.strip() == "[]"
+
+
+def test_a_sandbox_is_joined_only_once_bubblewrap_has_built_it():
+    """bubblewrap's child builds the sandbox (mounts, new root) before it runs the
+    placeholder: a kernel forked into it earlier saw a half-made file system (CI, under
+    load: no /proc/sys, no Python extension modules)."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for _ in range(10):
+            folder = Path(tempfile.mkdtemp(prefix="gk-"))
+            outer = subprocess.Popen(sandbox.placeholder_argv(folder, [], MEMORY_MB))
+            box = sandbox.Sandbox(outer.pid, placeholder=True)
+            seen = Path(f"/proc/{box.kernel}/comm").read_text().strip()
+            built = Path(box.outside_path("/proc/sys/kernel/cap_last_cap")).exists()
+            outer.kill()
+            outer.wait()
+            box.wait_gone()
+            assert seen != "bwrap" and built, (seen, built)
+    finally:
+        for loop in busy:
+            loop.kill()
+            loop.wait()
