@@ -36,7 +36,12 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder import course
 from autograder.grading import run, sandbox
-from autograder.grading.worker import Settings, grade_one, import_for_grading
+from autograder.grading.worker import (
+    Settings,
+    compile_feedback_templates,
+    grade_one,
+    import_for_grading,
+)
 
 CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this long is taken as absent
 WORKERS_TIMEOUT_S = 30  # how long a scheduler with no worker yet is given for one to join
@@ -300,6 +305,7 @@ def dask_setup(worker) -> None:
     """
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     import_for_grading(course.lessons())  # before the worker registers: about 3.5 s
+    compile_feedback_templates()  # as the local pool's fork server does (preload.py)
     _kernel_template(_own_sources())  # its imports go on after registering
 
 
