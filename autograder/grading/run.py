@@ -39,7 +39,7 @@ from autograder.grading.worker import (
 from autograder.nbgrader_course import course_config
 
 GRADED = {OK, TIMEOUT, CRASHED, MEMORY, DISK, PROCESSES}  # a grading run's; others are retried
-MIN_MEMORY_MB = 4096  # importing this CUDA build of torch alone maps about 3.2 GB of addresses
+MIN_MEMORY_MB = 4096  # this CUDA build of torch maps 3.2 GB of addresses, torchvision 0.3 GB
 MIN_DISK_MB = 64
 # A lesson runs in at most 90 s on a 2-core CPU (CONTRIBUTING.md; the slowest measures 13 s);
 # a whole submission gets five times that before it is stopped.
