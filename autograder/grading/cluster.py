@@ -35,7 +35,7 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder import course
-from autograder.grading import run, sandbox
+from autograder.grading import inductor_headers, run, sandbox
 from autograder.grading.worker import (
     Settings,
     compile_feedback_templates,
@@ -278,6 +278,7 @@ class WarmUp(WorkerPlugin):
 
 def _warm(assignments: list[str], template: bool) -> None:
     import_for_grading(assignments)
+    inductor_headers.ensure_built()
     sources = _own_sources()
     if template:
         _kernel_template(sources)
@@ -306,6 +307,7 @@ def dask_setup(worker) -> None:
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     import_for_grading(course.lessons())  # before the worker registers: about 3.5 s
     compile_feedback_templates()  # as the local pool's fork server does (preload.py)
+    inductor_headers.ensure_built()  # once per machine and torch version
     _kernel_template(_own_sources())  # its imports go on after registering
 
 

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from autograder import course
+from autograder.grading import inductor_headers
 
 # What a kernel may see of the machine, read-only. Anything else (/work, /opt, /home, /root,
 # /tmp, /srv, /mnt...) is absent: default deny, so a copy of the course elsewhere on the
@@ -222,6 +223,8 @@ def sandbox_argv(
     argv += ["--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
     # The only writable folder: working folder, home, temporary files, the kernel's sockets.
     argv += ["--perms", "1777", "--size", str(disk_mb * 1024 * 1024), "--tmpfs", SCRATCH]
+    # torch.compile's precompiled header, built once per machine (inductor_headers.py).
+    argv += inductor_headers.bwrap_args(inductor_headers.seed_files(), SCRATCH)
     tutorial_lib_dir = _tutorial_lib_dir()
     bound = [*_python_paths(), tutorial_lib_dir]
     argv += _parent_folders([*bound, folder])

@@ -1,0 +1,70 @@
+"""torch.compile's precompiled header, seeded into every sandbox (``inductor_headers.py``)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from autograder.grading import inductor_headers, sandbox
+
+pytestmark = pytest.mark.skipif(
+    not sandbox.available(), reason="bubblewrap (bwrap) is not installed"
+)
+
+# Compiles on the CPU as 10_scaling's cells do, then reports what the sandbox's /tmp holds.
+COMPILE_AND_REPORT = textwrap.dedent(
+    """
+    import json, os, torch
+    import torch._inductor.config as inductor_config
+    inductor_config.cpp.vec_isa_ok = True
+    x = torch.linspace(-3, 3, 64)
+    compiled = torch.compile(lambda t: t * torch.sigmoid(1.702 * t))
+    torch.testing.assert_close(compiled(x), x * torch.sigmoid(1.702 * x))
+    headers = "/tmp/torchinductor_student/precompiled_headers"
+    stat = os.statvfs("/tmp")
+    print(json.dumps({
+        "used_mb": (stat.f_blocks - stat.f_bfree) * stat.f_frsize / 2**20,
+        "seeded_writable": [n for n in os.listdir(headers) if n.endswith(".gch")
+                            and os.access(os.path.join(headers, n), os.W_OK)],
+        "folder_writable": os.access(headers, os.W_OK),
+    }))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def seed():
+    files = inductor_headers.ensure_built()
+    if not files:
+        pytest.skip("no seed on this machine: inductor could not precompile its header here")
+    return files
+
+
+def test_the_seed_is_the_header_and_its_precompiled_form(seed):
+    assert sorted(p.suffix for p in seed) == [".gch", ".h"]
+    assert all(p.stat().st_size > 0 for p in seed)
+
+
+def test_a_compile_in_the_sandbox_uses_the_seed_instead_of_building_150_mb(seed, tmp_path):
+    # 64 MiB of /tmp: too small for the 150 MB header a kernel would otherwise build there.
+    argv = sandbox.sandbox_argv(tmp_path, [], 6144, disk_mb=64)
+    done = subprocess.run(
+        [*argv, sys.executable, "-c", COMPILE_AND_REPORT],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["used_mb"] < 32, f"the compile filled /tmp: {report}"
+    assert report["seeded_writable"] == [], "a kernel could change the seed for the next"
+    assert report["folder_writable"], "a header for other flags could not be built"
+
+
+def test_without_a_finished_seed_nothing_is_bound(tmp_path):
+    (tmp_path / "torchinductor_student" / "precompiled_headers").mkdir(parents=True)
+    (tmp_path / "torchinductor_student" / "precompiled_headers" / "half.h.gch").write_text("")
+    assert inductor_headers.seed_files(tmp_path) == []  # no DONE mark: an interrupted build
+    assert inductor_headers.bwrap_args([], "/tmp") == []
