@@ -54,6 +54,9 @@ COMPARED = {"version": "course version", "sources": "course sources", "torch": "
 # and the solutions the worker builds its scratch course from.
 SOURCE_DIRS = ("autograder", "tutorial_lib", "solutions")
 SOURCE_SUFFIXES = (".py", ".ipynb")
+# The grading cluster's Dask settings (DASK_CONFIG=this folder for the scheduler and workers):
+# Dask's dashboard-minded polling, slowed down, leaves the CPU to the kernels.
+CONFIG_DIR = Path(__file__).with_name("dask_config")
 
 
 def sources_digest() -> str:
@@ -390,6 +393,7 @@ def _free_port() -> int:
 def _dask(*args: str, log) -> subprocess.Popen:
     """``dask ARGS`` from this interpreter's environment, in a process group of its own."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env["DASK_CONFIG"] = str(CONFIG_DIR)  # as the README starts a cluster
     dask = Path(sys.executable).parent / "dask"
     return subprocess.Popen(
         [str(dask), *args],
@@ -433,6 +437,8 @@ def local_cluster(workers: int = 2, start_timeout_s: int = 120):
                     "--port",
                     str(port),
                     "--no-dashboard",
+                    "--preload",
+                    "autograder.grading.scheduler_preload",
                     log=log,
                 )
             )
