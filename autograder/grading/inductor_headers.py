@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import importlib.metadata
 import os
 import shutil
@@ -27,6 +28,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder import course
+
+# Building the seed costs about 25 s once (a Python, torch and inductor start, then the
+# header); a kernel that builds the header itself, about 11 s. A run builds it from its third
+# kernel that compiles on: never for a class of one (a Gradescope container), always for a class.
+WORTH_IT_FROM = 3
 # Where inductor looks, inside the sandbox: tempfile.gettempdir() (TMPDIR, the sandbox's /tmp)
 # and getpass.getuser() (LOGNAME, "student"), as sandbox.kernel_env sets them.
 KERNEL_USER = "student"
@@ -63,6 +70,19 @@ def seed_files(root: Path | None = None) -> list[Path]:
         return sorted(p for p in header_dir(root).iterdir() if p.is_file())
     except OSError:  # removed since it was built
         return []
+
+
+@functools.cache
+def compiles(lesson: str) -> bool:
+    """True when the lesson's notebook calls torch.compile (so its kernels need the header)."""
+    return "torch.compile(" in course.solution_notebook(lesson).read_text()
+
+
+def ensure_built_for(lessons: list[str]) -> list[Path]:
+    """The seed, built first if these kernels (a lesson per submission) make it worth it."""
+    if sum(compiles(lesson) for lesson in lessons) >= WORTH_IT_FROM:
+        return ensure_built()
+    return seed_files()
 
 
 def ensure_built(root: Path | None = None) -> list[Path]:

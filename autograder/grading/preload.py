@@ -3,15 +3,11 @@
 Every grading worker is a fork of that server, so it starts with nbgrader, torch and every
 lesson's checks already imported (about 3.5 s of CPU, ``python -X importtime``) and the
 feedback templates compiled (0.6 s): a machine pays for them once, not once per worker.
-The first grade run on a machine also builds torch.compile's precompiled header for the
-sandboxes (``inductor_headers``, about 25 s once per torch version). Importing this module
-is the preparation.
+Importing this module is the preparation.
 """
 
 from autograder import course
-from autograder.grading import inductor_headers
 from autograder.grading.worker import compile_feedback_templates, import_for_grading
 
 import_for_grading(course.lessons())
 compile_feedback_templates()
-inductor_headers.ensure_built()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import sandbox, zygote
+from autograder.grading import inductor_headers, sandbox, zygote
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.submissions import OK, discover, max_points
 from autograder.grading.worker import (
@@ -245,6 +245,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
     # The workers' fork server and the kernel template start first and import nbgrader and
     # torch while this process prepares the course: the fixed costs overlap.
     with _worker_pool(opts, todo, assignments) as pool:
+        if opts.sandboxed and not opts.scheduler:  # before any kernel starts (cluster: its own)
+            inductor_headers.ensure_built_for([s.assignment for s in todo])
         prepare_course(out, assignments)
         gradebook = ClassGradebook(out)
         for s in unusable:

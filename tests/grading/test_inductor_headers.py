@@ -73,3 +73,14 @@ def test_without_a_finished_seed_nothing_is_bound(tmp_path):
 def test_where_no_seed_can_be_kept_grading_goes_on_without_one(tmp_path):
     (tmp_path / "a-file").write_text("")
     assert inductor_headers.ensure_built(tmp_path / "a-file" / "seed") == []
+
+
+def test_a_seed_is_built_only_for_runs_with_kernels_enough_that_compile(monkeypatch):
+    assert inductor_headers.compiles("10_scaling")
+    assert not inductor_headers.compiles("00_welcome")
+    built = []
+    monkeypatch.setattr(inductor_headers, "ensure_built", lambda: built.append(1) or [])
+    inductor_headers.ensure_built_for(["00_welcome"] * 50 + ["10_scaling"])  # a class of one
+    assert built == []
+    inductor_headers.ensure_built_for(["10_scaling"] * inductor_headers.WORTH_IT_FROM)
+    assert built == [1]
