@@ -8,7 +8,10 @@ new for every submission, so every kernel that compiles built it again: about 11
 its ``--disk``.
 
 The header depends only on torch's own headers, the compiler and its flags, never on a
-notebook. So the grader builds it once per machine and torch version, outside any sandbox,
+notebook. Its file name is a hash of those, and the flags name torch's and Python's include
+folders by their absolute paths: the same torch installed in another folder (a second clone,
+a new virtual environment) looks for another name. So the grader builds it once per machine
+and torch installation (version, folders, compiler), outside any sandbox,
 and binds its files read-only into each sandbox where inductor looks for them; the folder
 around them stays writable (inductor's lock files, a header for other flags). A kernel whose
 flags differ (another instruction set, a notebook's own compiler settings) finds no file of
@@ -20,11 +23,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import hashlib
 import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -39,6 +45,7 @@ WORTH_IT_FROM = 3
 KERNEL_USER = "student"
 BUILD_TIMEOUT_S = 300
 DONE = "complete"  # written last: a half-built seed (an interrupted build) is never used
+FOR = "installation.txt"  # installation(), one part a line: lets a later build prune the seed
 
 # Compiles a trivial function on the CPU: inductor precompiles its prefix header on the way.
 # vec_isa_ok as the lessons set it, so the header's flags are the lessons' own.
@@ -51,10 +58,42 @@ torch.compile(lambda x: x * torch.sigmoid(x) + 1)(torch.ones(8))
 
 
 def seed_root() -> Path:
-    """This machine's seed for this torch: in the grader's cache folder, outside any sandbox."""
+    """This machine's seed for this torch installation: in the grader's cache folder, outside
+    any sandbox."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    torch_version = importlib.metadata.version("torch")  # not `import torch`: seconds
-    return cache / "pytorch-course" / f"inductor-headers-{torch_version}"
+    return cache / "pytorch-course" / f"inductor-headers-{installation_key()}"
+
+
+@functools.cache
+def installation() -> tuple[str, ...]:
+    """Everything the header's name depends on besides the flags: torch's version, where torch
+    and Python's headers are (the flags name them by absolute path), the compiler's version."""
+    spec = importlib.util.find_spec("torch")  # finds the folder without importing torch
+    return (
+        importlib.metadata.version("torch"),  # not `import torch`: seconds
+        str(Path(spec.origin).resolve().parent) if spec and spec.origin else "",
+        sysconfig.get_paths()["include"],
+        _compiler_version(),
+    )
+
+
+def installation_key() -> str:
+    """``<torch version>-<hash of installation()>``. Keyed on the version alone, a seed built
+    for one clone was bound, under a name no kernel asks for, into another clone's sandboxes,
+    whose kernels then built their own 150 MB header in /tmp again."""
+    parts = installation()
+    return f"{parts[0]}-{hashlib.sha256(chr(0).join(parts).encode()).hexdigest()[:12]}"
+
+
+def _compiler_version() -> str:
+    """The first line of the C++ compiler's --version, as inductor picks the compiler (CXX,
+    else g++); empty where there is none (then no seed can be built anyway)."""
+    compiler = os.environ.get("CXX") or "g++"
+    try:
+        done = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (done.stdout.splitlines() or [""])[0]
 
 
 def header_dir(root: Path) -> Path:
@@ -103,6 +142,8 @@ def ensure_built(root: Path | None = None) -> list[Path]:
 
 def _build(root: Path) -> None:
     shutil.rmtree(header_dir(root).parent, ignore_errors=True)
+    _prune_seeds_of_removed_installations(root.parent)
+    (root / FOR).write_text("\n".join(installation()) + "\n")
     with tempfile.TemporaryDirectory(prefix="inductor-seed-") as scratch:
         env = {
             **os.environ,
@@ -121,6 +162,20 @@ def _build(root: Path) -> None:
             )
             if done.returncode == 0 and any(header_dir(root).glob("*.gch")):
                 (root / DONE).write_text("")
+
+
+def _prune_seeds_of_removed_installations(cache: Path) -> None:
+    """Remove the seeds (150 MB each) of torch installations that are gone: a deleted clone
+    or virtual environment. Seeds of installations still there, and of ones that do not say
+    which they are for, are left alone."""
+    for other in cache.glob("inductor-headers-*"):
+        try:
+            torch_dir = (other / FOR).read_text().splitlines()[1]
+        except (OSError, IndexError):
+            continue
+        if torch_dir and not Path(torch_dir).exists():
+            shutil.rmtree(other, ignore_errors=True)
+            (cache / f"{other.name}.lock").unlink(missing_ok=True)
 
 
 def bwrap_args(files: list[Path], scratch: str) -> list[str]:

@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,34 @@ def test_a_seed_is_built_only_for_runs_with_kernels_enough_that_compile(monkeypa
     assert built == []
     inductor_headers.ensure_built_for(["10_scaling"] * inductor_headers.WORTH_IT_FROM)
     assert built == [1]
+
+
+def test_each_torch_installation_has_its_own_seed(monkeypatch):
+    # The header's name hashes flags that name torch's folder by absolute path: a seed keyed on
+    # the version alone was bound into another clone's sandboxes under a name no kernel asked for.
+    here = inductor_headers.installation()
+    assert Path(here[1], "__init__.py").is_file(), "not torch's folder"
+    seed_here = inductor_headers.seed_root()
+    elsewhere = (here[0], "/another/clone/.venv/lib/python3.11/site-packages/torch", *here[2:])
+    monkeypatch.setattr(inductor_headers, "installation", lambda: elsewhere)
+    seed_elsewhere = inductor_headers.seed_root()
+    assert seed_elsewhere != seed_here
+    assert seed_elsewhere.parent == seed_here.parent
+    assert seed_elsewhere.name.startswith(f"inductor-headers-{here[0]}-")
+
+
+def test_a_build_prunes_the_seeds_of_installations_that_are_gone(tmp_path):
+    def seed(name, torch_dir):
+        root = tmp_path / f"inductor-headers-{name}"
+        (root / "torchinductor_student" / "precompiled_headers").mkdir(parents=True)
+        if torch_dir is not None:
+            (root / inductor_headers.FOR).write_text(f"2.14.1\n{torch_dir}\n/inc\ng++\n")
+        (tmp_path / f"inductor-headers-{name}.lock").write_text("")
+        return root
+
+    gone = seed("gone", tmp_path / "deleted-clone" / "torch")
+    kept = seed("kept", tmp_path)  # its torch folder still exists
+    unknown = seed("unknown", None)  # built before seeds said what they are for
+    inductor_headers._prune_seeds_of_removed_installations(tmp_path)
+    assert not gone.exists() and not (tmp_path / "inductor-headers-gone.lock").exists()
+    assert kept.exists() and unknown.exists()
