@@ -309,7 +309,7 @@ def dask_setup(worker) -> None:
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
     import_for_grading(course.lessons())  # before the worker registers: about 3.5 s
     compile_feedback_templates()  # as the local pool's fork server does (preload.py)
-    inductor_headers.ensure_built()  # once per machine and torch version
+    inductor_headers.ensure_built()  # once per machine and torch installation
     _kernel_template(_own_sources())  # its imports go on after registering
 
 
