@@ -71,7 +71,7 @@ def installation() -> tuple[str, ...]:
     spec = importlib.util.find_spec("torch")  # finds the folder without importing torch
     return (
         importlib.metadata.version("torch"),  # not `import torch`: seconds
-        str(Path(spec.origin).resolve().parent) if spec and spec.origin else "",
+        os.path.dirname(spec.origin) if spec and spec.origin else "",  # as torch.__file__ has it
         sysconfig.get_paths()["include"],
         _compiler_version(),
     )
