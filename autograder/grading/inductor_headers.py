@@ -100,6 +100,11 @@ def header_dir(root: Path) -> Path:
     return root / f"torchinductor_{KERNEL_USER}" / "precompiled_headers"
 
 
+def lock_path(root: Path) -> Path:
+    """Held while the seed is built; beside it, so removing the seed's folder cannot race it."""
+    return root.parent / f"{root.name}.lock"
+
+
 def seed_files(root: Path | None = None) -> list[Path]:
     """The finished seed's header files (``.h`` and ``.gch``), or none if it is not built."""
     root = seed_root() if root is None else root
@@ -131,7 +136,7 @@ def ensure_built(root: Path | None = None) -> list[Path]:
     try:
         if not seed_files(root):
             root.mkdir(parents=True, exist_ok=True)
-            with open(root.parent / f"{root.name}.lock", "w") as lock:
+            with open(lock_path(root), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not seed_files(root):
                     _build(root)
@@ -175,7 +180,7 @@ def _prune_seeds_of_removed_installations(cache: Path) -> None:
             continue
         if torch_dir and not Path(torch_dir).exists():
             shutil.rmtree(other, ignore_errors=True)
-            (cache / f"{other.name}.lock").unlink(missing_ok=True)
+            lock_path(other).unlink(missing_ok=True)
 
 
 def bwrap_args(files: list[Path], scratch: str) -> list[str]:
