@@ -7,8 +7,10 @@ a learner has.
 __version__ = "0.2.0"
 
 from tutorial_lib.checks import (
+    CallError,
     CheckError,
     assert_close,
+    call,
     check_device,
     check_dtype,
     check_gradcheck,
@@ -20,9 +22,11 @@ from tutorial_lib.device import environment_report, get_device
 from tutorial_lib.seed import make_generator, seed_everything, seed_worker
 
 __all__ = [
+    "CallError",
     "CheckError",
     "__version__",
     "assert_close",
+    "call",
     "check_device",
     "check_dtype",
     "check_gradcheck",

@@ -8,6 +8,11 @@ learner meets one vocabulary of messages. Every check raises ``CheckError`` (an
 from __future__ import annotations
 
 import math
+import os
+import sys
+import sysconfig
+import traceback
+import types
 from collections.abc import Callable, Sequence
 
 import torch
@@ -296,3 +301,134 @@ def check_no_hooks_left(model: torch.nn.Module, what: str = "your function") -> 
             "returns and call handle.remove() on each (in a finally: block), or every later "
             "forward pass runs your hooks again."
         )
+
+
+# --- Calling the learner's function ---------------------------------------------------------
+
+# Where library code lives: frames from these folders are dropped from a learner's traceback.
+# The learner's own frames are the rest (notebook cells, and whatever file they wrote).
+_LIBRARY_DIRS = tuple(
+    os.path.join(d, "")  # with the separator, so that /x/torch does not hold /x/torchvision
+    for d in {
+        os.path.dirname(torch.__file__),
+        os.path.dirname(os.path.abspath(__file__)),
+        *(sysconfig.get_paths().get(k) or "" for k in ("stdlib", "purelib", "platlib")),
+    }
+    if d
+)
+
+# The kinds of error a hint can be given for, tried in this order: a device or index
+# message often mentions "size" or "dimension" too, so shape comes last.
+_ERROR_KINDS = (
+    ("device", ("device", "cuda", "mps")),
+    ("dtype", ("dtype", "scalar type", "result type", "not implemented for '")),
+    ("index", ("index", "out of range", "out of bounds")),
+    (
+        "shape",
+        (
+            "shape", "size", "mat1 and mat2", "must match", "broadcast", "dimension", "mismatch",
+            "cannot be multiplied",
+        ),
+    ),
+)  # fmt: skip
+
+
+class CallError(CheckError):
+    """The learner's function raised: the message names the call, the error, the learner's
+    own lines of the traceback and the exercise's hint."""
+
+
+def call(fn: Callable, *args: object, hints: str | dict[str, str] | None = None, **kwargs: object):
+    """Return ``fn(*args, **kwargs)``; if it raises, fail with a message a learner can act on.
+
+    The message says which call failed (the function's name and each argument's kind:
+    shape, dtype and device for tensors, ``len`` for lists), the original error, only the
+    learner's own traceback lines (torch's, this library's and other installed code's are
+    dropped) and the exercise's hint for that kind of error. ``hints`` is one string, shown
+    for any error, or a dict with keys ``"shape"``, ``"dtype"``, ``"device"``, ``"index"``
+    and ``"any"`` (shown when no other key matches)::
+
+        out = call(attention, q, k, v, hints={"shape": "Transpose k's last two dims."})
+
+    ``NotImplementedError`` (a blank exercise) passes through unchanged.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as err:  # anything the learner's code raised, with its traceback
+        frames = learner_frames(err.__traceback__)
+        name = getattr(fn, "__name__", type(fn).__name__)
+        message = call_failure_message(
+            describe_call(name, args, kwargs), type(err).__name__, str(err), frames, hints
+        )
+    raise CallError(message) from None  # the library's traceback lines would bury the message
+
+
+def describe_arg(value: object) -> str:
+    """One argument as a learner needs it to debug: ``tensor(2, 3) float32 cpu``, ``list len 4``."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor{shape_str(value.shape)} {str(value.dtype).removeprefix('torch.')} {value.device}"
+    if isinstance(value, (bool, int, float)) or value is None:
+        return repr(value)
+    if isinstance(value, (list, tuple, dict)):
+        return f"{type(value).__name__} len {len(value)}"
+    return type(value).__name__
+
+
+def describe_call(name: str, args: Sequence[object], kwargs: dict[str, object]) -> str:
+    """``name(tensor(2, 3) float32 cpu, dim=1)``."""
+    parts = [describe_arg(a) for a in args] + [f"{k}={describe_arg(v)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def learner_frames(tb: types.TracebackType | None) -> list[str]:
+    """The traceback's lines from the learner's own code, as ``where, in name: source``."""
+    lines = []
+    for frame in traceback.extract_tb(tb):
+        path = frame.filename
+        if path.startswith("<frozen ") or os.path.abspath(path).startswith(_LIBRARY_DIRS):
+            continue
+        source = f": {frame.line.strip()}" if frame.line else ""
+        lines.append(f"{_where(path)}, line {frame.lineno}, in {frame.name}{source}")
+    return lines
+
+
+def _where(path: str) -> str:
+    """A notebook cell's file as IPython names it (``Cell In[5]``), any other file as is."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    count = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(path)
+    return f"Cell In[{count}]" if count is not None else path
+
+
+def error_kind(type_name: str, message: str) -> str | None:
+    """Which hint key an error of ``type_name`` with ``message`` is about, or None."""
+    if type_name == "IndexError":
+        return "index"
+    text = message.lower()
+    for kind, words in _ERROR_KINDS:
+        if any(w in text for w in words):
+            return kind
+    return None
+
+
+def call_failure_message(
+    call_text: str,
+    type_name: str,
+    message: str,
+    frames: Sequence[str],
+    hints: str | dict[str, str] | None = None,
+) -> str:
+    """The text of a :class:`CallError`; the grader's hidden checks use it as well."""
+    first_line = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    lines = [f"{call_text} raised {type_name}: {first_line}"]
+    if frames:
+        lines.append("Your code, where it raised (last line last):")
+        lines += [f"  {f}" for f in frames]
+    hint = hints
+    if isinstance(hints, dict):
+        kind = error_kind(type_name, message)
+        hint = hints.get(kind) if kind in hints else hints.get("any")
+    if hint:
+        lines.append(f"Hint: {hint}")
+    return "\n".join(lines)
