@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autograder import wire
-from tutorial_lib.checks import CheckError
+from tutorial_lib.checks import CheckError, call_failure_message, learner_call, learner_frames
 
 PROBE_PACKAGE = "autograder.probes"
 
@@ -37,11 +37,28 @@ class AnswerUnreachable(CheckError):
 
 
 class AnswerRaised(CheckError):
-    """The student's code raised while the probe ran it."""
+    """The student's code raised while the probe ran it.
 
-    def __init__(self, what: str, type_name: str, message: str):
+    The message is the one ``tutorial_lib.checks.call`` gives in a visible test: the error,
+    the student's own lines of the traceback (``frames``) and, last, the student's function as
+    the probe called it (``called_as``), so that a check may append ". <hint>" to it.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        type_name: str,
+        message: str,
+        frames: list[str] | tuple[str, ...] = (),
+        called_as: str = "",
+    ):
         self.type_name, self.message = type_name, message
-        super().__init__(f"{what} raised {type_name}: {message}".rstrip(": "))
+        self.frames, self.called_as = list(frames), called_as
+        super().__init__(
+            call_failure_message(what, type_name, message, frames, called_as=called_as)
+            if message.strip() or frames
+            else f"{what} raised {type_name}"
+        )
 
 
 class Channel(Protocol):
@@ -79,8 +96,22 @@ def run_probe(probe: Callable, student: Any, case: Any) -> str:
     try:
         value = probe(student, case)
     except Exception as err:  # the student's code may raise anything; report it as data
-        return wire.encode({"raised": [type(err).__name__, str(err)[:2000]]})
+        return wire.encode({"raised": _raised(err)})
     return wire.encode({"value": value})
+
+
+# At most this many of the student's traceback lines cross, the last ones (a deep recursion
+# would otherwise flood the message), each cut to this many characters.
+MAX_FRAMES, MAX_FRAME_CHARS = 8, 300
+
+
+def _raised(err: Exception) -> list[str]:
+    """What crosses for an exception: its type, message, the student's frames, the call."""
+    if isinstance(err, NotImplementedError):  # the stub: nothing to point at
+        return [type(err).__name__, str(err)[:2000]]
+    frames = [f[:MAX_FRAME_CHARS] for f in learner_frames(err.__traceback__)[-MAX_FRAMES:]]
+    called_as = learner_call(err.__traceback__)[:MAX_FRAME_CHARS]
+    return [type(err).__name__, str(err)[:2000], "\n".join(frames), called_as]
 
 
 def serve(probe_module: str, probe_name: str, name: str, case_json: str, out_path: str) -> None:
@@ -125,12 +156,13 @@ def observe(probe: Callable, student: Any, case: Any = None, what: str = "") -> 
     if (
         kind == "raised"
         and type(body) is list
-        and len(body) == 2
+        and len(body) in (2, 4)
         and all(type(b) is str for b in body)
     ):
         if body[0] == "NotImplementedError":
             raise NotImplementedError(body[1])
-        raise AnswerRaised(what, body[0], body[1])
+        frames, called_as = (body[2].splitlines(), body[3]) if len(body) == 4 else ([], "")
+        raise AnswerRaised(what, body[0], body[1], frames, called_as)
     if kind == "missing":
         raise AnswerUnreachable(f"{what}: nothing called {body!r} is defined in the notebook")
     raise AnswerUnreachable(f"{what}: the result could not be read")

@@ -7,6 +7,9 @@ learner meets one vocabulary of messages. Every check raises ``CheckError`` (an
 
 from __future__ import annotations
 
+import dis
+import inspect
+import linecache
 import math
 import os
 import sys
@@ -383,15 +386,57 @@ def describe_call(name: str, args: Sequence[object], kwargs: dict[str, object]) 
 
 
 def learner_frames(tb: types.TracebackType | None) -> list[str]:
-    """The traceback's lines from the learner's own code, as ``where, in name: source``."""
+    """The traceback's lines from the learner's own code, as ``where, line N, in name: source``."""
     lines = []
-    for frame in traceback.extract_tb(tb):
-        path = frame.filename
-        if path.startswith("<frozen ") or os.path.abspath(path).startswith(_LIBRARY_DIRS):
+    for frame, lineno in traceback.walk_tb(tb):
+        if _is_library(frame):
             continue
-        source = f": {frame.line.strip()}" if frame.line else ""
-        lines.append(f"{_where(path)}, line {frame.lineno}, in {frame.name}{source}")
+        code = frame.f_code
+        source = linecache.getline(code.co_filename, lineno, frame.f_globals).strip()
+        source = f": {source}" if source else ""
+        lines.append(f"{_where(code.co_filename)}, line {lineno}, in {code.co_name}{source}")
     return lines
+
+
+def learner_call(tb: types.TracebackType | None) -> str:
+    """The first call into the learner's code in ``tb`` with its arguments, as far as they can
+    still be seen: ``MLP.forward(x=tensor(4, 3) float32 cpu)``; an argument the function
+    assigned to before it raised shows as ``x=...``. Empty when ``tb`` has no learner frame."""
+    for frame, _ in traceback.walk_tb(tb):
+        if _is_library(frame):
+            continue
+        code = frame.f_code
+        if code.co_name.startswith("<"):  # a cell or a module: not a function call
+            return ""
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & inspect.CO_VARARGS) + bool(
+            code.co_flags & inspect.CO_VARKEYWORDS
+        )
+        assigned = {i.argval for i in dis.get_instructions(code) if i.opname in _ASSIGNS}
+        shown = [
+            f"{name}={'...' if name in assigned else describe_arg(frame.f_locals.get(name))}"
+            for name in code.co_varnames[:count]
+            if name not in ("self", "cls")
+        ]
+        return f"{code.co_qualname}({', '.join(shown)})"
+    return ""
+
+
+_ASSIGNS = ("STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF")
+
+# Packages whose frames are never the learner's: their code can be loaded from anywhere
+# (the grader hands its probes to the kernel as source), so their module names tell.
+_LIBRARY_PACKAGES = ("torch", "tutorial_lib", "autograder", "numpy")
+
+
+def _is_library(frame: types.FrameType) -> bool:
+    path = frame.f_code.co_filename
+    package = str(frame.f_globals.get("__name__", "")).partition(".")[0]
+    return (
+        package in _LIBRARY_PACKAGES
+        or path.startswith("<frozen ")
+        or os.path.abspath(path).startswith(_LIBRARY_DIRS)
+    )
 
 
 def _where(path: str) -> str:
@@ -418,13 +463,19 @@ def call_failure_message(
     message: str,
     frames: Sequence[str],
     hints: str | dict[str, str] | None = None,
+    called_as: str = "",
 ) -> str:
-    """The text of a :class:`CallError`; the grader's hidden checks use it as well."""
-    first_line = message.strip().splitlines()[0] if message.strip() else "(no message)"
-    lines = [f"{call_text} raised {type_name}: {first_line}"]
+    """The text of a :class:`CallError`; the grader's hidden checks use it as well, with
+    ``called_as`` (the learner's function as the grader's probe called it) in place of a hint.
+    """
+    text = message.strip() or "(no message)"
+    text = text if len(text) <= 800 else text[:800] + " ..."
+    lines = [f"{call_text} raised {type_name}: {text}"]
     if frames:
         lines.append("Your code, where it raised (last line last):")
         lines += [f"  {f}" for f in frames]
+    if called_as:
+        lines.append(f"Called as {called_as}")
     hint = hints
     if isinstance(hints, dict):
         kind = error_kind(type_name, message)
