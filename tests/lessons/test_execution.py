@@ -8,6 +8,7 @@ xdist group, so the cached results stay in one worker.
 """
 
 import functools
+import importlib
 import tempfile
 from pathlib import Path
 
@@ -156,6 +157,38 @@ def test_every_exercise_has_a_mistake_only_its_hidden_check_catches(lesson):
     assert report.solution_error is None, f"the solution failed: {report.solution_error}"
     problems = [p for p in catalogue_problems(lesson, report) if "visible" in p]
     assert not problems, "\n".join(problems)
+
+
+def visible_exempt(topic: str) -> dict[str, str]:
+    """``VISIBLE_EXEMPT`` of ``autograder.mistakes.<topic>``: exercises whose first mistake no
+    visible input can tell apart, and why (issue #30). Missing means none."""
+    return dict(
+        getattr(importlib.import_module(f"autograder.mistakes.{topic}"), "VISIBLE_EXEMPT", {})
+    )
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_visible_test_catches_each_exercises_first_mistake(lesson):
+    """A learner meets the most common wrong answer (the catalogue's first) in the visible
+    test, not first in the grade."""
+    report = mistakes(lesson)
+    assert report.solution_error is None, f"the solution failed: {report.solution_error}"
+    topic = course.topic(lesson)
+    exempt = visible_exempt(topic)
+    passed = []
+    for grade_id, listed in catalogue(topic).items():
+        if not listed or grade_id in exempt:
+            continue
+        first = next((o for o in report.outcomes if o.exercise == grade_id), None)
+        if first is None:  # not an exercise of the notebook: another test says so
+            continue
+        assert first.mistake == listed[0].name
+        if first.passes_visible:
+            passed.append(f"{grade_id}: its first mistake {first.mistake} passes the visible test")
+    assert not passed, (
+        "make the visible asserts fail on these (or list the exercise in VISIBLE_EXEMPT of "
+        f"autograder/mistakes/{topic}.py with the reason):\n" + "\n".join(passed)
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
