@@ -321,10 +321,13 @@ _LIBRARY_DIRS = tuple(
 )
 
 # The kinds of error a hint can be given for, tried in this order: a device or index
-# message often mentions "size" or "dimension" too, so shape comes last.
+# message often mentions "size" or "dimension" too, so shape comes last; autograd's
+# complaints about in-place changes mention gradients too, so inplace comes before grad.
 _ERROR_KINDS = (
     ("device", ("device", "cuda", "mps")),
     ("dtype", ("dtype", "scalar type", "result type", "not implemented for '")),
+    ("inplace", ("in-place", "inplace")),
+    ("grad", ("grad", "backward")),
     ("index", ("index", "out of range", "out of bounds")),
     (
         "shape",
@@ -348,8 +351,9 @@ def call(fn: Callable, *args: object, hints: str | dict[str, str] | None = None,
     shape, dtype and device for tensors, ``len`` for lists), the original error, only the
     learner's own traceback lines (torch's, this library's and other installed code's are
     dropped) and the exercise's hint for that kind of error. ``hints`` is one string, shown
-    for any error, or a dict with keys ``"shape"``, ``"dtype"``, ``"device"``, ``"index"``
-    and ``"any"`` (shown when no other key matches)::
+    for any error, or a dict with keys ``"shape"`` (size mismatches, mat1 and mat2),
+    ``"dtype"``, ``"device"``, ``"index"``, ``"inplace"`` (autograd and in-place changes),
+    ``"grad"`` (backward, requires_grad) and ``"any"`` (shown when no other key matches)::
 
         out = call(attention, q, k, v, hints={"shape": "Transpose k's last two dims."})
 

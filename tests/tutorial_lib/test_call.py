@@ -112,6 +112,8 @@ def test_arguments_are_described_by_kind():
         ("mat1 and mat2 must have the same dtype, but got Long and Float", "dtype"),
         ("Expected all tensors to be on the same device, but found at least two devices", "device"),
         ("index 5 is out of bounds for dimension 0 with size 3", "index"),
+        ("a leaf Variable that requires grad is being used in an in-place operation.", "inplace"),
+        ("element 0 of tensors does not require grad and does not have a grad_fn", "grad"),
         ("something else went wrong", None),
     ],
 )
