@@ -17,6 +17,34 @@ from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_sha
 from tutorial_lib.device import get_device
 
 
+def _rule_kept(seen: dict, what: str, rule: str) -> None:
+    """Fail when the answer called a shortcut its exercise's text forbids (the probe records
+    each call, and makes it raise, while the answer runs)."""
+    if seen.get("broken"):
+        raise CheckError(
+            f"{what} called {' and '.join(seen['broken'])}, which this exercise does not allow "
+            f"(the grader makes it raise while your function runs). {rule}"
+        )
+
+
+_BATCH_NORM_RULE = (
+    "Write BatchNorm by hand: the mean and the biased variance over every axis but 1 "
+    "(x.mean, x.var(correction=0)), then (x - mean) / sqrt(var + eps) * weight + bias. "
+    "F.batch_norm is what you check yourself against, not what you call."
+)
+_ATTENTION_RULE = (
+    "Write attention by hand: scores = q @ k.transpose(-2, -1) / sqrt(D), hidden keys filled "
+    "with -inf, softmax over the keys, then @ v. F.scaled_dot_product_attention is what you "
+    "check yourself against, not what you call."
+)
+_ENCODER_RULE = (
+    "Compute the layer from its parts: q, k, v from self_attn.in_proj_weight and "
+    "in_proj_bias, your own attention over the heads (matrix products, or your attention "
+    "from Exercise 6), then self_attn.out_proj, the norms and the feed-forward. Calling the "
+    "layer, or its self_attn, would only repeat what you are asked to rebuild."
+)
+
+
 def _int(value, what: str) -> int:
     """An int (a bool is not one); a float that is whole is named as the likely slip."""
     if type(value) is float and value.is_integer():
@@ -202,6 +230,7 @@ def check_batch_norm(batch_norm) -> None:
                 "(for (N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to "
                 "(1, C, 1, 1) so they broadcast."
             ) from None
+        _rule_kept(seen, what, _BATCH_NORM_RULE)
         result = seen["result"]
         check_type(result, tuple, what)
         if len(result) != 3:
@@ -215,7 +244,16 @@ def check_batch_norm(batch_norm) -> None:
         tol = (
             {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
         )
-        assert_close(y, expected, what=f"y from {what}", **tol)
+        try:
+            assert_close(y, expected, what=f"y from {what}", **tol)
+        except CheckError as err:
+            if dtype != torch.float64:
+                raise
+            raise CheckError(
+                f"{err} Compute in the input's dtype: a float32 working copy (even one cast "
+                "back at the end) is only good to about 1e-7, and float64 inputs are compared "
+                "to 1e-9."
+            ) from None
         assert_close(new_mean, mean, what=f"the new running mean from {what}", **tol)
         assert_close(new_var, var, what=f"the new running variance from {what}", **tol)
         if seen["changed"]:
@@ -384,7 +422,9 @@ def check_attention(attention) -> None:
             f"attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
             f"{kind + ' mask' if kind else 'no mask'}, {str(dtype).removeprefix('torch.')})"
         )
-        seen = observe(call, attention, {"args": [q, k, v, mask]}, what)
+        case = {"q": q, "k": k, "v": v, "mask": mask}
+        seen = observe(probes.probe_attention, attention, case, what)
+        _rule_kept(seen, what, _ATTENTION_RULE)
         expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         out = seen["result"]
         check_type(out, torch.Tensor, what)
@@ -400,7 +440,11 @@ def check_attention(attention) -> None:
             if d != d_v:
                 hint = " Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."
             elif dtype == torch.float64:
-                hint = " Keep the inputs' dtype: no .float() working copies."
+                hint = (
+                    " Compute in the inputs' dtype: a float32 working copy (even one cast back "
+                    "to float64 at the end) is only good to about 1e-7, and float64 inputs are "
+                    "compared to 1e-9."
+                )
             raise CheckError(f"{err}{hint}") from None
         for name, before, after in zip("qkv", (q, k, v), seen["args"][:3], strict=True):
             if not torch.equal(before, after):
@@ -495,6 +539,7 @@ def check_encoder_layer_forward(encoder_layer_forward) -> None:
             f"{'train' if training else 'eval'} mode; x of shape ({b}, {t}, {c}))"
         )
         seen = observe(probes.probe_encoder_layer_forward, encoder_layer_forward, case, what)
+        _rule_kept(seen, what, _ENCODER_RULE)
         layer = probes.build_encoder_layer(case)
         with torch.no_grad():
             expected = layer(case["x"])

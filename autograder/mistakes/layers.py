@@ -74,6 +74,13 @@ _ENCODER = """def encoder_layer_forward(layer, x):
 """
 
 
+_ENCODER_ATTENTION = """        q, k, v = F.linear(z, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+        q, k, v = (y.reshape(b, t, h, c // h).transpose(1, 2) for y in (q, k, v))
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt({scale}), dim=-1)
+        return attn.out_proj((weights @ v).transpose(1, 2).reshape(b, t, c))
+""".format(scale="c // h")
+
+
 def _encoder(**parts):
     defaults = {
         "heads": "attn.num_heads",
@@ -238,6 +245,40 @@ MISTAKES = {
             "and returns the wrong dtype.",
             code=_bn(dims="[d for d in range(x.ndim) if d != 1]\n    x = x.float()"),
         ),
+        Mistake(
+            name="library-batch-norm",
+            message="The exercise is BatchNorm by hand: F.batch_norm (here on copies of the "
+            "running statistics) is what you check against, not what you call.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
+                "               momentum=0.1, eps=1e-5):\n"
+                "    mean, var = running_mean.clone(), running_var.clone()\n"
+                "    y = F.batch_norm(x, mean, var, weight, bias, training, momentum, eps)\n"
+                "    return y, mean, var\n"
+            ),
+        ),
+        Mistake(
+            name="batch-norm-layer",
+            message="An nn.BatchNorm layer is F.batch_norm inside: the exercise asks for the "
+            "statistics and the normalisation written out.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
+                "               momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    layer = torch.nn.BatchNorm1d(c, eps=eps, momentum=momentum,\n"
+                "                                 affine=weight is not None).to(x)\n"
+                "    with torch.no_grad():\n"
+                "        layer.running_mean.copy_(running_mean)\n"
+                "        layer.running_var.copy_(running_var)\n"
+                "        if weight is not None:\n"
+                "            layer.weight.copy_(weight)\n"
+                "            layer.bias.copy_(bias)\n"
+                "    layer.train(training)\n"
+                "    flat = x.reshape(x.shape[0], c, -1) if x.ndim > 2 else x\n"
+                "    y = layer(flat).reshape(x.shape)\n"
+                "    return y, layer.running_mean.clone(), layer.running_var.clone()\n"
+            ),
+        ),
     ],
     "mean_embedding": [
         Mistake(
@@ -307,6 +348,15 @@ MISTAKES = {
     ],
     "causal_mask": [
         Mistake(
+            name="triangle-at-the-top-left",
+            message="With cached keys (t_k > t_q) the queries are the LAST t_q positions: "
+            "shift the triangle with tril(diagonal=t_k - t_q), as is_causal=True does not.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril()\n"
+            ),
+        ),
+        Mistake(
             name="future-allowed",
             message="triu keeps the future and hides the past: a query may see keys j <= i, "
             "the LOWER triangle (tril).",
@@ -331,15 +381,6 @@ MISTAKES = {
             code=(
                 "def causal_mask(t_q, t_k, device=None):\n"
                 "    return torch.full((t_q, t_k), float('-inf'), device=device).triu(1)\n"
-            ),
-        ),
-        Mistake(
-            name="triangle-at-the-top-left",
-            message="With cached keys (t_k > t_q) the queries are the LAST t_q positions: "
-            "shift the triangle with tril(diagonal=t_k - t_q), as is_causal=True does not.",
-            code=(
-                "def causal_mask(t_q, t_k, device=None):\n"
-                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril()\n"
             ),
         ),
         Mistake(
@@ -424,6 +465,29 @@ MISTAKES = {
                 "    if mask is not None:\n"
                 "        scores = scores.masked_fill(~mask, float('-inf'))\n"
                 "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="library-sdpa",
+            message="The exercise is attention by hand: F.scaled_dot_product_attention is what "
+            "you check against, not what you call.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+            ),
+        ),
+        Mistake(
+            name="computed-in-float32-cast-back",
+            message="Compute in the inputs' dtype: float64 inputs computed in float32 and cast "
+            "back are only good to about 1e-7.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    dtype = q.dtype\n"
+                "    q, k, v = q.float(), k.float(), v.float()\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return (scores.softmax(-1) @ v).to(dtype)\n"
             ),
         ),
         Mistake(
@@ -520,6 +584,22 @@ MISTAKES = {
             name="mode-changed",
             message="Do not call layer.eval() (or train()) inside: the caller owns the mode.",
             code=_encoder(prelude="    layer.eval()\n"),
+        ),
+        Mistake(
+            name="calls-the-layer",
+            message="layer(x) is what you are asked to rebuild from the layer's parts, not "
+            "what you return.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    with torch.no_grad():\n"
+                "        return layer(x)\n"
+            ),
+        ),
+        Mistake(
+            name="calls-self-attn",
+            message="Compute the attention from in_proj_weight, the heads and out_proj; "
+            "layer.self_attn(...) does it for you.",
+            code=_encoder().replace(_ENCODER_ATTENTION, "        return attn(z, z, z)[0]\n"),
         ),
         Mistake(
             name="scaled-by-the-full-width",

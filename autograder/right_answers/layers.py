@@ -62,14 +62,30 @@ RIGHT_ANSWERS = {
     ],
     "batch_norm": [
         RightAnswer(
-            name="functional-batch-norm-on-copies",
-            why="lets F.batch_norm update copies of the running statistics",
+            name="var-mean-keepdim-and-lerp",
+            why="keeps the reduced axes (keepdim) so the statistics broadcast without a view, "
+            "and moves the running statistics with torch.lerp",
             code=(
                 "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
                 "               momentum=0.1, eps=1e-5):\n"
-                "    mean, var = running_mean.clone(), running_var.clone()\n"
-                "    y = F.batch_norm(x, mean, var, weight, bias, training, momentum, eps)\n"
-                "    return y, mean, var\n"
+                "    dims = (0, *range(2, x.ndim))\n"
+                "    shape = (1, -1) + (1,) * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        var, mean = torch.var_mean(x, dim=dims, keepdim=True, correction=0)\n"
+                "        n = x.numel() / x.shape[1]\n"
+                "        batch_mean = mean.detach().flatten()\n"
+                "        batch_var = var.detach().flatten() * n / (n - 1)\n"
+                "        new_mean = torch.lerp(running_mean, batch_mean, momentum)\n"
+                "        new_var = torch.lerp(running_var, batch_var, momentum)\n"
+                "    else:\n"
+                "        mean, var = running_mean.reshape(shape), running_var.reshape(shape)\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean) / (var + eps).sqrt()\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.reshape(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.reshape(shape)\n"
+                "    return y, new_mean, new_var\n"
             ),
         ),
         RightAnswer(
@@ -137,11 +153,16 @@ RIGHT_ANSWERS = {
     ],
     "attention": [
         RightAnswer(
-            name="pytorch-sdpa",
-            why="calls F.scaled_dot_product_attention, which computes the same thing",
+            name="additive-mask-and-matmul",
+            why="turns the bool mask into an additive one (0 or -inf), uses .mT, torch.matmul "
+            "and F.softmax",
             code=(
                 "def attention(q, k, v, mask=None):\n"
-                "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n"
+                "    scores = torch.matmul(q, k.mT) / q.size(-1) ** 0.5\n"
+                "    if mask is not None:\n"
+                "        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)\n"
+                "        scores = scores + bias.masked_fill(~mask, float('-inf'))\n"
+                "    return torch.matmul(F.softmax(scores, dim=-1), v)\n"
             ),
         ),
         RightAnswer(
@@ -203,6 +224,29 @@ RIGHT_ANSWERS = {
                 "        return layer.norm2(x + ff(x))\n"
                 "    x = x + block(layer.norm1(x))\n"
                 "    return x + ff(layer.norm2(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="library-attention-on-the-heads",
+            why="splits the heads with unflatten and lets F.scaled_dot_product_attention "
+            "attend them: the text forbids calling the layer or its self_attn, not that",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    h = sa.num_heads\n"
+                "    def heads(z):  # (B, T, C) -> (B, H, T, D)\n"
+                "        return z.unflatten(-1, (h, -1)).transpose(1, 2)\n"
+                "    def attend(z):\n"
+                "        q, k, v = map(heads, F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+                "        out = F.scaled_dot_product_attention(q, k, v)\n"
+                "        return sa.out_proj(out.transpose(1, 2).flatten(2))\n"
+                "    def ff(z):\n"
+                "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
             ),
         ),
     ],
