@@ -90,8 +90,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         args.staged = True  # grade_from_lms stages the download, then calls this again
         return grade_from_lms(args, cmd_grade)
 
-    from autograder.grading.report import table, write_all
+    from autograder.grading.report import grader_errors, table, write_all
     from autograder.grading.run import GradeOptions, UsageError, grade, saved_results
+    from autograder.grading.status import GRADER_ERRORS_EXIT
 
     opts = GradeOptions(
         submissions=Path(args.submissions),
@@ -127,6 +128,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     write_all(saved_results(opts.out), opts.out)
     print(table(results))
     print(f"Wrote {opts.out / 'grades.csv'}, results.json, report.html and feedback/.")
+    failed = grader_errors(results)
+    if failed:  # said last, where an instructor looks, and in the exit status scripts see
+        print(f"error: {failed}", file=sys.stderr)
+        return GRADER_ERRORS_EXIT
     return 0
 
 

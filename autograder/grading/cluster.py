@@ -41,6 +41,7 @@ from autograder.grading.worker import (
     compile_feedback_templates,
     grade_one,
     import_for_grading,
+    kernel_check,
 )
 
 CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this long is taken as absent
@@ -178,12 +179,31 @@ def executor(opts, assignments: list[str]):
         plugin = WarmUp(assignments, mine["sources"], template=opts.warm and opts.sandboxed)
         client.register_plugin(plugin, name="autograder-grading")
         pool = client.get_executor(retries=RETRIES, pure=False)
+        pool.client = client  # check_kernels asks every worker, not one
         try:
             yield pool
         finally:
             pool.shutdown(wait=False)  # cancels what has not run: Ctrl-C must not wait
     finally:
         client.close()
+
+
+def check_kernels(pool, settings: Settings) -> None:
+    """Refuse, naming each, workers that cannot start a kernel as grading will (their sandbox,
+    their temporary folders): checked once per worker before anyone is graded."""
+    found = pool.client.run(kernel_check, settings, on_error="return")
+    problems = [
+        f"worker {address}: {why!r}"
+        if isinstance(why, BaseException)
+        else f"worker {address}: {why}"
+        for address, why in sorted(found.items())
+        if why is not None
+    ]
+    if problems:
+        raise run.UsageError(
+            "refusing to grade on this cluster: these workers cannot start a kernel, so "
+            "nobody was graded.\n  " + "\n  ".join(problems)
+        )
 
 
 def submit(pool, student: str, assignment: str, path: Path, settings: Settings, gpu):

@@ -13,8 +13,14 @@ from collections import Counter
 from pathlib import Path
 
 from autograder import course
+from autograder.grading.status import Status
 
 FIXED_COLUMNS = ["student_id", "assignment", "score", "max_score", "status"]
+
+
+def score_text(result: dict) -> str:
+    """The row's score as written in files: empty for a grader error (no score, not 0)."""
+    return "" if result["score"] is None else f"{result['score']:g}"
 
 
 @functools.cache
@@ -52,7 +58,7 @@ def write_csv(results: list[dict], path: Path) -> None:
             row = [
                 r["student"],
                 r["assignment"],
-                f"{r['score']:g}",
+                score_text(r),
                 f"{r['max_score']:g}",
                 r["status"],
             ]
@@ -139,7 +145,21 @@ def table(results: list[dict]) -> str:
     """A plain-text table for the terminal."""
     lines = [f"{'student':<16}{'assignment':<16}{'score':>8}  status"]
     for r in results:
+        score = score_text(r) or "-"
         lines.append(
-            f"{r['student']:<16}{r['assignment']:<16}{r['score']:>4g}/{r['max_score']:<3g}  {r['status']}"
+            f"{r['student']:<16}{r['assignment']:<16}{score:>4}/{r['max_score']:<3g}  {r['status']}"
         )
     return "\n".join(lines)
+
+
+def grader_errors(results: list[dict]) -> str:
+    """One line naming how many submissions the grader could not grade, and why; "" if none."""
+    failed = [r for r in results if r["status"] == Status.GRADER_ERROR]
+    if not failed:
+        return ""
+    reasons = Counter(r.get("message", "")[:200] for r in failed)
+    why = "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common(3))
+    return (
+        f"{len(failed)} submission(s) could not be graded (grader-error: no score was written "
+        f"for them, not even a 0; run the same command again to retry them): {why}"
+    )

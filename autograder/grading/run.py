@@ -17,28 +17,25 @@ import multiprocessing.forkserver
 import os
 import shutil
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
 from autograder.grading import inductor_headers, sandbox, zygote
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
-from autograder.grading.submissions import OK, discover, max_points
+from autograder.grading.status import GRADED, Status, has_score
+from autograder.grading.submissions import discover, max_points
 from autograder.grading.worker import (
-    CRASHED,
-    DISK,
-    MEMORY,
-    PROCESSES,
-    TIMEOUT,
     Result,
     Settings,
     grade_one,
+    grader_error,
+    kernel_check,
     warm_up,
 )
 from autograder.nbgrader_course import course_config
 
-GRADED = {OK, TIMEOUT, CRASHED, MEMORY, DISK, PROCESSES}  # a grading run's; others are retried
 MIN_MEMORY_MB = 4096  # this CUDA build of torch maps 3.2 GB of addresses, torchvision 0.3 GB
 MIN_DISK_MB = 64
 # A lesson runs in at most 90 s on a 2-core CPU (CONTRIBUTING.md; the slowest measures 13 s);
@@ -232,7 +229,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
         earlier = None if opts.force else _graded_earlier(out, s)
         if earlier is not None:
             results[s.student, s.assignment] = earlier
-        elif s.status != OK:
+        elif s.status != Status.OK:
             unusable.append(s)  # looked at again on every run: it may have been fixed
         else:
             todo.append(s)
@@ -268,6 +265,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 # A kernel started ahead is wasted where no worker grades a second notebook.
                 warm=opts.warm and (bool(opts.scheduler) or len(todo) > opts.jobs),
             )
+            _check_kernels_start(pool, settings, opts)
             _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook)
         gradebook.close()
     ordered = [results[s.student, s.assignment] for s in subs]
@@ -302,7 +300,7 @@ def _graded_earlier(out: Path, s) -> dict | None:
     error is looked at again, and a notebook that changed since is graded again.
     """
     saved = _result_path(out, s.student, s.assignment)
-    if s.status != OK or not saved.is_file():
+    if s.status != Status.OK or not saved.is_file():
         return None
     data = json.loads(saved.read_text())
     if data.get("status") not in GRADED or data.get("sha256") != _digest(s.path):
@@ -355,43 +353,64 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
         yield pool
 
 
+def _check_kernels_start(pool, settings: Settings, opts: GradeOptions) -> None:
+    """Start one kernel where the submissions will be graded, before grading anyone: a grader
+    that cannot (its sandbox, its temporary folders) stops here with the reason (a
+    ``UsageError``, status 2) rather than writing a row of grader errors for every student."""
+    if opts.scheduler:
+        from autograder.grading import cluster
+
+        cluster.check_kernels(pool, settings)
+        return
+    trouble = pool.submit(kernel_check, settings).result()
+    if trouble:
+        raise UsageError(f"kernels cannot start here, so nobody was graded: {trouble}")
+
+
 def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) -> None:
+    """Send every submission to the pool; record each result as it comes back. A submission
+    the grader failed on (``grader-error``) is sent once more: a transient failure (a worker
+    that died, a busy machine) should not leave a student without a grade."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     from tqdm.auto import tqdm
 
     remote = None
     if opts.scheduler:
         from autograder.grading import cluster as remote
-    futures = {}
-    for s in todo:
-        work = out / ".work" / s.assignment / s.student
+
+    def send(s):
         if remote:
-            future = remote.submit(pool, s.student, s.assignment, s.path, settings, opts.gpu)
-        else:
-            future = pool.submit(
-                grade_one,
-                s.student,
-                s.assignment,
-                str(s.path),
-                str(templates[s.assignment]),
-                str(work),
-                settings,
-            )
-        futures[future] = s
-    bar = tqdm(total=len(futures), desc="grading", unit="nb", disable=not opts.progress)
-    for future in as_completed(futures):
-        s = futures[future]
-        try:
-            data = future.result()
-            if remote:  # the files came back as bytes: write them where a local job would
-                data = remote.unpack(data, out / ".work" / s.assignment / s.student)
-        except Exception as err:  # a worker that broke must not lose the batch
-            data = Result(
-                s.student, s.assignment, "error", message=f"grader error: {err}"
-            ).to_dict()
-            data["max_score"] = max_points(s.assignment)
-            data["autograded"] = None
-        results[s.student, s.assignment] = _finish(out, data, s.path, gradebook)
-        bar.update(1)
+            return remote.submit(pool, s.student, s.assignment, s.path, settings, opts.gpu)
+        work = out / ".work" / s.assignment / s.student
+        return pool.submit(
+            grade_one,
+            s.student,
+            s.assignment,
+            str(s.path),
+            str(templates[s.assignment]),
+            str(work),
+            settings,
+        )
+
+    pending = {send(s): (s, 0) for s in todo}
+    bar = tqdm(total=len(pending), desc="grading", unit="nb", disable=not opts.progress)
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            s, tries = pending.pop(future)
+            try:
+                data = future.result()
+                if remote:  # the files came back as bytes: write them where a local job would
+                    data = remote.unpack(data, out / ".work" / s.assignment / s.student)
+            except Exception as err:  # a worker that broke must not lose the batch
+                why = f"the grading worker failed: {type(err).__name__}: {err}"
+                data = grader_error(s.student, s.assignment, why).to_dict()
+            if data["status"] == Status.GRADER_ERROR and tries == 0:
+                pending[send(s)] = (s, 1)  # once more, in a fresh kernel
+                continue
+            results[s.student, s.assignment] = _finish(out, data, s.path, gradebook)
+            bar.update(1)
     bar.close()
 
 
@@ -401,7 +420,8 @@ def _finish(out: Path, data: dict, submitted: Path | None, gradebook: ClassGrade
     feedback = data.pop("feedback", None)
     if submitted:
         data["sha256"] = _digest(submitted)  # what was graded: a changed notebook is re-graded
-    if autograded and submitted:
+    # A grader error's notebook and feedback would show a zero the student did not earn.
+    if autograded and submitted and has_score(data["status"]):
         student, assignment = data["student"], data["assignment"]
         copies = {
             autograded: out / "autograded" / student / assignment / f"{assignment}.ipynb",

@@ -9,11 +9,10 @@ from pathlib import Path
 import nbformat
 
 from autograder import course, notebook
+from autograder.grading.status import Status
 
-OK = "ok"
-MISSING = "missing"  # no folder, or an empty one
-INVALID = "invalid"  # not a readable notebook
-WRONG_ASSIGNMENT = "wrong-assignment"  # a notebook, but for another lesson
+OK, MISSING, INVALID = Status.OK, Status.MISSING, Status.INVALID
+WRONG_ASSIGNMENT = Status.WRONG_ASSIGNMENT
 
 
 @dataclass

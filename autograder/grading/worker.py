@@ -24,15 +24,12 @@ from autograder.grading.execute import (
     SUBMISSION_TIMEOUT,
     VERDICT_KEY,
 )
+from autograder.grading.status import Status
 from autograder.grading.submissions import max_points
 from autograder.nbgrader_course import course_config
 
-TIMEOUT = "timeout"
-CRASHED = "crashed"
-MEMORY = "memory"
-DISK = "disk"  # filled the sandbox's /tmp (--disk)
-PROCESSES = "processes"  # hit the sandbox's process limit
-ERROR = "error"  # nbgrader itself failed on this submission
+TIMEOUT, CRASHED, MEMORY = Status.TIMEOUT, Status.CRASHED, Status.MEMORY
+DISK, PROCESSES = Status.DISK, Status.PROCESSES
 BUDGET = "budget"  # a kind of trouble, not a status: the submission's budget ran out (timeout)
 
 
@@ -69,7 +66,7 @@ class Result:
     student: str
     assignment: str
     status: str
-    score: float = 0.0
+    score: float | None = 0.0  # None: a grader error, no score at all (never a zero)
     max_score: float = 0.0
     message: str = ""
     seconds: float = 0.0
@@ -77,6 +74,13 @@ class Result:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def grader_error(student: str, assignment: str, why: str) -> Result:
+    """The row of a submission the grader could not grade: no score, the reason, the maximum."""
+    return Result(
+        student, assignment, Status.GRADER_ERROR, None, max_points(assignment), message=why
+    )
 
 
 def import_for_grading(assignments: list[str]) -> None:
@@ -173,6 +177,13 @@ def warm_up(
         share_template(template)
         start_template()
     atexit.register(_exit_now)
+    # A pool's worker leaves through multiprocessing's own exit, which runs its finalizers,
+    # not atexit: there, too, no kernel started ahead, nor its folder, may stay behind.
+    from multiprocessing.util import Finalize
+
+    from autograder.grading.execute import discard_spares
+
+    Finalize(None, discard_spares, exitpriority=100)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
     signal.signal(signal.SIGINT, lambda *_: _exit_now())
 
@@ -194,6 +205,9 @@ def _exit_now() -> None:
     last-registered first: registered after the imports, this one ends the process before
     theirs would start tearing things down.
     """
+    execute = sys.modules.get("autograder.grading.execute")
+    if execute is not None:  # a kernel started ahead for a submission that never came, and
+        execute.discard_spares()  # its folder with the connection key: neither stays behind
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -239,6 +253,46 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     return config
 
 
+def kernel_check(settings: Settings) -> str | None:
+    """Start a kernel exactly as grading does and run one line in it: None, or why it cannot.
+
+    Run once before anyone is graded, so that a grader whose kernels cannot start (a sandbox
+    that fails, a temporary folder it cannot use) stops with the reason, instead of giving
+    every student a row that says it could not grade them.
+    """
+    import tempfile
+
+    import nbformat
+
+    from autograder.grading.execute import GradingExecute
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    execute = GradingExecute(
+        timeout=max(60, settings.timeout_s),
+        shutdown_kernel="immediate",
+        sandboxed=settings.sandboxed,
+        memory_mb=settings.memory_mb,
+        disk_mb=settings.disk_mb,
+        hide=settings.hide,
+        gpu=settings.gpu,
+        trusted=False,
+        fork_template=settings.template,
+        warm_spare=settings.warm,  # the spare it starts is the first submission's kernel
+    )
+    with tempfile.TemporaryDirectory(prefix="kernel-check-") as cwd:
+        try:
+            nb, _ = execute.preprocess(nb, {"metadata": {"path": cwd}})
+        except Exception as err:  # whatever stopped it is the reason, said once, up front
+            return f"{type(err).__name__}: {err}"
+    outputs = nb.cells[0].outputs
+    if any(o.get("output_type") == "stream" and o.get("text", "").strip() == "42" for o in outputs):
+        return None
+    errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.get("output_type") == "error"]
+    return "the kernel started but did not run a line of code" + (
+        f" ({errors[0]})" if errors else ""
+    )
+
+
 def grade_one(
     student: str, assignment: str, notebook_path: str, template: str, work: str, settings: Settings
 ) -> dict:
@@ -261,10 +315,8 @@ def grade_one(
         log = "\n".join(filter(None, [outcome.get("log"), outcome.get("error")]))
         (root / "nbgrader.log").write_text(log)  # kept for the instructor: OUT/logs/
         errors = [line.strip() for line in log.splitlines() if "Error" in line or "ERROR" in line]
-        result = Result(
-            student, assignment, ERROR, message=(" | ".join(errors[-4:]) or log[-500:])[-800:]
-        )
-        result.max_score = max_points(assignment)
+        why = (" | ".join(errors[-4:]) or log[-500:])[-800:]
+        result = grader_error(student, assignment, f"nbgrader failed: {why}")
     else:
         result = _result_from(student, assignment, graded)
     feedback = None
@@ -318,7 +370,7 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
     return Result(
         student,
         assignment,
-        TIMEOUT if kind == BUDGET else kind or "ok",
+        TIMEOUT if kind == BUDGET else kind or Status.OK,
         score=sum(t.score for t in tests),
         max_score=sum(t.max_score for t in tests),
         message=_where_it_went_wrong(nb, trouble, kind),

@@ -43,6 +43,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+KERNEL_SCRATCH = "/tmp"  # the sandbox's writable folder (sandbox.SCRATCH), seen from inside
+
 # The sandbox's command: the first process of its PID namespace (bubblewrap's --as-pid-1),
 # which no signal from inside can kill, and which reaps orphans as an init does. It waits
 # for the process the template forks into the namespace (the kernel's parent), and exits
@@ -375,8 +377,11 @@ class Template(_Kernels):
 
         self.lock = threading.Lock()  # one request at a time over the pipes
         # Private (0700): only the grader's user reaches the socket; no sandbox sees it
-        # (each has a /tmp of its own, and no network namespace of the machine's).
-        self.folder = Path(tempfile.mkdtemp(prefix="gz-"))
+        # (each has a /tmp of its own, and no network namespace of the machine's). Always in
+        # /tmp, whatever TMPDIR says: the kernel makes ``folders`` again at the same paths
+        # inside its sandbox, where /tmp is the one writable place (a TMPDIR of
+        # /scratch/... made every kernel fail to start).
+        self.folder = Path(tempfile.mkdtemp(prefix="gz-", dir=KERNEL_SCRATCH))
         # Paths the template's imports remember (matplotlib's config folder) are made again
         # inside each sandbox's /tmp, so the kernel finds them where the template had them.
         self.folders = [str(self.folder / ".matplotlib")]

@@ -88,6 +88,7 @@ def lms_problem(args: argparse.Namespace) -> str | None:
 def grade_from_lms(args: argparse.Namespace, grade_command) -> int:
     """Stage the download in nbgrader's layout, run the grade command on it, write LMS files."""
     from autograder.grading.run import saved_results
+    from autograder.grading.status import GRADER_ERRORS_EXIT
     from autograder.platforms import lms
 
     problem = lms_problem(args)
@@ -109,7 +110,7 @@ def grade_from_lms(args: argparse.Namespace, grade_command) -> int:
         args.submissions = download
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    if status != 0:
+    if status not in (0, GRADER_ERRORS_EXIT):  # grader errors: the exports leave those cells empty
         return status
     out = Path(args.out)
     (out / "lms").mkdir(parents=True, exist_ok=True)
@@ -135,11 +136,16 @@ def grade_from_lms(args: argparse.Namespace, grade_command) -> int:
     except lms.LmsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return 0
+    return status
 
 
 def _print_outcome(outcome, lms_name: str) -> None:
     print(f"Wrote {outcome.path} ({outcome.filled} grades) for {lms_name}'s import.")
+    if outcome.not_graded:
+        print(
+            f"  left empty, the grader failed on them (see grades.csv): "
+            f"{', '.join(outcome.not_graded)}"
+        )
     if outcome.not_in_gradebook:
         print(f"  graded but not in the gradebook: {', '.join(outcome.not_in_gradebook)}")
     if outcome.no_grade:

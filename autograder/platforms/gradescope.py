@@ -29,7 +29,13 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
-from autograder.platforms.single import find_notebook, grade_notebook, write_results
+from autograder.platforms.single import (
+    GraderFailed,
+    fail,
+    find_notebook,
+    grade_or_fail,
+    write_results,
+)
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -175,7 +181,11 @@ def sandbox_starts() -> bool:
 
 
 def run(lesson: str, root: Path, hidden_visibility: str) -> dict:
-    """Grade ``root/submission``'s notebook; write and return ``root/results/results.json``."""
+    """Grade ``root/submission``'s notebook; write and return ``root/results/results.json``.
+
+    Raises ``GraderFailed`` when the grader, not the notebook, failed: then nothing is
+    written, and ``main`` ends the job as failed.
+    """
     start = time.perf_counter()
     notebook, note = find_notebook(root / "submission", lesson)
     contained = sandbox_starts()
@@ -185,11 +195,7 @@ def run(lesson: str, root: Path, hidden_visibility: str) -> dict:
             "checks still ran in the grader's own process."
         )
     with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
-        try:
-            row = grade_notebook(notebook, lesson, Path(work), sandboxed=contained)
-        except Exception as err:  # never a crashed autograder: a result that says why
-            row = {"score": 0.0, "max_score": 0.0, "status": "error", "tests": []}
-            row["message"] = f"the grader failed: {type(err).__name__}: {err}"
+        row = grade_or_fail(notebook, lesson, Path(work), sandboxed=contained)
     data = results(row, lesson, time.perf_counter() - start, hidden_visibility, note)
     write_results(root, data)
     return data
@@ -203,7 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--root", default="/autograder")
     r.add_argument("--hidden-visibility", default="after_published", choices=VISIBILITIES)
     args = parser.parse_args(argv)
-    data = run(args.lesson, Path(args.root), args.hidden_visibility)
+    try:
+        data = run(args.lesson, Path(args.root), args.hidden_visibility)
+    except GraderFailed as err:
+        return fail(Path(args.root), str(err))
     print(f"{data['score']:g} points; results in {Path(args.root) / 'results' / 'results.json'}")
     return 0
 

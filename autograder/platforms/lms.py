@@ -248,6 +248,7 @@ class GradebookOutcome:
     filled: int
     not_in_gradebook: list[str]  # graded students the gradebook has no row for
     no_grade: list[str]  # gradebook rows with no graded submission (left as they were)
+    not_graded: list[str] = field(default_factory=list)  # grader errors: their cells left empty
 
 
 def fill_canvas_gradebook(
@@ -271,6 +272,7 @@ def fill_canvas_gradebook(
     keep = [header.index(c) for c in identity] + [target]
     by_id = {r["student"]: r for r in results if r["assignment"] == lesson}
     written, seen, filled, no_grade = [[header[i] for i in keep]], set(), 0, []
+    not_graded: list[str] = []
     points = _points_possible(rows, header, target)
     for row in rows[1:]:
         row = row + [""] * (len(header) - len(row))
@@ -280,6 +282,10 @@ def fill_canvas_gradebook(
         result = by_id.get(row[header.index("ID")].strip())
         if result is None:
             no_grade.append(f"{row[0]} ({row[header.index('ID')]})")
+        elif result["score"] is None:  # a grader error: no grade, and no 0 either
+            seen.add(result["student"])
+            row[target] = ""
+            not_graded.append(result["student"])
         else:
             seen.add(result["student"])
             scale = points / result["max_score"] if points and result["max_score"] else 1.0
@@ -289,7 +295,7 @@ def fill_canvas_gradebook(
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(written)
-    return GradebookOutcome(out, filled, sorted(set(by_id) - seen), no_grade)
+    return GradebookOutcome(out, filled, sorted(set(by_id) - seen), no_grade, not_graded)
 
 
 def _canvas_column(header: list[str], lesson: str, column: str | None, export: Path) -> int:
@@ -339,6 +345,7 @@ def fill_moodle_worksheet(
         fields.append("Feedback comments")
     by_id = {r["student"]: r for r in results if r["assignment"] == lesson}
     seen, filled, no_grade = set(), 0, []
+    not_graded: list[str] = []
     for row in rows:
         match = MOODLE_ID.search(row["Identifier"].strip())
         result = by_id.get(match.group(1)) if match else None
@@ -346,6 +353,11 @@ def fill_moodle_worksheet(
             no_grade.append(f"{row.get('Full name', '')} ({row['Identifier']})")
             continue
         seen.add(result["student"])
+        if result["score"] is None:  # a grader error: no grade, and no 0 either
+            row["Grade"] = ""
+            row["Feedback comments"] = ""
+            not_graded.append(result["student"])
+            continue
         try:
             maximum = float(row.get("Maximum Grade") or result["max_score"])
         except ValueError:
@@ -359,7 +371,7 @@ def fill_moodle_worksheet(
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
-    return GradebookOutcome(out, filled, sorted(set(by_id) - seen), no_grade)
+    return GradebookOutcome(out, filled, sorted(set(by_id) - seen), no_grade, not_graded)
 
 
 def _feedback_text(result: dict) -> str:

@@ -24,11 +24,15 @@ import tempfile
 from pathlib import Path
 
 from autograder import course
-from autograder.grading.submissions import INVALID, MISSING, WRONG_ASSIGNMENT
+from autograder.grading.status import NOT_GRADABLE
 from autograder.platforms.gradescope import sandbox_starts
-from autograder.platforms.single import find_notebook, grade_notebook, write_results
-
-UNGRADABLE = {MISSING, INVALID, WRONG_ASSIGNMENT}
+from autograder.platforms.single import (
+    GraderFailed,
+    fail,
+    find_notebook,
+    grade_or_fail,
+    write_results,
+)
 
 RUN_SH = """\
 #!/usr/bin/env bash
@@ -95,7 +99,7 @@ def write_question_files(lesson: str, out: Path) -> list[Path]:
 
 def results(row: dict, lesson: str, note: str = "") -> dict:
     """PrairieLearn's results.json for the grade command's row."""
-    if row["status"] in UNGRADABLE or row.get("max_score", 0) == 0:
+    if row["status"] in NOT_GRADABLE or row.get("max_score", 0) == 0:
         reason = row.get("message") or row["status"]
         return {
             "gradable": False,
@@ -133,21 +137,16 @@ def results(row: dict, lesson: str, note: str = "") -> dict:
 
 
 def run(lesson: str, root: Path) -> dict:
-    """Grade ``root/student``; write and return ``root/results/results.json``."""
+    """Grade ``root/student``; write and return ``root/results/results.json``.
+
+    Raises ``GraderFailed`` when the grader, not the submission, failed: then nothing is
+    written, and ``main`` ends the job as failed (PrairieLearn shows "grading failed").
+    """
     notebook, note = find_notebook(root / "student", lesson)
     contained = sandbox_starts()
     with tempfile.TemporaryDirectory(prefix="prairielearn-") as work:
-        try:
-            row = grade_notebook(notebook, lesson, Path(work), sandboxed=contained)
-            data = results(row, lesson, note)
-        except Exception as err:  # PrairieLearn shows this instead of a grader crash
-            data = {
-                "gradable": False,
-                "score": 0.0,
-                "message": "The grader failed on this submission.",
-                "format_errors": [f"{type(err).__name__}: {err}"],
-                "tests": [],
-            }
+        row = grade_or_fail(notebook, lesson, Path(work), sandboxed=contained)
+    data = results(row, lesson, note)
     write_results(root, data)
     return data
 
@@ -159,7 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--lesson", required=True)
     r.add_argument("--root", default="/grade")
     args = parser.parse_args(argv)
-    data = run(args.lesson, Path(args.root))
+    try:
+        data = run(args.lesson, Path(args.root))
+    except GraderFailed as err:
+        return fail(Path(args.root), str(err))
     print(f"score {data['score']}; results in {Path(args.root) / 'results' / 'results.json'}")
     return 0
 

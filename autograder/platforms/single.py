@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
-from autograder.grading.run import GradeOptions, grade
+from autograder.grading.run import GradeOptions, UsageError, grade
+from autograder.grading.status import Status
 from autograder.platforms.lms import name_match
 
 STUDENT = "student"
@@ -59,6 +61,31 @@ def grade_notebook(
     )
     (row,) = grade(opts)
     return row
+
+
+class GraderFailed(RuntimeError):
+    """The grader could not grade the notebook: the platform must show a failed grading job,
+    never a score (a zero the student did not earn would stand)."""
+
+
+def grade_or_fail(notebook: Path | None, lesson: str, work: Path, sandboxed: bool) -> dict:
+    """``grade_notebook``'s row; ``GraderFailed`` for a grader error, whatever its cause."""
+    try:
+        row = grade_notebook(notebook, lesson, work, sandboxed=sandboxed)
+    except (UsageError, OSError, RuntimeError) as err:
+        raise GraderFailed(f"{type(err).__name__}: {err}") from err
+    if row["status"] == Status.GRADER_ERROR:
+        raise GraderFailed(row.get("message") or "the grader failed on this notebook")
+    return row
+
+
+def fail(root: Path, why: str) -> int:
+    """End a platform's grading job as failed: no results.json (an old one is removed), the
+    reason on the job's log, a non-zero exit. Gradescope and PrairieLearn both show such a
+    job as an autograder failure to retry, not as points."""
+    (root / "results" / "results.json").unlink(missing_ok=True)
+    print(f"The grader failed; no score was given (retry the grading job): {why}", file=sys.stderr)
+    return 1
 
 
 def write_results(root: Path, data: dict) -> Path:
