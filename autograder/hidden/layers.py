@@ -386,6 +386,25 @@ def check_causal_mask(causal_mask) -> None:
         )["result"]
         check_type(got, torch.Tensor, what)
         assert_close(got, expected.to(device), what=what)
+    _check_causal_mask_device(causal_mask)
+
+
+def _check_causal_mask_device(causal_mask) -> None:
+    """The mask is made on the device asked for: a second device (meta) that a CPU-only grader
+    has too, so a mask made on the CPU and never moved fails here as it would on a GPU."""
+    what = "causal_mask(3, 5, device=torch.device('meta'))"
+    case = {"t_q": 3, "t_k": 5, "device": "meta", "describe": True}
+    try:
+        seen = observe(probes.probe_causal_mask, causal_mask, case, what)
+    except (AnswerRaised, NotImplementedError):
+        return  # an operation the meta device lacks: the values were checked above
+    if seen.get("device") != "meta":
+        where = seen.get("device", f"no device (it returned a {seen.get('type')})")
+        raise CheckError(
+            f"{what} returned a mask on {where}, not on the device it was asked for. Create it "
+            "there: torch.ones(t_q, t_k, dtype=torch.bool, device=device) (or .to(device)); a "
+            "mask left on the CPU fails in masked_fill against scores on a GPU."
+        )
 
 
 # ---------------------------------------------------------------------------------------

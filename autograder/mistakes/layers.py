@@ -384,6 +384,15 @@ MISTAKES = {
             ),
         ),
         Mistake(
+            name="device-ignored",
+            message="Make the mask on the device you are given (device=device): a CPU mask "
+            "next to GPU scores fails in masked_fill.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool).tril(diagonal=t_k - t_q)\n"
+            ),
+        ),
+        Mistake(
             name="offset-sign-flipped",
             message="Query i sits at position t_k - t_q + i, so it sees keys up to "
             "i + (t_k - t_q): diagonal=t_k - t_q, not t_q - t_k.",

@@ -153,9 +153,18 @@ def probe_mean_embedding(mean_embedding, case: dict) -> dict:
 
 
 def probe_causal_mask(causal_mask, case: dict) -> dict:
-    """causal_mask(t_q, t_k[, device=...])."""
+    """causal_mask(t_q, t_k[, device=...]); with ``describe``, only where the result lives.
+
+    A tensor on the meta device has no values to send, so for that case the probe returns its
+    device, shape and dtype instead.
+    """
     kwargs = {"device": torch.device(case["device"])} if "device" in case else {}
-    return {"result": causal_mask(case["t_q"], case["t_k"], **kwargs)}
+    result = causal_mask(case["t_q"], case["t_k"], **kwargs)
+    if not case.get("describe"):
+        return {"result": result}
+    if not isinstance(result, torch.Tensor):
+        return {"type": type(result).__name__}
+    return {"device": str(result.device), "shape": list(result.shape), "dtype": str(result.dtype)}
 
 
 def probe_attention(attention, case: dict) -> dict:
