@@ -60,6 +60,11 @@ class AnswerRaised(CheckError):
             else f"{what} raised {type_name}"
         )
 
+    def with_hint(self, hint: str) -> str:
+        """The message with the check's hint for this error as its last line, as ``call``
+        shows an exercise's hint."""
+        return f"{self}\nHint: {hint.strip()}"
+
 
 class Channel(Protocol):
     """Runs ``probe(<the student's object called name>, case)`` somewhere; returns the envelope."""

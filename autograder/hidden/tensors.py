@@ -28,13 +28,13 @@ def _run(fn, what: str, *inputs, hint: str = "", when: str = ""):
     """What the learner's function returned for ``inputs`` (tensors or layout descriptions).
 
     An error it raises becomes a CheckError (NotImplementedError passes through); ``hint`` is
-    added to the message when the error's text contains ``when``.
+    added to the message, as its last line, when the error's text contains ``when``.
     """
     try:
         return observe(probes.probe_tensors, fn, {"inputs": list(inputs)}, what)
     except AnswerRaised as err:
         if hint and when in err.message:
-            raise CheckError(f"{err}{hint}") from None
+            raise CheckError(err.with_hint(hint)) from None
         raise
 
 
@@ -49,7 +49,7 @@ def _pure(fn, what: str, *inputs, kwargs: dict | None = None, hint: str = "", wh
         seen = observe(probes.probe_pure, fn, case, what)
     except AnswerRaised as err:
         if hint and when in err.message:
-            raise CheckError(f"{err}{hint}") from None
+            raise CheckError(err.with_hint(hint)) from None
         raise
     changed = None
     for i, (spec, after) in enumerate(zip(inputs, seen["inputs_after"], strict=True)):

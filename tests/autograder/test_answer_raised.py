@@ -71,3 +71,9 @@ def test_the_stub_still_passes_through_as_not_implemented():
 
     with pytest.raises(NotImplementedError):
         boundary.observe(boundary.call, stub, CASE)
+
+
+def test_a_checks_hint_for_the_error_comes_last_as_calls_does():
+    err = raised(scale_rows, CASE)
+    text = err.with_hint(" Multiply by w.T. ")
+    assert text.startswith(str(err)) and text.endswith("\nHint: Multiply by w.T.")
