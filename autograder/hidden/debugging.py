@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 
@@ -803,9 +804,10 @@ def check_accumulated_step(accumulated_step) -> None:
 # any other device type (Apple's mps) may use either.
 _LOW = {"cpu": (torch.bfloat16,), "cuda": (torch.float16,)}
 _EITHER = (torch.float16, torch.bfloat16)
+_CHECKPOINT_KEYS = ["model", "optimizer", "scaler"]
 
 
-def _autocast_case(spec, g, x, y, device, scaler=None, **extra) -> dict:
+def _autocast_case(spec, g, x, y, device, scaler, max_norm, **extra) -> dict:
     return {
         "model": spec,
         "grads": _junk_grads(spec, g),
@@ -813,44 +815,130 @@ def _autocast_case(spec, g, x, y, device, scaler=None, **extra) -> dict:
         "y": y,
         "loss": "cross_entropy",
         "lr": 0.1,
+        "momentum": 0.0,
         "device": device,
         "scaler": scaler,
+        "max_norm": max_norm,
         **extra,
     }
+
+
+def _float32_clipped_step(model, optimizer, x, y, max_norm) -> float:
+    """The full-precision step the mixed-precision one must come close to; the norm before clipping."""
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    norm = float(nn.utils.clip_grad_norm_(model.parameters(), max_norm))
+    optimizer.step()
+    return norm
+
+
+def _true_norm(model, x, y) -> float:
+    """The float32 gradient norm of the cross-entropy on (x, y), leaving .grad alone."""
+    loss = nn.functional.cross_entropy(model(x), y)
+    grads = torch.autograd.grad(loss, [p for p in model.parameters() if p.requires_grad])
+    return float(torch.stack([gr.norm() for gr in grads]).norm())
+
+
+def _resume_point(spec, g, device, lr) -> tuple[dict, nn.Module, torch.optim.Optimizer]:
+    """A checkpoint to resume from (other weights, SGD momentum buffers, a scale of 2**5 that
+    grows every step), and the reference model and optimizer already resumed from it."""
+    reference = probes.build_model(
+        {**spec, "params": probes.random_params(probes.build_model(spec).cpu(), g)}
+    )
+    optimizer = torch.optim.SGD(reference.parameters(), lr=lr, momentum=0.9)
+    for p in reference.parameters():
+        p.grad = torch.randn(p.shape, generator=g).to(device)
+    optimizer.step()  # momentum buffers now exist
+    checkpoint = {
+        "model": {k: v.detach().clone() for k, v in reference.state_dict().items()},
+        "optimizer": copy.deepcopy(optimizer.state_dict()),
+        "scaler": {
+            "scale": 2.0**5,
+            "growth_factor": 2.0,
+            "backoff_factor": 0.5,
+            "growth_interval": 1,
+            "_growth_tracker": 0,
+        },
+    }
+    return checkpoint, reference, optimizer
+
+
+def _check_step_result(seen: dict, what: str) -> tuple[float, float]:
+    """The returned dict's loss and grad_norm as floats, and its checkpoint's keys."""
+    if seen.get("returned") is not None:
+        raise CheckError(
+            f"{what} returned {seen['returned']}; return a dict {{'loss': float, 'grad_norm': "
+            "float, 'checkpoint': {'model': ..., 'optimizer': ..., 'scaler': ...}}."
+        )
+    missing = [k for k in ("loss", "grad_norm", "checkpoint") if k not in seen["keys"]]
+    if missing:
+        raise CheckError(
+            f"{what} returned a dict with the keys {seen['keys']}; it is missing {missing}."
+        )
+    loss = _as_float(seen["loss"], f"the 'loss' {what} returned")
+    norm = _as_float(seen["grad_norm"], f"the 'grad_norm' {what} returned")
+    if seen["checkpoint_error"]:
+        raise CheckError(
+            f"the 'checkpoint' {what} returned does not save and load with torch.save and "
+            f"torch.load(weights_only=True): {seen['checkpoint_error']}. Store the three "
+            "state_dict()s (model.state_dict(), optimizer.state_dict(), scaler.state_dict()), "
+            "not the objects."
+        )
+    keys = seen["checkpoint_keys"]
+    if sorted(keys) != sorted(_CHECKPOINT_KEYS):
+        hint = ""
+        if "scaler" not in keys:
+            hint = (
+                " Without the scaler's state a resumed run starts again from the initial scale "
+                "(65536 by default) and has to back off step by step: save "
+                "scaler.state_dict() next to the model's and the optimizer's."
+            )
+        raise CheckError(
+            f"the 'checkpoint' {what} returned has the keys {sorted(keys)}, expected "
+            f"{_CHECKPOINT_KEYS}.{hint}"
+        )
+    return loss, norm
 
 
 def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) -> None:
     low = _LOW.get(device.type, _EITHER)
     named = " or ".join(str(d) for d in low)
-    runs = [(False, False)]
-    if device.type in _LOW:  # the GradScaler paths: CPU and CUDA
-        runs += [(True, False), (True, True)]
-    for use_scaler, overflow in runs:
+    scaled = device.type in _LOW  # GradScaler supports CPU and CUDA
+    runs = ["plain", "overflow", "resume"] if scaled else ["unscaled"]
+    for run in runs:
         spec = _mlp([8, 32, 32, 4], g, device=device)
         x, y = _classification(16, 8, 4, g, device)
-        if overflow and device.type == "cpu":
+        if run == "overflow" and device.type == "cpu":
             # bfloat16 has float32's range: large inputs make the scaled gradients overflow
             # (in float16, a scale of 2**120 alone overflows the backward pass)
             x = 1e4 * x
-        loss_fn = nn.CrossEntropyLoss()
         lr = 0.1
-        reference = probes.build_model(spec)
+        if run == "resume":
+            resume, reference, ref_opt = _resume_point(spec, g, device, lr)
+        else:
+            resume, reference = None, probes.build_model(spec)
+            ref_opt = torch.optim.SGD(reference.parameters(), lr=lr)
         before = _params(reference)
-        ref_opt = torch.optim.SGD(reference.parameters(), lr=lr)
-        ref_loss = loss_fn(reference(x), y)
-        ref_loss.backward()
-        ref_opt.step()
-
-        scaler = None
-        if use_scaler:
-            init = 2.0**120 if overflow else 2.0**10
-            scaler = {"init_scale": init, "growth_interval": 1}
-        case = _autocast_case(spec, g, x, y, device, scaler)
-        what = f"autocast_step on {device.type}" + (" with a GradScaler" if use_scaler else "")
-        if overflow:
+        with torch.no_grad():
+            ref_loss = nn.functional.cross_entropy(reference(x), y).item()
+        max_norm = 0.5 * _true_norm(reference, x, y)  # half the true norm: clipping always acts
+        ref_norm = _float32_clipped_step(reference, ref_opt, x, y, max_norm)
+        scaler = {"init_scale": 2.0**10, "growth_interval": 1}
+        if run == "overflow":
+            scaler = {"init_scale": 2.0**120, "growth_interval": 1}
+        elif run == "resume":
+            scaler = {"init_scale": 2.0**10, "growth_interval": 1000}
+        elif run == "unscaled":
+            scaler = {"enabled": False}
+        extra = {"resume": resume, "momentum": 0.9} if resume is not None else {}
+        case = _autocast_case(spec, g, x, y, device, scaler, max_norm, **extra)
+        what = f"autocast_step on {device.type} (max_norm={max_norm:.3g})"
+        if run == "overflow":
             what += " whose scaled gradients overflow (init_scale=2**120)"
+        elif run == "resume":
+            what += " resuming from a checkpoint (resume=...)"
         seen_step = observe(probes.probe_autocast_step, autocast_step, case, what)
-        got = _as_float(seen_step["result"], f"the value {what} returned")
+        got_loss, got_norm = _check_step_result(seen_step, what)
         seen = seen_step["linear_dtypes"]
         if not seen or any(dt not in low for dt in seen):
             raise CheckError(
@@ -865,12 +953,6 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                 f"{what} changed the dtype of {wrong}. Keep the weights in float32; autocast "
                 "casts inside the operations, you never call model.to(bfloat16) or .half()."
             )
-        if abs(got - ref_loss.item()) > 3e-2 * max(1.0, abs(ref_loss.item())):
-            raise CheckError(
-                f"{what} returned the loss {got:.5g}; a float32 forward pass gives "
-                f"{ref_loss.item():.5g}. Return the unscaled loss, loss.item() (not "
-                "scaler.scale(loss))."
-            )
         params = seen_step["params"]
         if len(params) != len(before) or any(
             p.shape != b.shape for p, b in zip(params, before, strict=False)
@@ -879,17 +961,28 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                 f"{what} changed the model's parameters themselves (their number or shapes); "
                 "only update their values with one optimizer step."
             )
+        if abs(got_loss - ref_loss) > 3e-2 * max(1.0, abs(ref_loss)):
+            hint = "Return the unscaled loss, loss.item() (not scaler.scale(loss))."
+            if run == "resume":
+                hint = (
+                    "Load the checkpoint's weights before the forward pass: "
+                    "model.load_state_dict(resume['model'])."
+                )
+            raise CheckError(
+                f"{what} returned the loss {got_loss:.5g}; a float32 forward pass gives "
+                f"{ref_loss:.5g}. {hint}"
+            )
         step = torch.cat(
             [(p.to(b.device, b.dtype) - b).flatten() for p, b in zip(params, before, strict=True)]
         )
-        if overflow:
+        if run == "overflow":
             if not bool(torch.isfinite(step).all()) or float(step.abs().max()) > 0:
                 raise CheckError(
-                    f"{what}: the weights changed (to {'non-finite values' if not bool(torch.isfinite(step).all()) else 'other values'}). "
+                    f"{what}: the weights changed (to "
+                    f"{'non-finite values' if not bool(torch.isfinite(step).all()) else 'other values'}). "
                     "When the scaled gradients hold inf or NaN the step must be skipped: "
-                    "scaler.step(optimizer) does that check, optimizer.step() (after "
-                    "scaler.unscale_ or not) does not. Call scaler.step(optimizer), then "
-                    "scaler.update()."
+                    "scaler.step(optimizer) does that check (unscale_ records the inf), "
+                    "optimizer.step() does not. Call scaler.step(optimizer), then scaler.update()."
                 )
             if seen_step["scale"] != 2.0**119:
                 raise CheckError(
@@ -898,40 +991,96 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
                     "scaler.update() after scaler.step(optimizer)."
                 )
             continue
-        # bfloat16 keeps about 3 significant digits, so compare the whole update vector.
-        ref_step = torch.cat(
-            [
-                (r.detach() - b).flatten()
-                for r, b in zip(reference.parameters(), before, strict=True)
-            ]
-        )
+        if abs(got_norm - ref_norm) > 0.05 * ref_norm:
+            ratio = got_norm / ref_norm if ref_norm else float("inf")
+            hint = ""
+            if scaled and ratio > 100:
+                hint = (
+                    f" It is about {ratio:.0f} times too large: the scale factor. The gradients "
+                    "were still multiplied by the scale when clip_grad_norm_ measured them; call "
+                    "scaler.unscale_(optimizer) between the scaled backward and the clipping."
+                )
+            raise CheckError(
+                f"{what} returned grad_norm {got_norm:.5g}; the true gradient norm before "
+                f"clipping is {ref_norm:.5g}. Return what clip_grad_norm_ gives back, measured on "
+                f"unscaled gradients.{hint}"
+            )
+        after_ref = _params(reference)
+        ref_step = torch.cat([(r - b).flatten() for r, b in zip(after_ref, before, strict=True)])
         rel_err = float((step - ref_step).norm() / ref_step.norm())
         if rel_err > 0.25:
             ratio = float(step.norm() / ref_step.norm())
-            hint = " Did you zero the old gradients first (optimizer.zero_grad())?"
-            if use_scaler and ratio > 100:
+            hint = (
+                " Did you zero the old gradients first (optimizer.zero_grad()), and clip the "
+                "unscaled gradients with the max_norm you were given?"
+            )
+            if run == "resume":
+                hint = (
+                    " Resume all three states before the step: model.load_state_dict, "
+                    "optimizer.load_state_dict (its momentum buffers change the step) and "
+                    "scaler.load_state_dict."
+                )
+            elif ratio > 1.5 and ratio < 2.5:
+                hint = (
+                    " The update is about as long as an unclipped one: clip with "
+                    "clip_grad_norm_(model.parameters(), max_norm) after scaler.unscale_ and "
+                    "before scaler.step."
+                )
+            elif scaled and ratio > 100:
                 hint = (
                     " The step is about the scale factor too large: call scaler.step(optimizer) "
                     "(it unscales the gradients first), not optimizer.step()."
                 )
-            elif use_scaler and 1e-4 < ratio < 1e-2:
+            elif scaled and ratio < 1e-2:
                 hint = (
-                    " The step is about 1/scale too small: scaler.step(optimizer) divides the "
-                    "gradients by the scale, so backpropagate the scaled loss, "
-                    "scaler.scale(loss).backward()."
+                    " The step is about 1/scale too small: the gradients were clipped while still "
+                    "scaled (call scaler.unscale_(optimizer) before clip_grad_norm_), or the "
+                    "plain loss was backpropagated (use scaler.scale(loss).backward())."
                 )
-            elif ratio < 1e-3:
-                hint = " The weights did not move: call optimizer.step() (or scaler.step)."
             raise CheckError(
-                f"{what}: the weight update is {ratio:.3g} times as long as a float32 step and "
-                f"differs from it by {rel_err:.0%} (allowed: 25%).{hint}"
+                f"{what}: the weight update is {ratio:.3g} times as long as a float32 step with "
+                f"clipping and differs from it by {rel_err:.0%} (allowed: 25%).{hint}"
             )
-        if use_scaler and seen_step["scale"] != 2.0**11:
+        if scaled:
+            expected_scale = 2.0**6 if run == "resume" else 2.0**11
+            if seen_step["scale"] != expected_scale:
+                if run == "resume" and seen_step["scale"] in (2.0**10, 2.0**11):
+                    hint = (
+                        "the scaler started from its own initial scale, not the checkpoint's "
+                        "(2**5): call scaler.load_state_dict(resume['scaler'])."
+                    )
+                else:
+                    hint = (
+                        "with growth_interval=1 it grows to twice its value at every step "
+                        "without overflow. Call scaler.update() after scaler.step(optimizer)."
+                    )
+                raise CheckError(
+                    f"{what}: the scaler's scale is {seen_step['scale']:g} after the step, "
+                    f"expected {expected_scale:g}: {hint}"
+                )
+            saved = seen_step["checkpoint"]["scaler"]
+            if not isinstance(saved, dict) or saved.get("scale") != expected_scale:
+                raise CheckError(
+                    f"the checkpoint's 'scaler' entry from {what} is {saved!r}; expected the "
+                    f"scaler's state after the step (scale {expected_scale:g}): save "
+                    "scaler.state_dict() after scaler.update()."
+                )
+        saved_model = seen_step["checkpoint"]["model"]
+        if not isinstance(saved_model, dict) or not _params_close(
+            list(saved_model.values()),
+            [p.to(b.device) for p, b in zip(params, before, strict=True)],
+        ):
             raise CheckError(
-                f"{what}: the scaler's scale is {seen_step['scale']:g} after a step without "
-                "overflow; with growth_interval=1 it should have grown to 2048. Use the scaler "
-                "you were given: scaler.scale(loss).backward(), scaler.step(optimizer), then "
-                "scaler.update()."
+                f"the checkpoint's 'model' entry from {what} does not hold the weights after the "
+                "step: save model.state_dict() after scaler.step."
+            )
+        if (
+            not isinstance(seen_step["checkpoint"]["optimizer"], dict)
+            or "param_groups" not in seen_step["checkpoint"]["optimizer"]
+        ):
+            raise CheckError(
+                f"the checkpoint's 'optimizer' entry from {what} is not an optimizer's "
+                "state_dict: save optimizer.state_dict()."
             )
 
 
@@ -941,10 +1090,10 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
     cpu = torch.device("cpu")
     spec = _mlp([8, 16, 4], g, device=cpu)
     x, y = _classification(8, 8, 4, g, cpu)
-    case = _autocast_case(spec, g, x, y, cpu, reports="cuda")
+    scaler = {"init_scale": 2.0**10, "growth_interval": 1}
+    case = _autocast_case(spec, g, x, y, cpu, scaler, 1.0, reports="cuda")
     what = "autocast_step(..., x, ...) for an x whose x.device.type is 'cuda'"
     seen = observe(probes.probe_autocast_step, autocast_step, case, what)
-    _as_float(seen["result"], f"the value {what} returned")
     states = seen["autocast"]
     if not states:
         raise CheckError(f"{what}: the model's forward pass never ran; call model(x).")
@@ -969,8 +1118,9 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
 
 
 def check_autocast_step(autocast_step) -> None:
-    """The CPU bfloat16 path always (with and without a GradScaler, and one that overflows);
-    the device type and dtype derived from x; the CUDA float16 path when there is CUDA."""
+    """The CPU bfloat16 path with a GradScaler (a plain step, one whose scaled gradients
+    overflow, one resumed from a checkpoint); the device type and dtype derived from x; the
+    same on the notebook's device when it is not the CPU (float16 on CUDA)."""
     g = torch.Generator().manual_seed(66)
     _check_autocast_on(autocast_step, torch.device("cpu"), g)
     _check_device_type_from_x(autocast_step, g)
@@ -1093,3 +1243,168 @@ def check_set_seed(set_seed) -> None:
             "DataLoader runs with set_seed(3) and set_seed(4) were identical: "
             "seed the returned generator with the seed you were given."
         )
+
+
+# ----------------------------------------------------------------------------- per_sample_grad_norms
+
+
+def _per_example_grads(model, loss_fn, x, y, trainable_only=True) -> list[list[torch.Tensor]]:
+    """For every example, its gradients (one per trainable parameter, in order), by a loop;
+    with ``trainable_only=False``, one per parameter of a model that has none frozen."""
+    params = [p for p in model.parameters() if p.requires_grad or not trainable_only]
+    out = []
+    for i in range(len(x)):
+        loss = loss_fn(model(x[i : i + 1]), y[i : i + 1])
+        grads = torch.autograd.grad(loss, params, allow_unused=True, materialize_grads=True)
+        out.append(list(grads))
+    return out
+
+
+def _norms(per_example, combine="l2") -> torch.Tensor:
+    rows = []
+    for grads in per_example:
+        if combine == "l2":
+            rows.append(torch.cat([gr.flatten() for gr in grads]).norm())
+        else:  # the sum of every parameter's own norm
+            rows.append(sum(gr.norm() for gr in grads))
+    return torch.stack(rows)
+
+
+def _per_sample_hint(got: torch.Tensor, model, loss_fn, x, y, per_example, stale) -> str:
+    """Name the misconception that gives ``got``, where one does."""
+    n = len(x)
+
+    def close(candidate: torch.Tensor) -> bool:
+        return bool(torch.allclose(got, candidate.to(got.dtype), rtol=1e-3, atol=1e-6))
+
+    running = [[sum(parts) for parts in zip(*per_example[: i + 1], strict=True)] for i in range(n)]
+    with_stale = [[gr + s for gr, s in zip(grads, stale, strict=True)] for grads in running]
+    if close(_norms(running)) or close(_norms(with_stale)):
+        return (
+            " Entry i holds the gradients of examples 0..i added together (and what was in "
+            ".grad before the call): backward() adds to .grad. Zero the gradients before each "
+            "example's backward, or use torch.func, which never touches .grad."
+        )
+    if close(_norms(per_example, combine="sum")):
+        return (
+            " Your values are the sum of each parameter's own norm; the norm over all "
+            "parameters together is the square root of the sum of their squares: "
+            "torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)."
+        )
+    if n > 1 and close(_norms(per_example) / n):
+        return (
+            f" Your values are {n} (the batch size) times too small: each example's loss is its "
+            "own loss, not its share of the batch mean."
+        )
+    if n > 1 and bool(torch.allclose(got, got[:1].expand(n))):
+        return (
+            " Every example got the same norm: that is one gradient for the whole batch. Compute "
+            "one gradient per example: vmap(grad(loss of one example)) over the batch."
+        )
+    unfrozen = copy.deepcopy(model).requires_grad_(True)
+    with_frozen = _per_example_grads(unfrozen, loss_fn, x, y, trainable_only=False)
+    if len(with_frozen[0]) != len(per_example[0]) and close(_norms(with_frozen)):
+        return (
+            " Your norms include the frozen parameters (requires_grad=False): a training step "
+            "never updates them. Take only the parameters with p.requires_grad."
+        )
+    return ""
+
+
+def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
+    """Against a loop of one backward pass per example: MLPs, float64, frozen and unused
+    parameters, images through nn.Flatten, a batch of one, stale gradients in .grad."""
+    device = get_device()
+    g = torch.Generator().manual_seed(67)
+    wide = _wide_float(device)
+    cases = []
+    spec = _mlp([6, 16, 4], g, device=device)
+    x, y = _classification(10, 6, 4, g, device)
+    cases.append((spec, x, y, "cross_entropy", "an MLP (cross-entropy)", False))
+    spec = _mlp([3, 8, 2], g, act="tanh", dtype=wide, device=device)
+    x = torch.randn(5, 3, generator=g, dtype=wide).to(device)
+    y = torch.randn(5, 2, generator=g, dtype=wide).to(device)
+    cases.append((spec, x, y, "mse", f"a {wide} MLP (mean squared error)", False))
+    spec = _with_unused(g, device)
+    x = torch.randn(6, 4, generator=g).to(device)
+    y = torch.randn(6, 2, generator=g).to(device)
+    cases.append((spec, x, y, "mse", "a model with a frozen layer and an unused parameter", False))
+    spec = {
+        "kind": "flat_mlp",
+        "dtype": torch.float32,
+        "device": torch.device(device),
+        "params": probes.random_params(probes.FlatMLP(), g),
+    }
+    x, y = torch.randn(7, 1, 4, 4, generator=g).to(device), torch.randint(0, 3, (7,), generator=g)
+    cases.append(
+        (spec, x, y.to(device), "cross_entropy", "images (N, 1, 4, 4) into nn.Flatten", True)
+    )
+    spec = _mlp([4, 5, 3], g, device=device)
+    x, y = _classification(1, 4, 3, g, device)
+    cases.append((spec, x, y, "cross_entropy", "a batch of one", False))
+
+    for spec, x, y, loss, label, eval_mode in cases:
+        what = (
+            f"per_sample_grad_norms(model, loss_fn, x, y) for {label}, x of shape {tuple(x.shape)}"
+        )
+        stale = _junk_grads(spec, g)
+        case = {"model": spec, "grads": stale, "x": x, "y": y, "loss": loss, "eval": eval_mode}
+        seen = observe(probes.probe_per_sample_grad_norms, per_sample_grad_norms, case, what)
+        got = seen["result"]
+        reference = probes.build_model(spec)
+        if eval_mode:
+            reference.eval()
+        loss_fn = probes.LOSSES[loss]()
+        per_example = _per_example_grads(reference, loss_fn, x, y)
+        expected = _norms(per_example)
+        n = len(x)
+        if not isinstance(got, torch.Tensor):
+            raise CheckError(
+                f"{what} returned {type(got).__name__}; return a tensor of shape ({n},): one norm "
+                "per example (torch.stack a list of norms, or .norm(dim=1) of the flattened "
+                "per-example gradients)."
+            )
+        if tuple(got.shape) != (n,):
+            raise CheckError(
+                f"{what} returned shape {tuple(got.shape)}, expected ({n},) (N): one norm per "
+                "example, over all the parameters together."
+            )
+        if got.dtype != expected.dtype:
+            raise CheckError(
+                f"{what} returned {got.dtype}; the parameters are {expected.dtype}. Keep their "
+                "dtype (no .float())."
+            )
+        stale_trainable = [
+            s for s, p in zip(stale, reference.parameters(), strict=True) if p.requires_grad
+        ]
+        tight = expected.dtype == torch.float64
+        try:
+            assert_close(
+                got.to(expected.device),
+                expected,
+                rtol=1e-9 if tight else 1e-4,
+                atol=1e-12 if tight else 1e-6,
+                what=f"the norms from {what}",
+            )
+        except CheckError as err:
+            hint = _per_sample_hint(
+                got.to(expected.device), reference, loss_fn, x, y, per_example, stale_trainable
+            )
+            if not hint and tight and torch.allclose(got.to(expected.device), expected, rtol=1e-5):
+                hint = (
+                    " Right to about 7 digits only: the model is float64 and something was "
+                    "computed in float32."
+                )
+            raise CheckError(f"{err}{hint}") from None
+        if seen["weights_changed"]:
+            raise CheckError(
+                f"{what} changed the model's weights. Only compute gradients: no optimizer step, "
+                "no in-place update."
+            )
+        if seen["inputs_changed"]:
+            raise CheckError(f"{what} changed the caller's x or y in place; leave them alone.")
+        if seen["mode_changed"]:
+            raise CheckError(
+                f"{what} switched the model between train() and eval() and left it so; put back "
+                "the mode you found."
+            )

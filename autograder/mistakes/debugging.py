@@ -322,81 +322,6 @@ MISTAKES = {
             "    return total\n",
         ),
     ],
-    "autocast_step": [
-        Mistake(
-            name="no-autocast",
-            message="Without torch.autocast the step runs in float32: no mixed precision at all.",
-            code="def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    optimizer.zero_grad()\n"
-            "    loss = loss_fn(model(x), y)\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="model-cast-to-bfloat16",
-            message="Casting the model keeps the weights in bfloat16 for good; autocast casts "
-            "inside each operation and leaves float32 master weights.",
-            code="import torch\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    model.to(torch.bfloat16)\n"
-            "    optimizer.zero_grad()\n"
-            "    loss = loss_fn(model(x.to(torch.bfloat16)), y)\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="hard-coded-cuda",
-            message="torch.autocast('cuda') does nothing on a CPU tensor (it warns and disables "
-            "itself); use x.device.type.",
-            code="import torch, warnings\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    optimizer.zero_grad()\n"
-            "    with warnings.catch_warnings():\n"
-            "        warnings.simplefilter('ignore')\n"
-            "        with torch.autocast('cuda', dtype=torch.float16):\n"
-            "            loss = loss_fn(model(x), y)\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="scaler-without-scaler-step",
-            message="optimizer.step() after scaler.scale(loss).backward() applies gradients "
-            "that are still multiplied by the scale; use scaler.step(optimizer).",
-            code="import torch\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "    if scaler is None:\n"
-            "        loss.backward()\n"
-            "    else:\n"
-            "        scaler.scale(loss).backward()\n"
-            "    optimizer.step()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="no-scaler-update",
-            message="Without scaler.update() the scale never adapts (it never backs off after "
-            "an overflow, never grows).",
-            code="import torch\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "    if scaler is None:\n"
-            "        loss.backward()\n"
-            "        optimizer.step()\n"
-            "    else:\n"
-            "        scaler.scale(loss).backward()\n"
-            "        scaler.step(optimizer)\n"
-            "    return loss.item()\n",
-        ),
-    ],
     "set_seed": [
         Mistake(
             name="seeds-only-torch",
@@ -470,19 +395,6 @@ _FINDER_HOOK = (
 )
 
 _ACCUM_HEAD = "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
-
-_AUTOCAST_HEAD = "import torch\ndef autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-
-_SCALED_TAIL = (
-    "    if scaler is None:\n"
-    "        loss.backward()\n"
-    "        optimizer.step()\n"
-    "    else:\n"
-    "        scaler.scale(loss).backward()\n"
-    "        scaler.step(optimizer)\n"
-    "        scaler.update()\n"
-    "    return loss.item()\n"
-)
 
 _MORE = {
     "overfit_one_batch": [
@@ -859,84 +771,6 @@ _MORE = {
             "    return total\n",
         ),
     ],
-    "autocast_step": [
-        Mistake(
-            name="unscaled-backward-with-scaler-step",
-            message="scaler.step(optimizer) divides the gradients by the scale; backpropagating "
-            "the plain loss makes the step scale times too small. Use scaler.scale(loss).backward().",
-            code=_AUTOCAST_HEAD
-            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "    loss.backward()\n"
-            "    if scaler is None:\n"
-            "        optimizer.step()\n"
-            "    else:\n"
-            "        scaler.step(optimizer)\n"
-            "        scaler.update()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="hard-coded-cpu",  # passes the visible asserts on a CPU
-            message="torch.autocast('cpu') ignores where x lives: on a GPU it does nothing for "
-            "CUDA tensors. Take the device type from x.device.type.",
-            code=_AUTOCAST_HEAD + "    optimizer.zero_grad()\n"
-            "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
-            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
-        ),
-        Mistake(
-            name="dtype-from-cuda-available",  # passes the visible asserts on a CPU
-            message="torch.cuda.is_available() describes the machine, not x: a CPU tensor on a GPU "
-            "machine would get float16. Choose the dtype from x.device.type.",
-            code=_AUTOCAST_HEAD
-            + "    dtype = torch.float16 if torch.cuda.is_available() else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
-        ),
-        Mistake(
-            name="no-zero-grad",  # passes the visible asserts (their model has no old gradients)
-            message="Old gradients in .grad are added to the new ones; call optimizer.zero_grad() "
-            "first.",
-            code=_AUTOCAST_HEAD
-            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n" + _SCALED_TAIL,
-        ),
-        Mistake(
-            name="ignores-scaler",  # passes the visible asserts (no overflow, scale not read)
-            message="With a scaler, float16 gradients underflow unless the loss is scaled; use "
-            "scaler.scale(loss).backward(), scaler.step(optimizer), scaler.update().",
-            code=_AUTOCAST_HEAD
-            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "    loss.backward()\n"
-            "    optimizer.step()\n"
-            "    return loss.item()\n",
-        ),
-        Mistake(
-            name="unscale-then-optimizer-step",  # passes the visible asserts (no overflow there)
-            message="optimizer.step() after scaler.unscale_ applies gradients that overflowed to "
-            "inf/NaN; scaler.step(optimizer) skips such a step.",
-            code=_AUTOCAST_HEAD
-            + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
-            "    optimizer.zero_grad()\n"
-            "    with torch.autocast(x.device.type, dtype=dtype):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "    if scaler is None:\n"
-            "        loss.backward()\n"
-            "    else:\n"
-            "        scaler.scale(loss).backward()\n"
-            "        scaler.unscale_(optimizer)\n"
-            "    optimizer.step()\n"
-            "    if scaler is not None:\n"
-            "        scaler.update()\n"
-            "    return loss.item()\n",
-        ),
-    ],
     "set_seed": [
         Mistake(
             name="returns-global-generator",  # passes the visible asserts
@@ -1031,3 +865,270 @@ _MORE["diagnose_gradients"].append(
 
 for _exercise, _mistakes in _MORE.items():
     MISTAKES[_exercise].extend(_mistakes)
+
+
+# ----------------------------------------------------------------------------- autocast_step
+# (the whole mixed-precision sequence: autocast, scale, backward, unscale_, clip, step, update,
+# the scaler's state in the checkpoint)
+
+_AC_HEAD = (
+    "import torch\n"
+    "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+)
+_AC_RESUME = (
+    "    if resume is not None:\n"
+    "        model.load_state_dict(resume['model'])\n"
+    "        optimizer.load_state_dict(resume['optimizer'])\n"
+    "        scaler.load_state_dict(resume['scaler'])\n"
+)
+_AC_FORWARD = (
+    "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+    "    optimizer.zero_grad()\n"
+    "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+    "        loss = loss_fn(model(x), y)\n"
+)
+_AC_RETURN = (
+    "    checkpoint = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+    "                  'scaler': scaler.state_dict()}\n"
+    "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': checkpoint}\n"
+)
+_AC_TAIL = (
+    "    scaler.scale(loss).backward()\n"
+    "    scaler.unscale_(optimizer)\n"
+    "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+    "    scaler.step(optimizer)\n"
+    "    scaler.update()\n" + _AC_RETURN
+)
+
+_AUTOCAST_MISTAKES = [
+    Mistake(
+        name="clips-scaled-gradients",
+        message="After scaler.scale(loss).backward() every gradient is multiplied by the scale: "
+        "clip_grad_norm_ then measures a norm thousands of times too large and clips nearly "
+        "every step. Call scaler.unscale_(optimizer) between the backward pass and the clipping.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="unscale-after-clipping",
+        message="scaler.unscale_ after clip_grad_norm_ comes too late: the clipping measured the "
+        "scaled gradients. Unscale first, then clip.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="no-scaler-update",
+        message="Without scaler.update() the scale never adapts: it never backs off after an "
+        "overflow and never grows. Call it after scaler.step(optimizer).",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.step(optimizer)\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="checkpoint-without-scaler",
+        message="The scaler has state (its scale and growth counter): a checkpoint without "
+        "scaler.state_dict() resumes from the initial scale. Save it with the model's and the "
+        "optimizer's.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    checkpoint = {'model': model.state_dict(), 'optimizer': optimizer.state_dict()}\n"
+        "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': checkpoint}\n",
+    ),
+    Mistake(
+        name="resume-ignores-scaler",
+        message="Resuming loads the model and the optimizer but not the scaler: the run starts "
+        "again from the initial scale. Call scaler.load_state_dict(resume['scaler']) too.",
+        code=_AC_HEAD + "    if resume is not None:\n"
+        "        model.load_state_dict(resume['model'])\n"
+        "        optimizer.load_state_dict(resume['optimizer'])\n" + _AC_FORWARD + _AC_TAIL,
+    ),
+    Mistake(
+        name="resume-ignores-optimizer",  # passes the visible asserts (plain SGD there)
+        message="Resuming without optimizer.load_state_dict loses the momentum buffers (and "
+        "Adam's moments): the first resumed steps differ from the run that was interrupted.",
+        code=_AC_HEAD + "    if resume is not None:\n"
+        "        model.load_state_dict(resume['model'])\n"
+        "        scaler.load_state_dict(resume['scaler'])\n" + _AC_FORWARD + _AC_TAIL,
+    ),
+    Mistake(
+        name="unscale-then-optimizer-step",  # passes the visible asserts (no overflow there)
+        message="optimizer.step() after scaler.unscale_ applies gradients that overflowed to "
+        "inf/NaN; scaler.step(optimizer) skips such a step.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    optimizer.step()\n"
+        "    scaler.update()\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="clip-after-step",
+        message="Clipping after scaler.step is too late: the step already used the unclipped "
+        "gradients. Clip between unscale_ and step.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    scaler.step(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.update()\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="no-autocast",
+        message="Without torch.autocast the step runs in float32: no mixed precision at all.",
+        code=_AC_HEAD + _AC_RESUME + "    optimizer.zero_grad()\n"
+        "    loss = loss_fn(model(x), y)\n" + _AC_TAIL,
+    ),
+    Mistake(
+        name="model-cast-to-bfloat16",
+        message="Casting the model keeps the weights in bfloat16 for good; autocast casts "
+        "inside each operation and leaves float32 master weights.",
+        code=_AC_HEAD + _AC_RESUME + "    model.to(torch.bfloat16)\n"
+        "    optimizer.zero_grad()\n"
+        "    loss = loss_fn(model(x.to(torch.bfloat16)), y)\n" + _AC_TAIL,
+    ),
+    Mistake(
+        name="hard-coded-cpu",  # passes the visible asserts on a CPU
+        message="torch.autocast('cpu') ignores where x lives: on a GPU it does nothing for "
+        "CUDA tensors. Take the device type from x.device.type.",
+        code=_AC_HEAD + _AC_RESUME + "    optimizer.zero_grad()\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "        loss = loss_fn(model(x), y)\n" + _AC_TAIL,
+    ),
+    Mistake(
+        name="dtype-from-cuda-available",  # passes the visible asserts on a CPU
+        message="torch.cuda.is_available() describes the machine, not x: a CPU tensor on a GPU "
+        "machine would get float16. Choose the dtype from x.device.type.",
+        code=_AC_HEAD
+        + _AC_RESUME
+        + "    dtype = torch.float16 if torch.cuda.is_available() else torch.bfloat16\n"
+        "    optimizer.zero_grad()\n"
+        "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+        "        loss = loss_fn(model(x), y)\n" + _AC_TAIL,
+    ),
+    Mistake(
+        name="no-zero-grad",  # passes the visible asserts (their model has no old gradients)
+        message="Old gradients in .grad are added to the new ones; call optimizer.zero_grad() "
+        "first.",
+        code=_AC_HEAD
+        + _AC_RESUME
+        + "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+        "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+        "        loss = loss_fn(model(x), y)\n" + _AC_TAIL,
+    ),
+    Mistake(
+        name="hard-coded-max-norm",
+        message="max_norm is an argument: clip with the value you were given, not a constant.",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaler.scale(loss).backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n" + _AC_RETURN,
+    ),
+]
+
+# ----------------------------------------------------------------------------- per_sample_grad_norms
+
+_PSG_HEAD = "import torch\ndef per_sample_grad_norms(model, loss_fn, x, y):\n"
+_PSG_FUNC = (
+    "    from torch.func import functional_call, grad, vmap\n"
+    "    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n"
+    "    def one(params, x_one, y_one):\n"
+    "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)),"
+    " y_one.unsqueeze(0))\n"
+)
+
+_PER_SAMPLE_MISTAKES = [
+    Mistake(
+        name="loop-without-zero-grad",
+        message="backward() adds to .grad: in a loop over the examples, entry i then holds the "
+        "gradients of examples 0..i together. Zero the gradients before each example (or use "
+        "torch.func, which never touches .grad).",
+        code=_PSG_HEAD + "    norms = []\n"
+        "    for i in range(len(x)):\n"
+        "        loss_fn(model(x[i:i + 1]), y[i:i + 1]).backward()\n"
+        "        grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]\n"
+        "        norms.append(torch.cat(grads).norm())\n"
+        "    return torch.stack(norms)\n",
+    ),
+    Mistake(
+        name="sum-of-parameter-norms",
+        message="Adding every parameter's own norm is not the norm over all of them: take the "
+        "square root of the sum of squares (concatenate the flattened gradients, then .norm()).",
+        code=_PSG_HEAD
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return sum(g.flatten(1).norm(dim=1) for g in grads.values())\n",
+    ),
+    Mistake(
+        name="batch-gradient-repeated",
+        message="One backward pass of the batch's mean loss gives the batch's gradient, the "
+        "same for every example; per-example gradients need one gradient per example.",
+        code=_PSG_HEAD + "    model.zero_grad()\n"
+        "    loss_fn(model(x), y).backward()\n"
+        "    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]\n"
+        "    return torch.cat(grads).norm().repeat(len(x))\n",
+    ),
+    Mistake(
+        name="gradient-of-the-input",
+        message="grad(f) differentiates with respect to f's first argument: with "
+        "argnums=1 (or x first) you get the gradient of the input, not of the parameters.",
+        code=_PSG_HEAD
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one, argnums=1), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return grads.flatten(1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="share-of-batch-mean",
+        message="Each example's loss divided by the batch size is its share of the batch mean, "
+        "not its own loss: the norms come out N times too small.",
+        code=_PSG_HEAD
+        + _PSG_FUNC
+        + "    scaled = lambda params, x_one, y_one: one(params, x_one, y_one) / len(x)\n"
+        "    grads = vmap(grad(scaled), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="no-batch-axis-inside-vmap",
+        message="Inside vmap each example has lost its batch axis: nn.Flatten then flattens the "
+        "wrong axes and the loss sees a target without a batch. Add it back with "
+        "x_one.unsqueeze(0) and y_one.unsqueeze(0).",
+        code=_PSG_HEAD + "    from torch.func import functional_call, grad, vmap\n"
+        "    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n"
+        "    def one(params, x_one, y_one):\n"
+        "        return loss_fn(functional_call(model, params, (x_one,)), y_one)\n"
+        "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="includes-frozen-parameters",  # passes the visible asserts (nothing frozen there)
+        message="Frozen parameters (requires_grad=False) are never updated; their gradients do "
+        "not belong in the norm. Keep only the parameters with p.requires_grad.",
+        code=_PSG_HEAD + "    from torch.func import functional_call, grad, vmap\n"
+        "    params = {n: p.detach() for n, p in model.named_parameters()}\n"
+        "    def one(params, x_one, y_one):\n"
+        "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)),"
+        " y_one.unsqueeze(0))\n"
+        "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="float32-norms",  # passes the visible asserts (float32 there)
+        message="A .float() before the norm throws away a float64 model's precision; keep the "
+        "gradients' dtype.",
+        code=_PSG_HEAD
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    flat = torch.cat([g.flatten(1).float() for g in grads.values()], dim=1)\n"
+        "    return flat.norm(dim=1).to(x.dtype)\n",
+    ),
+]
+
+MISTAKES["autocast_step"] = _AUTOCAST_MISTAKES
+MISTAKES["per_sample_grad_norms"] = _PER_SAMPLE_MISTAKES

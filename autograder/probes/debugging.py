@@ -8,6 +8,7 @@ the very same module from the same spec for its reference run.
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import random
@@ -63,7 +64,18 @@ class Nested(nn.Module):
         return self.head(h * self.scale)
 
 
-MODEL_KINDS = {"with_unused": WithUnused, "nested": Nested}
+class FlatMLP(nn.Module):
+    """Images (N, 1, 4, 4) through nn.Flatten into an MLP: a batch of one needs its batch axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Flatten(), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+MODEL_KINDS = {"with_unused": WithUnused, "nested": Nested, "flat_mlp": FlatMLP}
 
 
 def mlp(sizes, act: str = "relu") -> nn.Sequential:
@@ -233,17 +245,27 @@ def _autocast_state() -> dict:
     }
 
 
+def _saved_and_loaded(checkpoint) -> tuple[object, str]:
+    """``checkpoint`` after torch.save and torch.load(weights_only=True), or why that failed."""
+    buffer = io.BytesIO()
+    try:
+        torch.save(checkpoint, buffer)
+        buffer.seek(0)
+        return torch.load(buffer, weights_only=True), ""
+    except Exception as err:  # an object that cannot be pickled or that weights_only refuses
+        return None, f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+
+
 def probe_autocast_step(autocast_step, case: dict) -> dict:
-    """The returned loss, the dtypes the Linear layers computed in, the autocast state during
-    the forward pass, the parameters after, and the GradScaler's scale after the step (when
-    the case has one). With ``case["reports"]`` the input is a CPU tensor that reports that
-    device type."""
+    """The returned dict (its checkpoint saved and loaded again with weights_only=True), the
+    dtypes the Linear layers computed in, the autocast state during the forward pass, the
+    parameters after, and the GradScaler's scale after the step. With ``case["reports"]`` the
+    input is a CPU tensor that reports that device type; with ``case["resume"]`` the answer
+    is asked to resume from that checkpoint."""
     model = build_model(case["model"])
     set_grads(model, case["grads"])
-    optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
-    scaler = None
-    if case["scaler"] is not None:
-        scaler = torch.amp.GradScaler(case["device"].type, **case["scaler"])
+    optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"], momentum=case["momentum"])
+    scaler = torch.amp.GradScaler(case["device"].type, **case["scaler"])
     x = case["x"]
     if case.get("reports"):
         x = x.as_subclass(ReportsDevice)
@@ -255,24 +277,47 @@ def probe_autocast_step(autocast_step, case: dict) -> dict:
         seen.append(out.dtype)
         states.append(_autocast_state())
 
+    kwargs = {"resume": case["resume"]} if case.get("resume") is not None else {}
     handles = [m.register_forward_hook(record) for m in model.modules() if isinstance(m, nn.Linear)]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # autocast("cuda") on a machine without CUDA warns
             result = autocast_step(
-                model, optimizer, LOSSES[case["loss"]](), x, case["y"], scaler=scaler
+                model,
+                optimizer,
+                scaler,
+                LOSSES[case["loss"]](),
+                x,
+                case["y"],
+                case["max_norm"],
+                **kwargs,
             )
     finally:
         for h in handles:
             h.remove()
-    return {
-        "result": _plain(result),
+    out = {
         "linear_dtypes": seen,
         "autocast": states,
         "param_dtypes": {n: p.dtype for n, p in model.named_parameters()},
         "params": params_of(model),
-        "scale": None if scaler is None else float(scaler.get_scale()),
+        "scale": float(scaler.get_scale()),
+        "returned": None,
     }
+    if not isinstance(result, dict):
+        out["returned"] = f"a {type(result).__name__}"
+        return out
+    checkpoint, error = _saved_and_loaded(result.get("checkpoint"))
+    keys = list(checkpoint) if isinstance(checkpoint, dict) else []
+    out.update(
+        keys=[str(k) for k in result],
+        loss=_plain(result.get("loss")),
+        grad_norm=_plain(result.get("grad_norm")),
+        checkpoint_error=error
+        or ("" if isinstance(checkpoint, dict) else f"it is a {type(checkpoint).__name__}"),
+        checkpoint_keys=[str(k) for k in keys],
+        checkpoint={str(k): _plain(checkpoint[k]) for k in keys},
+    )
+    return out
 
 
 # ----------------------------------------------------------------------------- first_nonfinite_module
@@ -540,3 +585,30 @@ def probe_loader_run(set_seed, case: dict) -> torch.Tensor:
         NoisyDataset(), batch_size=2, shuffle=True, num_workers=2, generator=set_seed(case["seed"])
     )
     return torch.cat(list(loader))
+
+
+# ----------------------------------------------------------------------------- per_sample_grad_norms
+
+
+def probe_per_sample_grad_norms(per_sample_grad_norms, case: dict) -> dict:
+    """The returned norms for a model whose trainable parameters hold stale gradients, and
+    whether the call changed the weights, the inputs or the model's train/eval mode."""
+    model = build_model(case["model"])
+    if case.get("eval"):
+        model.eval()
+    for p, grad in zip(model.parameters(), case["grads"], strict=True):
+        if p.requires_grad:  # leftovers of the caller's last backward pass
+            p.grad = grad.clone()
+    x, y = case["x"], case["y"]
+    x_before, y_before = x.clone(), y.clone()
+    before = params_of(model)
+    modes = [m.training for m in model.modules()]
+    result = per_sample_grad_norms(model, LOSSES[case["loss"]](), x, y)
+    return {
+        "result": _plain(result),
+        "weights_changed": any(
+            not torch.equal(p.detach(), b) for p, b in zip(model.parameters(), before, strict=True)
+        ),
+        "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
+        "mode_changed": modes != [m.training for m in model.modules()],
+    }

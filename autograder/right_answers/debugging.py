@@ -225,66 +225,102 @@ RIGHT_ANSWERS = {
     ],
     "autocast_step": [
         RightAnswer(
-            name="amp-autocast-is-cuda-unscale",
-            why="torch.amp.autocast, the dtype chosen with x.is_cuda, and scaler.unscale_ before "
-            "scaler.step (allowed: step does not unscale twice); the same step.",
-            code="import torch\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
+            name="amp-autocast-copied-checkpoint",
+            why="torch.amp.autocast, the dtype chosen with x.is_cuda, a truthiness test for "
+            "resume, set_to_none zeroing, float() returns and a deep-copied checkpoint (a "
+            "snapshot, safe to keep while training goes on).",
+            code="import copy, torch\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume:\n"
+            "        for key, obj in (('model', model), ('optimizer', optimizer), "
+            "('scaler', scaler)):\n"
+            "            obj.load_state_dict(resume[key])\n"
             "    low = torch.float16 if x.is_cuda else torch.bfloat16\n"
             "    optimizer.zero_grad(set_to_none=True)\n"
             "    with torch.amp.autocast(device_type=x.device.type, dtype=low):\n"
             "        logits = model(x)\n"
             "    loss = loss_fn(logits.float(), y)\n"
-            "    if scaler is not None:\n"
-            "        scaler.scale(loss).backward()\n"
-            "        scaler.unscale_(optimizer)\n"
-            "        scaler.step(optimizer)\n"
-            "        scaler.update()\n"
-            "    else:\n"
-            "        loss.backward()\n"
-            "        optimizer.step()\n"
-            "    return float(loss.detach())\n",
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    snapshot = copy.deepcopy({'model': model.state_dict(), "
+            "'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()})\n"
+            "    return {'loss': float(loss.detach()), 'grad_norm': float(total), "
+            "'checkpoint': snapshot}\n",
         ),
         RightAnswer(
-            name="dtype-table-cuda-index",
-            why="A lookup table keyed by the device type (cuda -> float16, else bfloat16) read "
-            "from torch.device(x.device).type, and the backward pass inside the autocast block: "
-            "autograd runs each backward op in its forward op's dtype either way.",
+            name="default-dtype-backward-inside",
+            why="torch.autocast(x.device.type) without a dtype (each device type's default is "
+            "the one the text asks for), the backward pass inside the autocast block, and a "
+            "norm measured by hand on the unscaled gradients before clipping.",
             code="import torch\n"
-            "LOW = {'cuda': torch.float16, 'cpu': torch.bfloat16}\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    kind = torch.device(x.device).type\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
             "    model.zero_grad()\n"
-            "    with torch.autocast(kind, dtype=LOW.get(kind, torch.bfloat16)):\n"
-            "        loss = loss_fn(model(x), y)\n"
-            "        if scaler is None:\n"
-            "            loss.backward()\n"
-            "        else:\n"
-            "            scaler.scale(loss).backward()\n"
-            "    if scaler is None:\n"
-            "        optimizer.step()\n"
-            "    else:\n"
-            "        scaler.step(optimizer)\n"
-            "        scaler.update()\n"
-            "    return loss.item()\n",
-        ),
-        RightAnswer(
-            name="autocast-default-dtypes",
-            why="torch.autocast(x.device.type) without a dtype: each device type's default "
-            "autocast dtype is the one the text asks for (bfloat16 on 'cpu', float16 on 'cuda').",
-            code="import torch\n"
-            "def autocast_step(model, optimizer, loss_fn, x, y, scaler=None):\n"
-            "    optimizer.zero_grad()\n"
             "    with torch.autocast(x.device.type):\n"
             "        loss = loss_fn(model(x), y)\n"
-            "    if scaler is None:\n"
-            "        loss.backward()\n"
-            "        optimizer.step()\n"
-            "    else:\n"
             "        scaler.scale(loss).backward()\n"
-            "        scaler.step(optimizer)\n"
-            "        scaler.update()\n"
-            "    return loss.item()\n",
+            "    scaler.unscale_(optimizer)\n"
+            "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "    norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    return dict(loss=loss.item(), grad_norm=norm.item(), checkpoint=dict(\n"
+            "        model=model.state_dict(), optimizer=optimizer.state_dict(),\n"
+            "        scaler=scaler.state_dict()))\n",
+        ),
+    ],
+    "per_sample_grad_norms": [
+        RightAnswer(
+            name="loop-autograd-grad",
+            why="The loop the text checks against: one torch.autograd.grad per example over the "
+            "trainable parameters (it never touches .grad), norms stacked.",
+            code="import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    norms = []\n"
+            "    for i in range(len(x)):\n"
+            "        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n"
+            "        grads = torch.autograd.grad(loss, params, allow_unused=True)\n"
+            "        flat = [g.flatten() for g in grads if g is not None]\n"
+            "        norms.append(torch.cat(flat).norm())\n"
+            "    return torch.stack(norms)\n",
+        ),
+        RightAnswer(
+            name="loop-zero-grad-backward",
+            why="A loop with model.zero_grad() before each example's backward, None gradients "
+            "(frozen, unused) skipped, squared norms summed per parameter.",
+            code="import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    out = []\n"
+            "    for x_one, y_one in zip(x, y):\n"
+            "        model.zero_grad()\n"
+            "        loss_fn(model(x_one[None]), y_one[None]).backward()\n"
+            "        sq = sum(p.grad.pow(2).sum() for p in model.parameters() if p.grad is not None)\n"
+            "        out.append(sq.sqrt())\n"
+            "    model.zero_grad()\n"
+            "    return torch.stack(out)\n",
+        ),
+        RightAnswer(
+            name="func-tuple-of-params",
+            why="torch.func with the parameters as a tuple (argnums=0), the example kept 1-d "
+            "until the call, squared norms summed over parameters.",
+            code="import torch\n"
+            "from torch.func import functional_call, grad, vmap\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    names = [n for n, p in model.named_parameters() if p.requires_grad]\n"
+            "    values = tuple(p.detach() for n, p in model.named_parameters() if p.requires_grad)\n"
+            "    def loss_of(values, xi, yi):\n"
+            "        out = functional_call(model, dict(zip(names, values)), xi[None])\n"
+            "        return loss_fn(out, yi[None])\n"
+            "    grads = vmap(grad(loss_of), in_dims=(None, 0, 0))(values, x, y)\n"
+            "    return torch.stack([g.reshape(len(x), -1).pow(2).sum(1) for g in grads]).sum(0).sqrt()\n",
         ),
     ],
     "set_seed": [
