@@ -414,6 +414,12 @@ def check_next_token_probs(next_token_probs) -> None:
         check_type(probs, torch.Tensor, what)
         check_shape(probs, (b, v), names="B V", what=what)
         sums = probs.to(torch.float64).sum(-1)
+        if bool(sums.isnan().any()) and "top_k" in kwargs:
+            raise CheckError(
+                f"{what}: a row came out NaN, every logit in it masked. Keep the top_k largest "
+                "logits of EACH row (topk along dim=-1, each row's own k-th value), not the "
+                "whole batch's."
+            )
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             raise CheckError(
                 f"{what}: the rows sum to {sums.tolist()}, not 1. Mask with -inf "
