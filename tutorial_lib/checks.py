@@ -359,6 +359,7 @@ def call(fn: Callable, *args: object, hints: str | dict[str, str] | None = None,
 
     ``NotImplementedError`` (a blank exercise) passes through unchanged.
     """
+    __tracebackhide__ = True  # pytest leaves this frame out of its reports
     try:
         return fn(*args, **kwargs)
     except NotImplementedError:
@@ -369,7 +370,10 @@ def call(fn: Callable, *args: object, hints: str | dict[str, str] | None = None,
         message = call_failure_message(
             describe_call(name, args, kwargs), type(err).__name__, str(err), frames, hints
         )
-    raise CallError(message) from None  # the library's traceback lines would bury the message
+    # A notebook shows the lines above this one. To the learner: your function raised an
+    # error. The message below says which call it was, shows only your own lines of the
+    # traceback (torch's are left out: they would bury it) and adds the exercise's hint.
+    raise CallError(message) from None
 
 
 def describe_arg(value: object) -> str:
