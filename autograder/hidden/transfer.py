@@ -683,3 +683,251 @@ def check_fine_tune(fine_tune) -> None:
             "torch.manual_seed inside it? That resets the caller's random stream; leave seeding "
             "to the caller."
         )
+
+
+# --- LoRA (section 10) -------------------------------------------------------------------
+
+
+def _lora_case(g: torch.Generator, device, in_f, out_f, r, alpha, bias, dtype, x_shape) -> dict:
+    """A LoRA case: the base's seed and shape, r and alpha, an input x and trained-looking A, B."""
+    return {
+        "seed": int(torch.randint(0, 10_000, (1,), generator=g)),
+        "rng_seed": int(torch.randint(0, 10_000, (1,), generator=g)),
+        "in_features": in_f,
+        "out_features": out_f,
+        "bias": bias,
+        "dtype": dtype,
+        "device": device,
+        "r": r,
+        "alpha": alpha,
+        "x": torch.randn(*x_shape, in_f, generator=g).to(device=device, dtype=dtype),
+        "A": torch.randn(r, in_f, generator=g).to(device=device, dtype=dtype),
+        "B": torch.randn(out_f, r, generator=g).to(device=device, dtype=dtype),
+    }
+
+
+def _lora_reference(case: dict, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    base = probes.build_base(case)
+    x = case["x"]
+    with torch.no_grad():
+        return base(x) + (case["alpha"] / case["r"]) * (x @ A.T) @ B.T
+
+
+def check_lora_linear(LoRALinear) -> None:
+    """Square and rectangular layers, with and without bias, float32 and float64, inputs of
+    several ranks, r larger than in_features: shapes, dtype and device of A and B, the base
+    frozen and untouched, B zero and A random (so that a gradient reaches B), alpha / r, the
+    output with trained A and B, and A drawn from the caller's random stream."""
+    device = get_device()
+    g = torch.Generator().manual_seed(9)
+    cases = [  # in, out, r, alpha, bias, dtype, x's leading shape
+        (8, 8, 2, 4.0, True, torch.float32, (2, 3)),
+        (7, 3, 1, 1.0, False, torch.float32, (4,)),
+        (6, 10, 4, 16.0, True, torch.float64, (2, 1, 5)),
+        (3, 5, 8, 8.0, True, torch.float32, (1,)),  # r larger than in_features is allowed
+    ]
+    first = None
+    for in_f, out_f, r, alpha, bias, dtype, x_shape in cases:
+        case = _lora_case(g, device, in_f, out_f, r, alpha, bias, dtype, x_shape)
+        dt = "" if dtype == torch.float32 else f", {dtype}"
+        what = f"LoRALinear(nn.Linear({in_f}, {out_f}, bias={bias}{dt}), r={r}, alpha={alpha})"
+        seen = observe(probes.probe_lora_linear, LoRALinear, case, f"{what} and its forward")
+        if not seen["is_module"]:
+            raise CheckError(f"{what} is not an nn.Module: subclass nn.Module.")
+        for key, name, shape in (("A", "lora_A", (r, in_f)), ("B", "lora_B", (out_f, r))):
+            p = seen[key]
+            if p is None:
+                raise CheckError(
+                    f"{what} has no tensor attribute {name}: store the adapter's matrices as "
+                    f"self.lora_A (r, in_features) and self.lora_B (out_features, r)."
+                )
+            if not p["parameter"]:
+                raise CheckError(
+                    f"{what}.{name} is a plain tensor, not an nn.Parameter: the optimizer would "
+                    "never see it. Wrap it in nn.Parameter(...)."
+                )
+            if tuple(p["shape"]) != shape:
+                raise CheckError(
+                    f"{what}.{name} has shape {tuple(p['shape'])}, expected {shape}: lora_A is "
+                    "(r, in_features) and maps x down to r numbers, lora_B is (out_features, r) "
+                    "and maps them back up."
+                )
+            if p["dtype"] != dtype or p["device"].type != torch.device(device).type:
+                raise CheckError(
+                    f"{what}.{name} is {p['dtype']} on {p['device']}, but the base layer is "
+                    f"{dtype} on {device}: create it with device=base.weight.device, "
+                    "dtype=base.weight.dtype."
+                )
+        if seen["forward_error"] is not None:
+            raise CheckError(
+                f"calling {what} on x of shape {tuple(case['x'].shape)} raised "
+                f"{seen['forward_error']}. The forward is base(x) + scaling * (x @ lora_A.T) @ "
+                "lora_B.T; `@` works on any number of leading dimensions (torch.mm does not)."
+            )
+        trainable = sorted(n for n, f in seen["flags"].items() if f)
+        if trainable != ["lora_A", "lora_B"]:
+            raise CheckError(
+                f"the trainable parameters of {what} are {trainable}; expected exactly "
+                "['lora_A', 'lora_B']: freeze the base (base.requires_grad_(False)), and keep A "
+                "and B trainable."
+            )
+        if not seen["base_is_given"] or not seen["base_unchanged"]:
+            raise CheckError(
+                f"{what} must keep the given layer as self.base with its values unchanged "
+                "(it holds the pretrained weights); do not build a new nn.Linear or re-initialise it."
+            )
+        A0, B0 = seen["A"]["value"].cpu(), seen["B"]["value"].cpu()
+        if B0.abs().max().item() != 0:
+            raise CheckError(
+                f"{what}.lora_B is not zero at initialisation (max |B| = {B0.abs().max().item():.3g}): "
+                "the adapted layer then differs from the pretrained one before any training. "
+                "Start B at zero and A at random."
+            )
+        spread = (A0 - A0.flatten()[0]).abs().max().item()
+        if A0.abs().max().item() == 0 or (A0.numel() > 1 and spread == 0):
+            raise CheckError(
+                f"{what}.lora_A is {'zero' if A0.abs().max().item() == 0 else 'constant'} at "
+                "initialisation: B's gradient is multiplied by A, so with A zero nothing ever "
+                "trains (and a constant A makes all r directions the same). Draw A at random."
+            )
+        assert_close(
+            seen["out_init"],
+            probes.build_base(case)(case["x"]).detach(),
+            what=f"{what}(x) right after construction (it must equal base(x))",
+        )
+        if seen["base_grad"]:
+            raise CheckError(
+                f"after backward through {what} the base's weight has a gradient: freeze it."
+            )
+        grad_B = seen["grad_B"]
+        if grad_B is None or grad_B.abs().max().item() == 0:
+            raise CheckError(
+                f"after backward through {what} lora_B has no gradient: the forward must use "
+                "lora_B (and A must be random)."
+            )
+        scaling = seen["scaling"]
+        if not isinstance(scaling, (int, float)) or abs(scaling - alpha / r) > 1e-9 * max(
+            1, alpha / r
+        ):
+            raise CheckError(
+                f"{what}.scaling is {scaling!r}, expected alpha / r = {alpha / r:g}: the scaling "
+                "keeps the size of the update comparable when you change r."
+            )
+        if seen["out_set"] is None:
+            raise CheckError(f"{what}: could not set lora_A and lora_B to trained values.")
+        expected = _lora_reference(case, case["A"], case["B"])
+        unscaled = _lora_reference({**case, "alpha": case["r"]}, case["A"], case["B"])
+        if alpha != r and torch.allclose(
+            seen["out_set"].cpu(), unscaled.cpu(), atol=1e-5, rtol=1e-4
+        ):
+            raise CheckError(
+                f"{what} with trained A and B gives base(x) + (x @ A.T) @ B.T: the update is not "
+                f"scaled. Multiply it by self.scaling = alpha / r = {alpha / r:g}."
+            )
+        assert_close(
+            seen["out_set"],
+            expected,
+            what=f"{what}(x) with trained lora_A and lora_B (base(x) + alpha / r * x A^T B^T)",
+        )
+        if first is None:
+            first = (case, A0)
+    case, A0 = first
+    other = observe(
+        probes.probe_lora_linear,
+        LoRALinear,
+        {**case, "rng_seed": case["rng_seed"] + 1},
+        "LoRALinear(...) under another global seed",
+    )
+    if other["A"] is not None and torch.equal(other["A"]["value"].cpu(), A0):
+        raise CheckError(
+            "LoRALinear draws the same lora_A whatever the caller's random state: did you call "
+            "torch.manual_seed inside it? That resets the caller's random stream; let the init "
+            "draw from the global generator."
+        )
+
+
+def check_merge_lora(merge_lora) -> None:
+    """Square and rectangular layers, with and without bias, float32 and float64, several
+    scalings: a new nn.Linear with base.weight + scaling * B @ A, the base's bias (none when
+    it has none), the base's dtype and device, the adapter left unchanged, a second merge of
+    the same adapter giving the same layer."""
+    device = get_device()
+    g = torch.Generator().manual_seed(11)
+    cases = [  # in, out, r, scaling, bias, dtype
+        (6, 4, 2, 4.0, True, torch.float32),
+        (5, 5, 3, 0.5, False, torch.float32),  # square: a transposed update has the right shape
+        (4, 9, 1, 2.0, True, torch.float64),
+    ]
+    for in_f, out_f, r, scaling, bias, dtype in cases:
+        case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))
+        case["scaling"] = scaling
+        dt = "" if dtype == torch.float32 else f", {dtype}"
+        what = (
+            f"merge_lora(layer) for a layer with base nn.Linear({in_f}, {out_f}, bias={bias}{dt}), "
+            f"r={r}, scaling={scaling}"
+        )
+        seen = observe(probes.probe_merge_lora, merge_lora, case, what)
+        if seen["changed"]:
+            raise CheckError(
+                f"{what} changed the adapter it was given ({seen['changed']}): adding the update "
+                "into layer.base.weight in place means the adapter now adds it a second time "
+                "(merged twice). Build a new nn.Linear (or a copy of the base) for the sum."
+            )
+        if not seen["is_linear"]:
+            raise CheckError(f"{what} returned {seen['type']}; return a new nn.Linear.")
+        if seen["is_base"]:
+            raise CheckError(
+                f"{what} returned layer.base itself: return a new nn.Linear, so that the adapter "
+                "and the merged layer do not share (and later change) one weight."
+            )
+        w = seen["weight"]
+        base = probes.build_base(case)
+        A, B = case["A"], case["B"]
+        with torch.no_grad():
+            expected_w = base.weight + scaling * B @ A
+        if tuple(w["shape"]) != (out_f, in_f):
+            raise CheckError(
+                f"the weight from {what} has shape {tuple(w['shape'])}, expected {(out_f, in_f)} "
+                "(base.weight's): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+            )
+        if w["dtype"] != dtype or w["device"].type != torch.device(device).type:
+            raise CheckError(
+                f"the layer from {what} is {w['dtype']} on {w['device']}, but the base is {dtype} "
+                f"on {device}: create it with the base's device and dtype (nn.Linear(..., "
+                "device=..., dtype=...)), or copy the base."
+            )
+        if seen["has_bias"] != bias:
+            raise CheckError(
+                f"the layer from {what} {'has' if seen['has_bias'] else 'has no'} bias, but the base "
+                f"{'has one' if bias else 'has none'}: use bias=base.bias is not None "
+                "(a bias where the base has none starts at random values)."
+            )
+        got_w = w["value"].cpu()
+        if torch.allclose(got_w, (base.weight + B @ A).detach().cpu(), atol=1e-6) and scaling != 1:
+            raise CheckError(
+                f"the weight from {what} is base.weight + lora_B @ lora_A: the scaling is missing. "
+                "Use base.weight + layer.scaling * lora_B @ lora_A."
+            )
+        if in_f == out_f and torch.allclose(
+            got_w, (base.weight + scaling * (B @ A).T).detach().cpu(), atol=1e-6
+        ):
+            raise CheckError(
+                f"the weight from {what} adds (B @ A).T, the transposed update (only a square layer "
+                "lets that through): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+            )
+        assert_close(got_w, expected_w.detach(), what=f"the weight from {what}")
+        if bias:
+            assert_close(seen["bias"]["value"], base.bias.detach(), what=f"the bias from {what}")
+        if seen["out_error"] is not None:
+            raise CheckError(f"calling the layer from {what} raised {seen['out_error']}.")
+        with torch.no_grad():
+            expected_out = base(case["x"]) + scaling * (case["x"] @ A.T) @ B.T
+        assert_close(seen["out"], expected_out, what=f"the output of the layer from {what}")
+        if seen["second_weight"] is None or not torch.allclose(
+            seen["second_weight"].cpu(), got_w, atol=1e-6
+        ):
+            raise CheckError(
+                f"calling {what} a second time on the same adapter gives another weight: merging "
+                "must not change the adapter (or keep any state), or the second merge adds the "
+                "update twice."
+            )

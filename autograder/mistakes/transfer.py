@@ -660,3 +660,181 @@ _MORE = {
 }
 for _grade_id, _extra in _MORE.items():
     MISTAKES[_grade_id] = MISTAKES[_grade_id] + _extra
+
+# LoRA (section 10): the first of each list is the most common wrong answer, and the
+# exercise's visible asserts catch it with a message that names it.
+_LORA_HEAD = (
+    "import math\nimport torch\nfrom torch import nn\n"
+    "class LoRALinear(nn.Module):\n"
+    "    def __init__(self, base, r, alpha):\n"
+    "        super().__init__()\n"
+)
+_LORA_INIT = (
+    "        self.base = base.requires_grad_(False)\n"
+    "        kw = {'device': base.weight.device, 'dtype': base.weight.dtype}\n"
+    "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features, **kw))\n"
+    "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+    "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, **kw))\n"
+    "        self.scaling = alpha / r\n"
+)
+_LORA_FORWARD = (
+    "    def forward(self, x):\n"
+    "        return self.base(x) + (x @ self.lora_A.T) @ self.lora_B.T * self.scaling\n"
+)
+_MERGE_HEAD = "import copy\nimport torch\nfrom torch import nn\ndef merge_lora(layer):\n"
+
+MISTAKES["LoRALinear"] = [
+    Mistake(
+        name="b-not-zero",
+        message=(
+            "lora_B starts random like any weight: the adapted model differs from the pretrained "
+            "one before training. Start B at zero (A at random) so that B @ A = 0."
+        ),
+        code=_LORA_HEAD
+        + _LORA_INIT.replace(
+            "torch.zeros(base.out_features, r, **kw)",
+            "torch.randn(base.out_features, r, **kw) * 0.01",
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="base-not-frozen",
+        message="The base stays trainable: freeze it (base.requires_grad_(False)); only A and B train.",
+        code=_LORA_HEAD
+        + _LORA_INIT.replace("self.base = base.requires_grad_(False)", "self.base = base")
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="no-scaling",
+        message="The update is not multiplied by alpha / r: changing r then changes its size.",
+        code=_LORA_HEAD + _LORA_INIT + _LORA_FORWARD.replace(" * self.scaling", ""),
+    ),
+    Mistake(
+        name="a-zero-too",
+        message=(
+            "A and B both start at zero: each one's gradient is multiplied by the other, so "
+            "neither ever moves. Only B starts at zero."
+        ),
+        code=_LORA_HEAD
+        + _LORA_INIT.replace(
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n",
+            "        nn.init.zeros_(self.lora_A)\n",
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="swapped-shapes",
+        message="lora_A is (r, in_features) and lora_B (out_features, r), not the other way round.",
+        code=_LORA_HEAD
+        + (
+            "        self.base = base.requires_grad_(False)\n"
+            "        kw = {'device': base.weight.device, 'dtype': base.weight.dtype}\n"
+            "        self.lora_A = nn.Parameter(torch.randn(base.in_features, r, **kw) / r)\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(r, base.out_features, **kw))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + x @ self.lora_A @ self.lora_B * self.scaling\n"
+        ),
+    ),
+    Mistake(
+        name="default-dtype-and-device",
+        message=(
+            "A and B are float32 on the CPU whatever the base is: create them with the base "
+            "weight's device and dtype."
+        ),
+        code=_LORA_HEAD
+        + (
+            "        self.base = base.requires_grad_(False)\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features))\n"
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r))\n"
+            "        self.scaling = alpha / r\n"
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="reseeds-global-rng",
+        message="torch.manual_seed inside the layer resets the caller's random stream.",
+        code=_LORA_HEAD + "        torch.manual_seed(0)\n" + _LORA_INIT + _LORA_FORWARD,
+    ),
+]
+
+MISTAKES["merge_lora"] = [
+    Mistake(
+        name="no-scaling",
+        message="The merged weight is base.weight + scaling * B @ A; without scaling it is not the adapter's.",
+        code=_MERGE_HEAD
+        + (
+            "    merged = copy.deepcopy(layer.base)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight += layer.lora_B @ layer.lora_A\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="merged-in-place",
+        message=(
+            "Adding the update into layer.base.weight in place changes the adapter: it then adds "
+            "B @ A a second time (merged twice). Put the sum in a new layer."
+        ),
+        code=_MERGE_HEAD
+        + (
+            "    with torch.no_grad():\n"
+            "        layer.base.weight += layer.scaling * layer.lora_B @ layer.lora_A\n"
+            "    return layer.base\n"
+        ),
+    ),
+    Mistake(
+        name="a-times-b",
+        message="The update is lora_B @ lora_A, (out, r) @ (r, in); the transposed product is wrong.",
+        code=_MERGE_HEAD
+        + (
+            "    merged = copy.deepcopy(layer.base)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight += layer.scaling * (layer.lora_A.T @ layer.lora_B.T)\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="always-bias",
+        message="A base without bias must stay without one: nn.Linear(...) adds a random bias.",
+        code=_MERGE_HEAD
+        + (
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features,\n"
+            "                       device=base.weight.device, dtype=base.weight.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(base.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "        if base.bias is not None:\n"
+            "            merged.bias.copy_(base.bias)\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="default-dtype",
+        message="A new nn.Linear is float32 on the CPU: create it with the base's device and dtype.",
+        code=_MERGE_HEAD
+        + (
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features, bias=base.bias is not None)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(base.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "        if base.bias is not None:\n"
+            "            merged.bias.copy_(base.bias)\n"
+            "    return merged.to(base.weight.device)\n"
+        ),
+    ),
+    Mistake(
+        name="drops-bias",
+        message="The merged layer keeps the base's bias: only the weight gets the update.",
+        code=_MERGE_HEAD
+        + (
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features, bias=False,\n"
+            "                       device=base.weight.device, dtype=base.weight.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(base.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "    return merged\n"
+        ),
+    ),
+]

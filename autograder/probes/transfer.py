@@ -457,3 +457,135 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
         except Exception as err:
             seen["logits_error"] = _error(err)
     return seen
+
+
+# --- LoRA (section 10) -------------------------------------------------------------------
+
+
+def build_base(case: dict) -> nn.Linear:
+    """The case's pretrained ``nn.Linear``: seed, widths, bias, device and dtype."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["seed"])
+        base = nn.Linear(case["in_features"], case["out_features"], bias=case.get("bias", True))
+    return base.to(device=case["device"], dtype=case["dtype"])
+
+
+def _tensor_or_none(value) -> torch.Tensor | None:
+    return value.detach().clone() if isinstance(value, torch.Tensor) else None
+
+
+def _describe_param(p) -> dict | None:
+    if not isinstance(p, torch.Tensor):
+        return None
+    return {
+        "shape": list(p.shape),
+        "dtype": p.dtype,
+        "device": p.device,
+        "parameter": isinstance(p, nn.Parameter),
+        "value": p.detach().clone(),
+    }
+
+
+def probe_lora_linear(LoRALinear, case: dict) -> dict:
+    """Build ``LoRALinear(base, r, alpha)`` under the global seed ``case["rng_seed"]`` and report:
+    its parameters (names, flags, shapes), ``lora_A``/``lora_B``/``scaling``, whether ``base`` is
+    the given layer with its values unchanged, the output and gradients at initialisation, and
+    the output once ``lora_A``/``lora_B`` hold the case's ``A``/``B`` (when their shapes fit)."""
+    base = build_base(case)
+    before = state_of(base)
+    x = case["x"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["rng_seed"])
+        layer = LoRALinear(base, case["r"], case["alpha"])
+    scaling = getattr(layer, "scaling", None)
+    if isinstance(scaling, torch.Tensor) and scaling.numel() == 1:
+        scaling = scaling.item()
+    seen = {
+        "is_module": isinstance(layer, nn.Module),
+        "base_is_given": getattr(layer, "base", None) is base,
+        "base_unchanged": all(torch.equal(v, base.state_dict()[k]) for k, v in before.items()),
+        "flags": _named_flags(layer) if isinstance(layer, nn.Module) else {},
+        "A": _describe_param(getattr(layer, "lora_A", None)),
+        "B": _describe_param(getattr(layer, "lora_B", None)),
+        "scaling": scaling if isinstance(scaling, (int, float)) else repr(scaling)[:80],
+        "out_init": None,
+        "grad_A": None,
+        "grad_B": None,
+        "base_grad": None,
+        "out_set": None,
+        "forward_error": None,
+    }
+    try:
+        out = layer(x)
+    except Exception as err:  # reported as data: the check says what it means
+        seen["forward_error"] = _error(err)
+        return seen
+    seen["out_init"] = out.detach().clone()
+    if out.requires_grad:
+        out.sum().backward()
+        seen["grad_A"] = _tensor_or_none(getattr(getattr(layer, "lora_A", None), "grad", None))
+        seen["grad_B"] = _tensor_or_none(getattr(getattr(layer, "lora_B", None), "grad", None))
+    seen["base_grad"] = base.weight.grad is not None
+    A, B = getattr(layer, "lora_A", None), getattr(layer, "lora_B", None)
+    fits = (
+        isinstance(A, torch.Tensor)
+        and isinstance(B, torch.Tensor)
+        and tuple(A.shape) == tuple(case["A"].shape)
+        and tuple(B.shape) == tuple(case["B"].shape)
+    )
+    if fits:
+        with torch.no_grad():
+            A.copy_(case["A"])
+            B.copy_(case["B"])
+            seen["out_set"] = layer(x).detach().clone()
+    return seen
+
+
+class Adapter(nn.Module):
+    """The parts of a LoRA layer that ``merge_lora`` reads: ``base``, ``lora_A``, ``lora_B``,
+    ``scaling``. Calling it is not part of merging, so it cannot be called."""
+
+    def __init__(self, base: nn.Linear, A: torch.Tensor, B: torch.Tensor, scaling: float):
+        super().__init__()
+        self.base = base.requires_grad_(False)
+        self.lora_A = nn.Parameter(A.clone())
+        self.lora_B = nn.Parameter(B.clone())
+        self.scaling = scaling
+
+    def forward(self, x):
+        raise RuntimeError("merge_lora should read the layer's weights, not call the layer")
+
+
+def probe_merge_lora(merge_lora, case: dict) -> dict:
+    """Run ``merge_lora`` on an adapter built from the case, twice; report the merged layer (type,
+    weight, bias, dtype, device, output on ``case["x"]``), whether the adapter's tensors are
+    unchanged afterwards, and whether a second merge gives the same weight."""
+    base = build_base(case)
+    layer = Adapter(base, case["A"], case["B"], case["scaling"])
+    before = state_of(layer)
+    merged = merge_lora(layer)
+    seen = {
+        "type": type(merged).__name__,
+        "is_linear": isinstance(merged, nn.Linear),
+        "is_base": merged is base,
+        "changed": [k for k, v in before.items() if not torch.equal(v, layer.state_dict()[k])],
+        "weight": None,
+        "bias": None,
+        "has_bias": None,
+        "out": None,
+        "second_weight": None,
+        "out_error": None,
+    }
+    if isinstance(merged, nn.Linear):
+        seen["weight"] = _describe_param(merged.weight)
+        seen["has_bias"] = merged.bias is not None
+        seen["bias"] = _describe_param(merged.bias)
+        try:
+            with torch.no_grad():
+                seen["out"] = merged(case["x"]).detach().clone()
+        except Exception as err:  # reported as data: the check says what it means
+            seen["out_error"] = _error(err)
+        again = merge_lora(layer)
+        if isinstance(again, nn.Linear):
+            seen["second_weight"] = again.weight.detach().clone()
+    return seen

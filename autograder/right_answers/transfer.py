@@ -150,3 +150,51 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+RIGHT_ANSWERS["LoRALinear"] = [
+    RightAnswer(
+        name="normal-init-and-f-linear",
+        why=(
+            "Freezes the base parameter by parameter, draws A from a normal distribution with "
+            "std 1 / r, builds A and B with new_empty / new_zeros (the base weight's device and "
+            "dtype), keeps alpha and r and computes the scaling in forward, and runs the low-rank "
+            "path with F.linear: the text asks for none of these particular choices."
+        ),
+        code=(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        for p in base.parameters():\n"
+            "            p.requires_grad = False\n"
+            "        self.base, self.r, self.alpha = base, r, alpha\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(w.new_empty(r, w.shape[1]).normal_(std=1 / r))\n"
+            "        self.lora_B = nn.Parameter(w.new_zeros(w.shape[0], r))\n"
+            "        self.scaling = float(alpha) / r\n"
+            "    def forward(self, x):\n"
+            "        low = F.linear(F.linear(x, self.lora_A), self.lora_B)\n"
+            "        return self.base(x) + (self.alpha / self.r) * low\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["merge_lora"] = [
+    RightAnswer(
+        name="deepcopy-and-addmm",
+        why=(
+            "Copies the base (bias or not, device, dtype and its frozen flags come along) and "
+            "writes torch.addmm(W, B, A, alpha=scaling) into the copy's weight: a new layer with "
+            "the merged weight, the adapter untouched."
+        ),
+        code=(
+            "import copy\nimport torch\n"
+            "def merge_lora(layer):\n"
+            "    merged = copy.deepcopy(layer.base)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(torch.addmm(layer.base.weight, layer.lora_B, layer.lora_A,\n"
+            "                                        alpha=layer.scaling))\n"
+            "    return merged\n"
+        ),
+    ),
+]
