@@ -91,10 +91,10 @@ ATTENTION_SHORTCUTS = {
     F.scaled_dot_product_attention: "F.scaled_dot_product_attention",
     F.multi_head_attention_forward: "F.multi_head_attention_forward (or nn.MultiheadAttention)",
 }
-ENCODER_SHORTCUTS = {
-    F.multi_head_attention_forward: "F.multi_head_attention_forward",
-    torch._transformer_encoder_layer_fwd: "torch._transformer_encoder_layer_fwd",
-    torch._native_multi_head_attention: "torch._native_multi_head_attention",
+ENCODER_SHORTCUTS = {F.multi_head_attention_forward: "F.multi_head_attention_forward"} | {
+    getattr(torch, name): f"torch.{name}"  # the layer's fused fast paths, private: where present
+    for name in ("_transformer_encoder_layer_fwd", "_native_multi_head_attention")
+    if hasattr(torch, name)
 }
 ENCODER_METHODS = {
     (nn.TransformerEncoderLayer, "forward"): "layer(x) (nn.TransformerEncoderLayer.forward)",
