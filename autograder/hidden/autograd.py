@@ -65,9 +65,7 @@ def _observe(probe, fn, case: dict, what: str, hints: dict[str, str]):
             text = err.message.strip().splitlines()[0] if err.message.strip() else ""
             for needle, hint in hints.items():
                 if needle in text:
-                    raise CheckError(
-                        f"{what} raised {err.type_name}: {text.rstrip('.')}. {hint}"
-                    ) from None
+                    raise CheckError(err.with_hint(hint)) from None
         raise
 
 
@@ -542,9 +540,11 @@ def check_second_derivative(second_derivative) -> None:
                 seen = _observe(probes.probe_second_derivative, second_derivative, case, what, hint)
             except AnswerRaised as err:
                 raise CheckError(
-                    f"{err}. second_derivative must work for an x of any shape (here {shape}): "
-                    "differentiate f(x).sum() twice with torch.autograd.grad, which keeps x's "
-                    "shape, rather than building a Hessian or looping over a 1-D x."
+                    err.with_hint(
+                        f"second_derivative must work for an x of any shape (here {shape}): "
+                        "differentiate f(x).sum() twice with torch.autograd.grad, which keeps "
+                        "x's shape, rather than building a Hessian or looping over a 1-D x."
+                    )
                 ) from None
             got = seen["result"]
             _result_tensor(got, name, what)
