@@ -574,6 +574,43 @@ MISTAKES = {
             ),
         ),
         Mistake(
+            name="view-on-channels-last",
+            message="x.view(len(x), -1) needs memory in the usual order; a batch permuted from "
+            "(N, H, W, C) is channels-last, and so is the convolution's output on it: use "
+            "nn.Flatten(), x.flatten(1) or x.reshape(len(x), -1).",
+            code=(
+                "from torch import nn\n"
+                "class DigitsCNN(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.features = nn.Sequential(\n"
+                "            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+                "            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+                "        self.fc = nn.Linear(128, 10)\n"
+                "    def forward(self, x):\n"
+                "        x = self.features(x)\n"
+                "        return self.fc(x.view(x.size(0), -1))\n"
+            ),
+        ),
+        Mistake(
+            name="wide-layers-without-pooling",
+            message="Two wide convolutions on the full 8x8 image cost about 9.5 million FLOPs "
+            "per image, over the budget of 3 million: pool before the wider layer, or use "
+            "fewer channels.",
+            code=(
+                "from torch import nn\n"
+                "class DigitsCNN(nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.net = nn.Sequential(\n"
+                "            nn.Conv2d(1, 64, 3, padding=1), nn.ReLU(),\n"
+                "            nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(),\n"
+                "            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10))\n"
+                "    def forward(self, x):\n"
+                "        return self.net(x)\n"
+            ),
+        ),
+        Mistake(
             name="wrong-flatten-size",
             message="After two MaxPool2d(2) an 8x8 image is 2x2: the Linear layer takes 32 * 2 * 2 "
             "features.",

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.flop_counter import FlopCounterMode
 
 from tutorial_lib.data import load_digits, train_val_split
 
@@ -475,11 +476,25 @@ def digits_loaders(recipe: dict) -> tuple[DataLoader, DataLoader]:
     return train_loader, val_loader
 
 
+def _in_layout(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """``x`` (N, C, H, W), same values, handed over in another memory layout."""
+    if layout == "transposed":  # non-contiguous: H and W swapped in memory
+        return x.transpose(2, 3).contiguous().transpose(2, 3)
+    if layout == "channels_last":  # stored (N, H, W, C), seen as (N, C, H, W)
+        # clone with an explicit format: .contiguous() would keep the strides when C is 1
+        return (
+            x.permute(0, 2, 3, 1).clone(memory_format=torch.contiguous_format).permute(0, 3, 1, 2)
+        )
+    return x
+
+
 def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
-    """Type, parameter count, whether there is a 4-d (convolution) weight and whether it gets
-    a gradient (the convolution is used), and the eval-mode outputs on each batch in
-    ``case["inputs"]`` (or what the forward pass raised). Batches marked in
-    ``case["strided"]`` are handed over as non-contiguous views holding the same values."""
+    """Type, parameter count, forward FLOPs for one image (as FlopCounterMode counts them),
+    whether there is a 4-d (convolution) weight and whether it gets a gradient (the
+    convolution is used), and the eval-mode outputs on each batch in ``case["inputs"]`` (or
+    what the forward pass raised). Each batch is handed over in the memory layout that
+    ``case["layouts"]`` names for it ("contiguous", "transposed" or "channels_last"),
+    holding the same values."""
     torch.manual_seed(case["seed"])
     model = DigitsCNN()
     seen = {"is_module": isinstance(model, nn.Module), "type": type(model).__name__}
@@ -488,10 +503,9 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
     model = model.to(case["device"])
     seen["outputs"] = []
     model.eval()
-    strided = case.get("strided", [False] * len(case["inputs"]))
-    for x, transposed in zip(case["inputs"], strided, strict=True):
-        if transposed:
-            x = x.transpose(2, 3).contiguous().transpose(2, 3)  # same values, other strides
+    layouts = case.get("layouts", ["contiguous"] * len(case["inputs"]))
+    for x, layout in zip(case["inputs"], layouts, strict=True):
+        x = _in_layout(x, layout)
         try:
             with torch.no_grad():
                 out = model(x)
@@ -505,6 +519,14 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
     except ValueError:  # a lazy module that never ran: no count to give
         seen["n_params"] = None
     seen["has_conv"] = any(v.ndim == 4 for v in model.state_dict().values())
+    seen["flops"] = None
+    if len(seen["outputs"]) == len(case["inputs"]):
+        try:
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                model(case["inputs"][0][:1])  # one image
+            seen["flops"] = int(counter.get_total_flops())
+        except Exception:  # the outputs above already tell what is wrong
+            pass
     seen["conv_used"] = None
     if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:
         model.train()
