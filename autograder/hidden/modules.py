@@ -556,8 +556,10 @@ def check_capture_activations(capture_activations) -> None:
         except AnswerRaised as err:
             if "'tuple' object" in err.message and "split" in names:
                 raise CheckError(
-                    f"{err}. The module 'split' returns a tuple of tensors: store a tuple of "
-                    "their detached copies, tuple(t.detach().clone() for t in output)."
+                    err.with_hint(
+                        "The module 'split' returns a tuple of tensors: store a tuple of "
+                        "their detached copies, tuple(t.detach().clone() for t in output)."
+                    )
                 ) from None
             raise
         got = seen.get(f"result {i}")
