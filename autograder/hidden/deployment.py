@@ -132,13 +132,15 @@ def _strip_hint(before: str, after: str) -> str:
 
 
 def check_strip_module_prefix(strip_module_prefix) -> None:
-    """DataParallel-style keys, keys with 'module' inside, mixed, doubly wrapped and empty."""
+    """DistributedDataParallel-style keys, keys with 'module' inside, mixed, doubly wrapped and empty."""
     g = torch.Generator().manual_seed(7)
     cases = []  # (what, [key, tensor, handed over transposed])
     for width in (1, 3):
         inner = nn.Sequential(_Block(g, width), nn.Linear(width, 2))
-        sd = nn.DataParallel(inner).state_dict()
-        cases.append(("a DataParallel checkpoint", [[k, v, False] for k, v in sd.items()]))
+        sd = {f"module.{k}": v for k, v in inner.state_dict().items()}  # what DDP's wrapper saves
+        cases.append(
+            ("a DistributedDataParallel checkpoint", [[k, v, False] for k, v in sd.items()])
+        )
     mixed = [
         ["module.encoder.weight", torch.randn(2, 3, generator=g), False],
         ["head.module.bias", torch.randn(3, generator=g), False],  # 'module.' inside: keep it
