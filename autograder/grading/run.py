@@ -17,6 +17,7 @@ import multiprocessing.forkserver
 import os
 import shutil
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -327,6 +328,7 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
     # fork of this process, which may hold threads, would be unsafe). Workers are reused
     # across submissions; the kernels themselves are fresh per submission.
     if "forkserver" in multiprocessing.get_all_start_methods():
+        _short_socket_folder()
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["autograder.grading.preload"])
         # Started now, it imports while this process prepares the course; the workers are
@@ -365,6 +367,26 @@ def _check_kernels_start(pool, settings: Settings, opts: GradeOptions) -> None:
     trouble = pool.submit(kernel_check, settings).result()
     if trouble:
         raise UsageError(f"kernels cannot start here, so nobody was graded: {trouble}")
+
+
+# A Unix socket's path may be at most 107 bytes; the fork server's lies two names deep in
+# multiprocessing's folder under TMPDIR.
+MAX_SOCKET_FOLDER = 60
+
+
+def _short_socket_folder() -> None:
+    """Give multiprocessing a folder in /tmp when TMPDIR's is too long for its fork server's
+    socket (a cluster's scratch path: "AF_UNIX path too long" stopped every run). Its
+    folder is chosen once per process, here, and removed by multiprocessing at exit."""
+    from multiprocessing import util
+
+    if len(tempfile.gettempdir()) <= MAX_SOCKET_FOLDER:
+        return
+    chosen, tempfile.tempdir = tempfile.tempdir, "/tmp"
+    try:
+        util.get_temp_dir()
+    finally:
+        tempfile.tempdir = chosen
 
 
 def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) -> None:

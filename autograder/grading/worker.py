@@ -306,7 +306,9 @@ def grade_one(
     shutil.copytree(template, root)  # source/<assignment> and a gradebook that knows it
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True)
-    shutil.copy(notebook_path, target)
+    nb = notebook.read(Path(notebook_path))
+    _trust_only_the_lessons_cells(nb, notebook.read(course.solution_notebook(assignment)))
+    notebook.write(nb, target)
     config = grading_config(root, assignment, settings)
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     outcome = api.autograde(assignment, student, force=True, create=True)
@@ -329,6 +331,45 @@ def grade_one(
         "autograded": str(graded) if graded.is_file() else None,
         "feedback": str(feedback) if feedback and feedback.is_file() else None,
     }
+
+
+def _trust_only_the_lessons_cells(nb, source) -> None:
+    """Trust the notebook's nbgrader metadata only where it names one of the lesson's own
+    cells, of the same type, once; any other claim (an unknown or malformed ``grade_id``, a
+    code cell's id on a markdown cell, a second copy) becomes an ordinary cell. The kernel
+    named is the lesson's.
+
+    nbgrader trusts that metadata, and an id its gradebook does not know stops it with a
+    traceback: without this, a notebook could turn its own zero into a grader error. The
+    lesson's cells that are then missing are restored from the source
+    (``OverwriteCells.add_missing_cells``), so the notebook is graded on the cells the
+    solution defines.
+    """
+    kinds = {
+        notebook.nbgrader_meta(c).get("grade_id"): c.cell_type
+        for c in source.cells
+        if notebook.nbgrader_meta(c).get("grade_id")
+    }
+    # The kernel is the lesson's too: an unknown kernelspec name would stop an unsandboxed
+    # kernel from starting (sandboxed ones ignore it).
+    for key in ("kernelspec", "language_info"):
+        nb.metadata.pop(key, None)
+        if key in source.metadata:
+            nb.metadata[key] = source.metadata[key]
+    seen = set()
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if (
+            not isinstance(grade_id, str)
+            or kinds.get(grade_id) != cell.cell_type
+            or grade_id in seen
+        ):
+            del cell.metadata["nbgrader"]
+        else:
+            seen.add(grade_id)
 
 
 def _result_from(student: str, assignment: str, graded: Path) -> Result:
