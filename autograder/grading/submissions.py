@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from autograder import course, notebook
+from autograder.grading import files
 from autograder.grading.status import Status
 
 OK, MISSING, INVALID = Status.OK, Status.MISSING, Status.INVALID
@@ -40,17 +40,33 @@ def _ids_in(nb) -> set[str]:
 
 def inspect(student: str, assignment: str, folder: Path) -> Submission:
     """Decide what to grade in ``folder`` (``SUBMISSIONS/<student>/<assignment>``)."""
-    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
-    if not files:
+    link = files.linked(folder, folder.parent.parent)
+    if link is not None:  # a student's or assignment's folder that points elsewhere
+        why = f"{link.name}/ is a symbolic link: submit the notebook itself"
+        return Submission(student, assignment, None, INVALID, why)
+    entries = sorted(folder.iterdir()) if folder.is_dir() else []
+    links = [p for p in entries if p.is_symlink()]
+    found = [p for p in entries if p.is_file() and not p.is_symlink()]
+    if not found and links:
+        names = ", ".join(p.name for p in links[:5])
+        return Submission(
+            student, assignment, None, INVALID, f"only symbolic links, not files: {names}"
+        )
+    if not found:
         return Submission(student, assignment, None, MISSING, _nothing_in(folder))
     expected = folder / f"{assignment}.ipynb"
-    notebooks = [p for p in files if p.suffix == ".ipynb"]
-    if expected.is_file():
+    notebooks = [p for p in found if p.suffix == ".ipynb"]
+    if expected in links:
+        why = files.why_not_a_notebook(
+            expected.name, files.NotAFile(f"{expected.name} is a symbolic link")
+        )
+        return Submission(student, assignment, None, INVALID, why)
+    if expected in found:
         path = expected
     elif len(notebooks) == 1:
         path = notebooks[0]  # renamed by the student: still theirs to grade
     elif not notebooks:
-        names = ", ".join(p.name for p in files[:5])
+        names = ", ".join(p.name for p in found[:5])
         return Submission(student, assignment, None, INVALID, f"no notebook, only: {names}")
     else:
         names = ", ".join(p.name for p in notebooks)
@@ -62,15 +78,10 @@ def inspect(student: str, assignment: str, folder: Path) -> Submission:
             f"several notebooks, none named {expected.name}: {names}",
         )
     try:
-        nb = nbformat.read(str(path), as_version=4)
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError, UnicodeDecodeError) as err:
-        return Submission(
-            student, assignment, None, INVALID, f"{path.name} is not valid notebook JSON ({err})"
-        )
+        nb = read_notebook(path)
     except Exception as err:  # nbformat raises several validation error types
-        return Submission(
-            student, assignment, None, INVALID, f"{path.name} is not a notebook: {err}"
-        )
+        why = files.why_not_a_notebook(path.name, err)  # never the file's own bytes
+        return Submission(student, assignment, None, INVALID, why)
     ids = _ids_in(nb)
     own = grade_ids(assignment)
     if ids and not ids & own:
@@ -84,6 +95,11 @@ def inspect(student: str, assignment: str, folder: Path) -> Submission:
                 f"{path.name} is the notebook of {other}",
             )
     return Submission(student, assignment, path, OK)
+
+
+def read_notebook(path: Path):
+    """A submitted notebook, read without following a link (``files.NotAFile`` if it is one)."""
+    return nbformat.reads(files.read_bytes(path).decode("utf-8"), as_version=4)
 
 
 def _nothing_in(folder: Path) -> str:
@@ -113,6 +129,7 @@ def discover(root: Path, assignments: list[str] | None) -> list[Submission]:
         p.name
         for p in root.iterdir()
         if p.is_dir() and not p.name.startswith(".") and p.name not in NOT_STUDENTS
+        # a link to a folder is listed too, and judged (invalid) by inspect
     )
     if assignments is None:
         found = {a.name for s in students for a in (root / s).iterdir() if a.is_dir()}

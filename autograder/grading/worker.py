@@ -25,7 +25,7 @@ from autograder.grading.execute import (
     VERDICT_KEY,
 )
 from autograder.grading.status import Status
-from autograder.grading.submissions import max_points
+from autograder.grading.submissions import max_points, read_notebook
 from autograder.nbgrader_course import course_config
 
 TIMEOUT, CRASHED, MEMORY = Status.TIMEOUT, Status.CRASHED, Status.MEMORY
@@ -306,7 +306,7 @@ def grade_one(
     shutil.copytree(template, root)  # source/<assignment> and a gradebook that knows it
     target = root / "submitted" / student / assignment / f"{assignment}.ipynb"
     target.parent.mkdir(parents=True)
-    nb = notebook.read(Path(notebook_path))
+    nb = read_notebook(Path(notebook_path))  # never through a link
     _trust_only_the_lessons_cells(nb, notebook.read(course.solution_notebook(assignment)))
     notebook.write(nb, target)
     config = grading_config(root, assignment, settings)

@@ -25,6 +25,8 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from autograder.grading import files as grading_files
+
 CANVAS = "canvas"
 MOODLE = "moodle"
 SOURCES = (CANVAS, MOODLE)
@@ -77,13 +79,13 @@ class Collected:
         return asdict(self)
 
 
-def _members(download: Path) -> dict[str, bytes | Path]:
+def _members(download: Path) -> dict[str, bytes | Path | _Link]:
     """Relative path -> content (bytes from a zip, a Path in a folder), junk left out."""
-    if download.is_dir():
+    if download.is_dir():  # a link is never followed: it is listed, with no content
         files = {
-            p.relative_to(download).as_posix(): p
+            p.relative_to(download).as_posix(): LINK if p.is_symlink() else p
             for p in sorted(download.rglob("*"))
-            if p.is_file()
+            if p.is_file() or p.is_symlink()
         }
     elif zipfile.is_zipfile(download):
         with zipfile.ZipFile(download) as archive:
@@ -102,8 +104,15 @@ def _members(download: Path) -> dict[str, bytes | Path]:
     return {k: v for k, v in files.items() if not any(j in k for j in JUNK)}
 
 
+class _Link:
+    """What a folder download's symbolic link stands for in ``_members``: not read, listed."""
+
+
+LINK = _Link()
+
+
 def _read(content: bytes | Path) -> bytes:
-    return content.read_bytes() if isinstance(content, Path) else content
+    return grading_files.read_bytes(content) if isinstance(content, Path) else content
 
 
 def name_match(filename: str, lesson: str) -> int:
@@ -132,6 +141,9 @@ def collect(download: Path, source: str, lesson: str) -> tuple[Collected, dict[s
     collected = Collected(source, lesson)
     candidates: dict[str, list[tuple[Found, bytes]]] = {}
     for path, content in members.items():
+        if content is LINK:
+            collected.unmatched.append(f"{path}: a symbolic link, not read")
+            continue
         found = _match(path, source)
         if found is None:
             rule = (

@@ -9,12 +9,11 @@ gives the same notebook.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import sandbox
+from autograder.grading import files, sandbox
 from autograder.grading.run import GradeOptions, UsageError, grade
 from autograder.grading.status import Status
 from autograder.platforms.lms import name_match
@@ -26,17 +25,22 @@ def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, str]:
     """The notebook to grade among a submission's files, and a note for the student."""
     if not folder.is_dir():
         return None, f"nothing was submitted (no folder {folder})"
-    notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    everything = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    notebooks = [p for p in everything if files.linked(p, folder) is None]
+    links = [str(p.relative_to(folder)) for p in everything if p not in notebooks]
+    if links and not notebooks:  # never followed: a link could point at the solution
+        return None, f"only symbolic links were submitted, not notebooks: {', '.join(links[:5])}"
     if not notebooks:
-        files = ", ".join(sorted(p.name for p in folder.rglob("*") if p.is_file())[:5])
+        names = ", ".join(sorted(p.name for p in folder.rglob("*") if p.is_file())[:5])
         return None, (
-            f"no notebook was submitted ({files or 'no files at all'}): upload {lesson}.ipynb"
+            f"no notebook was submitted ({names or 'no files at all'}): upload {lesson}.ipynb"
         )
     best = min(notebooks, key=lambda p: (name_match(p.name, lesson), len(p.parts), p.name))
     note = "" if best.name == f"{lesson}.ipynb" else f"graded {best.relative_to(folder)}"
-    if len(notebooks) > 1:
-        others = ", ".join(str(p.relative_to(folder)) for p in notebooks if p != best)
-        note = f"graded {best.relative_to(folder)}; also submitted, not graded: {others}"
+    if len(notebooks) > 1 or links:
+        others = [str(p.relative_to(folder)) for p in notebooks if p != best]
+        others += [f"{link} (a symbolic link)" for link in links]
+        note = f"graded {best.relative_to(folder)}; also submitted, not graded: {', '.join(others)}"
     return best, note
 
 
@@ -49,7 +53,7 @@ def grade_notebook(
     folder = work / "submissions" / STUDENT / lesson
     folder.mkdir(parents=True, exist_ok=True)
     if notebook is not None:
-        shutil.copy(notebook, folder / f"{lesson}.ipynb")
+        (folder / f"{lesson}.ipynb").write_bytes(files.read_bytes(notebook))
     opts = GradeOptions(
         work / "submissions",
         work / "out",
