@@ -713,7 +713,7 @@ def _lora_reference(case: dict, A: torch.Tensor, B: torch.Tensor) -> torch.Tenso
         return base(x) + (case["alpha"] / case["r"]) * (x @ A.T) @ B.T
 
 
-def check_lora_linear(LoRALinear) -> None:
+def check_LoRALinear(LoRALinear) -> None:
     """Square and rectangular layers, with and without bias, float32 and float64, inputs of
     several ranks, r larger than in_features: shapes, dtype and device of A and B, the base
     frozen and untouched, B zero and A random (so that a gradient reaches B), alpha / r, the
