@@ -47,6 +47,8 @@ def why_not_a_notebook(name: str, err: Exception) -> str:
         return f"{name} is not valid notebook JSON (line {err.lineno}, column {err.colno})"
     if isinstance(err, UnicodeDecodeError):
         return f"{name} is not UTF-8 text (byte {err.start} cannot be read)"
+    if type(err).__name__ == "NotJSONError":  # nbformat's: its own text quotes the bytes
+        return f"{name} is not valid notebook JSON"
     if isinstance(err, NotAFile):
         return f"{err}: submit the notebook file itself"
     return f"{name} is not a Jupyter notebook ({type(err).__name__})"
