@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-# Seconds one cell may run while grading. The slowest solution cell (a small CNN on the
-# digits) takes about 30 s on a 2-core CPU with one thread; twice that leaves room for a
-# slower student answer, and an infinite loop still costs only one minute.
+# Seconds one cell may run while grading. The slowest solution cells (10_scaling's two
+# DDP processes, 11_gpt's training) take well under 30 s on an idle 2-core CPU with one
+# thread (`make bench`); four times that leaves room for a slower answer on a busy
+# machine, and an infinite loop still costs only two minutes.
 CELL_TIMEOUT_S = 120
 
 

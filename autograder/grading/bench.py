@@ -20,7 +20,7 @@ from autograder.grading.samples import solution, write_class
 
 # The lessons whose solutions run longest (README's lesson table): the heavier, measured, is
 # the benchmark's second column.
-HEAVY = ("08_deployment", "10_scaling")
+HEAVY = ("08_deployment", "10_scaling", "11_gpt")
 DASK_WORKERS = 2
 
 
