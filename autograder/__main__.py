@@ -1,4 +1,4 @@
-"""Command line: ``python -m autograder {release,bench,verify,grade} ...``."""
+"""Command line: ``python -m autograder {release,translate,bench,verify,grade} ...``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,49 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"notebooks/ is up to date ({len(args.lessons or course.lessons())} lessons).")
         return 0
     print(f"Released {len(args.lessons or course.lessons())} lessons into notebooks/.")
+    if problems:  # only translations can be left behind: their notebooks are not written
+        print("Not released, translations to finish first:")
+        print("\n".join(f"  {p}" for p in problems))
+        return 1
     return 0
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from autograder import notebook, translations
+
+    if args.lang not in translations.LANGUAGES:
+        raise SystemExit(
+            f"error: no edition {args.lang!r}. Editions: {', '.join(translations.LANGUAGES)}"
+        )
+    left_total = 0
+    for lesson in _known_lessons(args.lessons) or course.lessons():
+        nb = notebook.read(course.solution_notebook(lesson))
+        if args.list:
+            path = translations.translation_file(args.lang, lesson)
+            blocks = translations.read(args.lang, lesson) if path.is_file() else {}
+            left = translations.todo(nb, blocks)
+        else:
+            path, left = translations.refresh(args.lang, lesson, nb)
+        left_total += len(left)
+        shown = translations.shown_path(path)
+        if not left:
+            print(f"{shown}: done ({len(translations.markdown_cells(nb))} cells)")
+            continue
+        print(f"{shown}: {len(left)} cells to translate")
+        for item in left:
+            note = {
+                "missing": "new cell, English text written in",
+                "stale": "English changed; English text written in (the old translation is "
+                "in git: git log -p " + str(shown) + ")",
+                "English": "still the English text",
+            }[item.why]
+            print(f"  {item.cell_id}: {note}")
+    if left_total:
+        print(
+            "Replace the English text under each listed header (keep the header line), then "
+            "run `python -m autograder release LESSON` and `release --check`."
+        )
+    return 1 if left_total else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -169,6 +211,15 @@ def main(argv: list[str] | None = None) -> int:
     rel.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
     rel.add_argument("--check", action="store_true", help="fail if notebooks/ is stale")
     rel.set_defaults(func=cmd_release)
+
+    tra = sub.add_parser(
+        "translate",
+        help="refresh translations/LANG/LESSON.md and list the cells a translator must do",
+    )
+    tra.add_argument("lang", help="edition, e.g. zh")
+    tra.add_argument("lessons", nargs="*", help="lesson folders (default: all)")
+    tra.add_argument("--list", action="store_true", help="only list the cells; write nothing")
+    tra.set_defaults(func=cmd_translate)
 
     ben = sub.add_parser("bench", help="time every lesson's notebooks and print a table")
     ben.add_argument("lessons", nargs="*", help="lesson folders (default: all)")

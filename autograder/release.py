@@ -2,6 +2,11 @@
 
 ``release()`` writes them; ``release(check=True)`` writes nothing and lists what is stale,
 so CI can fail when someone edited a solution and forgot to regenerate.
+
+Each translated edition (``notebooks/<lang>/``, see ``autograder.translations``) is built
+the same way, from the solution with its markdown cells replaced by their translation, so
+cell ids, grade_ids, nbgrader metadata and code are the English ones. The check also fails
+when a translated cell is missing or was translated from an older English text.
 """
 
 from __future__ import annotations
@@ -11,15 +16,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from autograder import course, notebook
+from autograder import course, notebook, translations
 
 
 class ReleaseError(RuntimeError):
     """nbgrader could not generate a lesson's student version."""
 
 
-def generate(lesson: str, release_dir: Path) -> Path:
-    """Run nbgrader's generate step for one lesson into ``release_dir/<lesson>/``."""
+def generate(lesson: str, release_dir: Path, source_dir: Path | None = None) -> Path:
+    """Run nbgrader's generate step for one lesson into ``release_dir/<lesson>/``.
+
+    ``source_dir`` holds ``<lesson>/<lesson>.ipynb`` (default: ``solutions/``).
+    """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
@@ -29,7 +37,7 @@ def generate(lesson: str, release_dir: Path) -> Path:
     config = Config()
     configure(config)
     config.CourseDirectory.root = str(course.ROOT)
-    config.CourseDirectory.source_directory = str(course.SOLUTIONS)
+    config.CourseDirectory.source_directory = str(source_dir or course.SOLUTIONS)
     config.CourseDirectory.release_directory = str(release_dir)
     config.GenerateAssignment.no_database = True  # the release needs no gradebook (as --no-db)
     config.SaveCells.enabled = False
@@ -73,19 +81,59 @@ def release(lessons: list[str] | None = None, check: bool = False) -> list[str]:
         problems += _outputs_in_solution(lesson, fix=not check)
     with tempfile.TemporaryDirectory(prefix="release-") as tmp:
         for lesson in wanted:
-            fresh = generate(lesson, Path(tmp))
-            target = course.NOTEBOOKS / lesson
-            differences = _tree_differences(fresh, target)
-            if not differences:
-                continue
-            if check:
-                problems += [f"notebooks/{lesson}: {d}" for d in differences]
-            else:
-                shutil.rmtree(target, ignore_errors=True)
-                shutil.copytree(fresh, target)
+            fresh = generate(lesson, Path(tmp) / "en")
+            problems += _sync(fresh, course.NOTEBOOKS / lesson, f"notebooks/{lesson}", check)
+            for lang in translations.LANGUAGES:
+                problems += _release_translation(lesson, lang, Path(tmp) / lang, check)
     if lessons is None:
         problems += _orphans(fix=not check)
+        for lang in translations.LANGUAGES:
+            problems += _orphans(fix=not check, lang=lang)
     return problems
+
+
+def _sync(fresh: Path, target: Path, shown: str, check: bool) -> list[str]:
+    """Make ``target`` a copy of ``fresh`` (or, with ``check``, list how it differs)."""
+    differences = _tree_differences(fresh, target)
+    if not differences:
+        return []
+    if check:
+        return [f"{shown}: {d}" for d in differences]
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(fresh, target)
+    return []
+
+
+def _release_translation(lesson: str, lang: str, work: Path, check: bool) -> list[str]:
+    """Build (or check) ``notebooks/<lang>/<lesson>/`` from the lesson's translation file.
+
+    A lesson with problems in its translation gets no notebook written: a half-English
+    edition is worse than none, and the problems say which cells to translate.
+    """
+    target = translations.notebooks_dir(lang) / lesson
+    shown = f"notebooks/{lang}/{lesson}"
+    if not translations.translation_file(lang, lesson).is_file():
+        if translations.REQUIRE_EVERY_LESSON:
+            return translations.problems(
+                lang, lesson, notebook.read(course.solution_notebook(lesson))
+            )
+        if target.exists():  # an edition whose translation was removed
+            if check:
+                return [f"{shown}: has no translation file; remove it (`make release` does)"]
+            shutil.rmtree(target)
+        return []
+    solution = notebook.read(course.solution_notebook(lesson))
+    notebook.strip_outputs(solution)  # as the English edition is built from a stripped source
+    found = translations.problems(lang, lesson, solution)
+    if found:
+        return found
+    source = work / "source"
+    (source / lesson).mkdir(parents=True, exist_ok=True)
+    notebook.write(
+        translations.translate_notebook(solution, lesson, lang), source / lesson / f"{lesson}.ipynb"
+    )
+    fresh = generate(lesson, work / "release", source_dir=source)
+    return _sync(fresh, target, shown, check)
 
 
 def _outputs_in_solution(lesson: str, fix: bool) -> list[str]:
@@ -100,14 +148,20 @@ def _outputs_in_solution(lesson: str, fix: bool) -> list[str]:
     return [f"solutions/{lesson}: has outputs or execution counts (run `make release`)"]
 
 
-def _orphans(fix: bool) -> list[str]:
-    """Student folders whose lesson no longer exists in solutions/."""
-    if not course.NOTEBOOKS.is_dir():
+def _orphans(fix: bool, lang: str | None = None) -> list[str]:
+    """Student folders whose lesson no longer exists in solutions/ (in one edition).
+
+    The translated editions' folders (``notebooks/zh``) are not orphans of the English one.
+    """
+    folder = course.NOTEBOOKS if lang is None else translations.notebooks_dir(lang)
+    if not folder.is_dir():
         return []
-    known = set(course.lessons())
-    orphans = [p for p in course.NOTEBOOKS.iterdir() if p.is_dir() and p.name not in known]
+    known = set(course.lessons()) | (set(translations.LANGUAGES) if lang is None else set())
+    orphans = [p for p in folder.iterdir() if p.is_dir() and p.name not in known]
     if fix:
         for p in orphans:
             shutil.rmtree(p)
         return []
-    return [f"notebooks/{p.name}: has no lesson in solutions/" for p in orphans]
+    return [
+        f"{p.relative_to(course.NOTEBOOKS.parent)}: has no lesson in solutions/" for p in orphans
+    ]

@@ -1,0 +1,125 @@
+"""The translated editions: built from translations/<lang>/, refused when stale or missing."""
+
+import json
+
+import nbformat
+import pytest
+
+from autograder import __main__ as cli
+from autograder import course, notebook, release, translations
+from tests.autograder.conftest import PROBE
+
+ZH = {"cell-000": "# 探针", "cell-000-intro": "探针课程的说明。"}
+
+
+@pytest.fixture
+def zh_course(probe_course, monkeypatch):
+    """The probe course with a second markdown cell and a complete Chinese translation."""
+    monkeypatch.setattr(translations, "TRANSLATIONS", probe_course / "translations")
+    path = course.solution_notebook(PROBE)
+    nb = notebook.read(path)
+    intro = nbformat.v4.new_markdown_cell("A probe lesson, to check the release.")
+    intro.id = "cell-000-intro"
+    nb.cells.insert(1, intro)
+    notebook.write(nb, path)
+    write_translation(nb, ZH)
+    return probe_course
+
+
+def write_translation(nb, texts):
+    blocks = [
+        f"<!-- cell: {cell.id} en: {translations.en_hash(cell.source)} -->\n{texts[cell.id]}\n"
+        for cell in translations.markdown_cells(nb)
+        if cell.id in texts
+    ]
+    path = translations.translation_file("zh", PROBE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(blocks), encoding="utf-8")
+
+
+def zh_notebook():
+    return notebook.read(translations.notebooks_dir("zh") / PROBE / f"{PROBE}.ipynb")
+
+
+def test_the_chinese_edition_has_the_english_code_and_cells(zh_course):
+    assert release.release() == []
+    english, chinese = notebook.read(course.student_notebook(PROBE)), zh_notebook()
+    assert [c.id for c in chinese.cells] == [c.id for c in english.cells]
+    for en, zh in zip(english.cells, chinese.cells, strict=True):
+        assert zh.metadata == en.metadata  # nbgrader's grade_ids, points, locks
+        if en.cell_type == "code":
+            assert zh.source == en.source
+    assert [c.source for c in translations.markdown_cells(chinese)] == list(ZH.values())
+    assert chinese.metadata[translations.LANGUAGE_KEY] == "zh"
+    assert translations.LANGUAGE_KEY not in english.metadata
+    assert "SECRET-PROBE-CHECK" not in json.dumps(chinese)  # the student version, as English
+    assert release.release(check=True) == []
+
+
+def test_editing_an_english_cell_makes_the_check_name_the_stale_translation(zh_course):
+    release.release()
+    path = course.solution_notebook(PROBE)
+    nb = notebook.read(path)
+    nb.cells[1].source = "A probe lesson, edited after it was translated."
+    notebook.write(nb, path)
+    problems = release.release(check=True)
+    assert any(f"zh/{PROBE}.md: cell-000-intro changed in English" in p for p in problems)
+    assert f"notebooks/{PROBE}: {PROBE}.ipynb is stale" in problems
+
+
+def test_a_missing_or_untranslated_cell_fails_the_check(zh_course):
+    nb = notebook.read(course.solution_notebook(PROBE))
+    write_translation(nb, {"cell-000": "# 探针"})
+    assert any("cell-000-intro has no translated block" in p for p in release.release(check=True))
+    write_translation(nb, {"cell-000": "# 探针", "cell-000-intro": nb.cells[1].source})
+    assert any("cell-000-intro is still the English text" in p for p in release.release(check=True))
+
+
+def test_a_stale_edition_is_reported_and_an_orphan_edition_removed(zh_course):
+    release.release()
+    target = translations.notebooks_dir("zh") / PROBE / f"{PROBE}.ipynb"
+    target.write_text(target.read_text().replace("探针", "旧的"))
+    assert release.release(check=True) == [f"notebooks/zh/{PROBE}: {PROBE}.ipynb is stale"]
+    translations.translation_file("zh", PROBE).unlink()
+    assert release.release(check=True) == [
+        f"notebooks/zh/{PROBE}: has no translation file; remove it (`make release` does)"
+    ]
+    release.release()
+    assert not target.exists()
+
+
+def test_the_english_release_leaves_the_editions_folder_alone(zh_course):
+    release.release()
+    assert release.release(check=True) == []  # notebooks/zh is not an orphan lesson
+    assert zh_notebook().cells
+
+
+def test_translate_lists_and_refreshes_a_stale_cell(zh_course, capsys):
+    path = course.solution_notebook(PROBE)
+    nb = notebook.read(path)
+    nb.cells[1].source = "A new English text."
+    notebook.write(nb, path)
+    assert cli.main(["translate", "zh", PROBE, "--list"]) == 1
+    assert "cell-000-intro: English changed" in capsys.readouterr().out
+    assert cli.main(["translate", "zh", PROBE]) == 1
+    blocks = translations.read("zh", PROBE)
+    assert blocks["cell-000"].text == "# 探针"  # a current translation is kept
+    assert blocks["cell-000-intro"].text == "A new English text."
+    assert blocks["cell-000-intro"].en_hash == translations.en_hash("A new English text.")
+
+
+def test_a_cell_of_only_code_and_math_may_stay_as_it_is():
+    assert not translations.has_prose("$$\\sigma(x) = 1 / (1 + e^{-x})$$\n\n`torch.sigmoid(x)`")
+    assert translations.has_prose("Run the cell below and read the error.")
+
+
+def test_every_lesson_has_a_complete_chinese_translation():
+    """Every lesson exists in Chinese: each translation file is there and up to date."""
+    found = []
+    for lesson in course.lessons():
+        if not translations.translation_file("zh", lesson).is_file():
+            found.append(f"translations/zh/{lesson}.md is missing")
+            continue
+        nb = notebook.read(course.solution_notebook(lesson))
+        found += translations.problems("zh", lesson, nb)
+    assert found == []
