@@ -11,7 +11,7 @@ export MKL_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-fast lint format release release-check bench verify constraints clean grade-demo bench-grade test-clients
+.PHONY: help install lab lab-instructor test test-fast lint format release release-check bench verify constraints clean grade-demo bench-grade test-clients
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -28,9 +28,22 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP) ## Create or update .venv with the pinned, tested packages
 
-lab: $(STAMP) ## Open the course (notebooks/) in JupyterLab
-	@# Jupyter refuses to run as root (containers, CI) unless told it is on purpose.
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+# The lab's settings are Jupyter's own configuration, committed in jupyter/ and put in front
+# of JUPYTER_CONFIG_PATH, so a person's ~/.jupyter (theme, shortcuts) still applies:
+# jupyter/common silences JupyterLab's news and update checks (no "get notified about
+# official Jupyter news?" pop-up); jupyter/student also turns nbgrader's instructor tools off
+# and keeps its Validate button (jupyter/README.md). $(1): folders put before common/.
+# Jupyter refuses to run as root (containers, CI) unless told it is on purpose.
+LAB_CONFIG_PATH = $(1)$(CURDIR)/jupyter/common$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}
+LAB_AS_ROOT = $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
+lab: $(STAMP) ## Open the course (notebooks/) in JupyterLab as a student sees it
+	JUPYTER_CONFIG_PATH="$(call LAB_CONFIG_PATH,$(CURDIR)/jupyter/student:)" \
+	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_AS_ROOT)
+
+lab-instructor: $(STAMP) ## JupyterLab on the whole course with nbgrader's tools (formgrader)
+	JUPYTER_CONFIG_PATH="$(call LAB_CONFIG_PATH)" \
+	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_AS_ROOT)
 
 test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients"
