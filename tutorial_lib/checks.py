@@ -20,9 +20,20 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from tutorial_lib.i18n import _
+
 
 class CheckError(AssertionError):
     """A check failed; the message says what differs and what to try."""
+
+
+# The default names of what a check looks at: translated when shown, like the messages.
+# A name a test passes (``what="to_nchw(x)"``) is code, and stays as it is.
+_DEFAULT_WHATS = ("result", "backward", "your function")
+
+
+def _what(what: str) -> str:
+    return _(what) if what in _DEFAULT_WHATS else what
 
 
 # Default tolerances per dtype: (rtol, atol). Float32 matches torch.testing's defaults;
@@ -54,7 +65,7 @@ def check_type(obj: object, expected_type: type | tuple[type, ...], what: str = 
     if isinstance(obj, expected_type):
         return
     wanted = (
-        " or ".join(t.__name__ for t in expected_type)
+        _(" or ").join(t.__name__ for t in expected_type)
         if isinstance(expected_type, tuple)
         else expected_type.__name__
     )
@@ -63,20 +74,24 @@ def check_type(obj: object, expected_type: type | tuple[type, ...], what: str = 
     # Unsendable) says which type it stands for: name that one, not the stand-in.
     stands_for = getattr(obj, "type_name", None)
     if isinstance(stands_for, str) and "." in stands_for:
-        module, _, got = stands_for.rpartition(".")
+        module, _dot, got = stands_for.rpartition(".")
     hint = ""
     if obj is None:
-        hint = " Did you forget a `return` (or, for a .grad, to call backward())?"
+        hint = _(" Did you forget a `return` (or, for a .grad, to call backward())?")
     elif expected_type is torch.Tensor and module.split(".")[0] == "numpy":
-        hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
+        hint = _(" Convert with torch.from_numpy(...) or torch.as_tensor(...).")
     elif expected_type is torch.device and isinstance(obj, str):
-        hint = f" Wrap the name: torch.device({obj!r})."
+        hint = _(" Wrap the name: torch.device({name}).").format(name=repr(obj))
     elif expected_type is torch.Tensor and isinstance(obj, (int, float, list, tuple)):
-        hint = " Build a tensor with torch.tensor(...)."
+        hint = _(" Build a tensor with torch.tensor(...).")
     elif expected_type in (float, int) and isinstance(obj, torch.Tensor):
-        hint = " Use .item() to turn a one-element tensor into a Python number."
+        hint = _(" Use .item() to turn a one-element tensor into a Python number.")
     article = "an" if wanted[:1].lower() in "aeiou" else "a"
-    raise CheckError(f"{what} should be {article} {wanted}, got {got}.{hint}")
+    raise CheckError(
+        _("{what} should be {article} {wanted}, got {got}.{hint}").format(
+            what=_what(what), article=article, wanted=wanted, got=got, hint=hint
+        )
+    )
 
 
 def check_shape(
@@ -94,34 +109,50 @@ def check_shape(
     actual = tuple(tensor.shape)
     expected = tuple(expected)
     labels = _names_list(names, len(expected))
-    as_names = f" as ({', '.join(labels)})" if labels else ""
+    as_names = _(" as ({names})").format(names=", ".join(labels)) if labels else ""
     if len(actual) == len(expected) and all(
         e is None or a == e for a, e in zip(actual, expected, strict=True)
     ):
         return
-    head = f"{what} has shape {shape_str(actual)}, expected {_fmt_expected(expected)}{as_names}"
+    head = _("{what} has shape {actual}, expected {expected}{as_names}").format(
+        what=_what(what),
+        actual=shape_str(actual),
+        expected=_fmt_expected(expected),
+        as_names=as_names,
+    )
     if len(actual) != len(expected):
         hint = _rank_hint(actual, expected)
         raise CheckError(
-            f"{head}: it has {len(actual)} dimensions, expected {len(expected)}.{hint}"
+            _("{head}: it has {ndim} dimensions, expected {expected_ndim}.{hint}").format(
+                head=head, ndim=len(actual), expected_ndim=len(expected), hint=hint
+            )
         )
     differing = [
         (i, a, e)
         for i, (a, e) in enumerate(zip(actual, expected, strict=True))
         if e is not None and a != e
     ]
-    parts = [f"{labels[i] if labels else f'dim {i}'} is {a}, expected {e}" for i, a, e in differing]
-    detail = "; ".join(parts)
+    parts = [
+        _("{dim} is {size}, expected {expected}").format(
+            dim=labels[i] if labels else _("dim {i}").format(i=i), size=a, expected=e
+        )
+        for i, a, e in differing
+    ]
+    detail = _("; ").join(parts)
     hint = ""
     if None not in expected and sorted(actual) == sorted(expected):
         if labels and len(differing) == 2:
-            swapped = " and ".join(labels[i] for i, _, _ in differing)
-            hint = f" {swapped} are swapped - did you permute in the wrong order?"
+            swapped = _(" and ").join(labels[i] for i, _a, _e in differing)
+            hint = _(" {dims} are swapped - did you permute in the wrong order?").format(
+                dims=swapped
+            )
         else:
-            hint = " The sizes are right but in another order - did you permute in the wrong order?"
+            hint = _(
+                " The sizes are right but in another order - did you permute in the wrong order?"
+            )
     elif None not in expected and math.prod(actual) == math.prod(expected):
-        hint = " Same number of elements: a reshape or view with the wrong sizes?"
-    raise CheckError(f"{head}: {detail}.{hint}")
+        hint = _(" Same number of elements: a reshape or view with the wrong sizes?")
+    raise CheckError(_("{head}: {detail}.{hint}").format(head=head, detail=detail, hint=hint))
 
 
 def _fmt_expected(expected: tuple) -> str:
@@ -135,12 +166,12 @@ def _rank_hint(actual: tuple, expected: tuple) -> str:
     squeezed_e = tuple(s for s in expected if s != 1 and s is not None)
     if squeezed_a == squeezed_e:
         if len(actual) > len(expected):
-            return (
+            return _(
                 " Extra size-1 dimensions: a reduction without keepdim=False, or a missing squeeze?"
             )
-        return " Missing size-1 dimensions: did you need keepdim=True or unsqueeze?"
+        return _(" Missing size-1 dimensions: did you need keepdim=True or unsqueeze?")
     if len(actual) < len(expected):
-        return " Did a reduction or flatten remove a dimension you needed?"
+        return _(" Did a reduction or flatten remove a dimension you needed?")
     return ""
 
 
@@ -151,18 +182,22 @@ def check_dtype(tensor: object, expected: torch.dtype, what: str = "result") -> 
         return
     hint = ""
     if expected == torch.int64 and tensor.dtype == torch.float32 and tensor.numel() == 0:
-        hint = " An empty tensor has no values to infer from: pass dtype=torch.int64."
+        hint = _(" An empty tensor has no values to infer from: pass dtype=torch.int64.")
     elif expected == torch.int64 and tensor.dtype == torch.float32:
-        hint = (  # the usual ways integers turn into floats on the way
+        hint = _(  # the usual ways integers turn into floats on the way
             " Floats come from torch.Tensor(...) (always float32), true division (/) and"
             " float factories (torch.zeros without dtype); torch.tensor(...) of Python ints,"
             " // and dtype=torch.int64 keep integers."
         )
     elif expected == torch.float32 and tensor.dtype == torch.float64:
-        hint = " NumPy arrays are float64 by default: cast with .float() or dtype=torch.float32."
+        hint = _(" NumPy arrays are float64 by default: cast with .float() or dtype=torch.float32.")
     elif expected.is_floating_point and not tensor.dtype.is_floating_point:
-        hint = " Integer tensors cannot hold fractions or gradients: cast with .float()."
-    raise CheckError(f"{what} has dtype {tensor.dtype}, expected {expected}.{hint}")
+        hint = _(" Integer tensors cannot hold fractions or gradients: cast with .float().")
+    raise CheckError(
+        _("{what} has dtype {actual}, expected {expected}.{hint}").format(
+            what=_what(what), actual=tensor.dtype, expected=expected, hint=hint
+        )
+    )
 
 
 def _resolved_index(device: torch.device) -> int:
@@ -195,8 +230,10 @@ def check_device(tensor: object, expected: torch.device | str, what: str = "resu
     if same_device(tensor.device, expected):
         return
     raise CheckError(
-        f"{what} is on {tensor.device}, expected {expected}. Create it on the input's device"
-        " (e.g. torch.zeros(..., device=x.device)) or move it with .to(device)."
+        _(
+            "{what} is on {actual}, expected {expected}. Create it on the input's device"
+            " (e.g. torch.zeros(..., device=x.device)) or move it with .to(device)."
+        ).format(what=_what(what), actual=tensor.device, expected=expected)
     )
 
 
@@ -257,15 +294,30 @@ def _compare_values(
     # Relative error only means something where the expected value is not zero.
     relative = finite & (e != 0)
     rel = (
-        f", max rel error {float((abs_err[relative] / e[relative].abs()).max()):.3g}"
+        _(", max rel error {error}").format(
+            error=f"{float((abs_err[relative] / e[relative].abs()).max()):.3g}"
+        )
         if bool(relative.any())
         else ""
     )
-    where = f"index {first}" if first else "the only element"
+    where = _("index {index}").format(index=first) if first else _("the only element")
     raise CheckError(
-        f"{what} differs from the expected values at {int(bad.sum())} of {a.numel()} positions."
-        f" First at {where}: got {_num(a[first])}, expected {_num(e[first])}."
-        f" Max abs error {max_abs:.3g}{rel} (allowed: atol={atol:g}, rtol={rtol:g})."
+        _(
+            "{what} differs from the expected values at {bad} of {total} positions."
+            " First at {where}: got {got}, expected {expected}."
+            " Max abs error {max_abs}{rel} (allowed: atol={atol}, rtol={rtol})."
+        ).format(
+            what=_what(what),
+            bad=int(bad.sum()),
+            total=a.numel(),
+            where=where,
+            got=_num(a[first]),
+            expected=_num(e[first]),
+            max_abs=f"{max_abs:.3g}",
+            rel=rel,
+            atol=f"{atol:g}",
+            rtol=f"{rtol:g}",
+        )
     )
 
 
@@ -290,8 +342,10 @@ def check_gradcheck(
         text = str(err).strip()
         first_line = text.splitlines()[0].rstrip(" ,.:;") if text else type(err).__name__
         raise CheckError(
-            f"{what} disagrees with finite differences: {first_line}. Did backward multiply by"
-            " grad_output and return one gradient per forward input?"
+            _(
+                "{what} disagrees with finite differences: {error}. Did backward multiply by"
+                " grad_output and return one gradient per forward input?"
+            ).format(what=_what(what), error=first_line)
         ) from None
 
 
@@ -300,9 +354,11 @@ def check_no_hooks_left(model: torch.nn.Module, what: str = "your function") -> 
     left = [name or "(the model)" for name, m in model.named_modules() if m._forward_hooks]
     if left:
         raise CheckError(
-            f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
-            "returns and call handle.remove() on each (in a finally: block), or every later "
-            "forward pass runs your hooks again."
+            _(
+                "{what} left forward hooks on {modules}. Keep the handle that "
+                "register_forward_hook returns and call handle.remove() on each (in a finally: "
+                "block), or every later forward pass runs your hooks again."
+            ).format(what=_what(what), modules=left)
         )
 
 
@@ -410,7 +466,7 @@ def learner_call(tb: types.TracebackType | None) -> str:
     """The first call into the learner's code in ``tb`` with its arguments, as far as they can
     still be seen: ``MLP.forward(x=tensor(4, 3) float32 cpu)``; an argument the function
     assigned to before it raised shows as ``x=...``. Empty when ``tb`` has no learner frame."""
-    for frame, _ in traceback.walk_tb(tb):
+    for frame, _lineno in traceback.walk_tb(tb):
         if _is_library(frame):
             continue
         code = frame.f_code
@@ -476,18 +532,22 @@ def call_failure_message(
     """The text of a :class:`CallError`; the grader's hidden checks use it as well, with
     ``called_as`` (the learner's function as the grader's probe called it) in place of a hint.
     """
-    text = message.strip() or "(no message)"
+    text = message.strip() or _("(no message)")
     text = text if len(text) <= 800 else text[:800] + " ..."
-    lines = [f"{call_text} raised {type_name}: {text}"]
+    lines = [
+        _("{call} raised {error_type}: {message}").format(
+            call=call_text, error_type=type_name, message=text
+        )
+    ]
     if frames:
-        lines.append("Your code, where it raised (last line last):")
+        lines.append(_("Your code, where it raised (last line last):"))
         lines += [f"  {f}" for f in frames]
     if called_as:
-        lines.append(f"Called as {called_as}")
+        lines.append(_("Called as {call}").format(call=called_as))
     hint = hints
     if isinstance(hints, dict):
         kind = error_kind(type_name, message)
         hint = hints.get(kind) if kind in hints else hints.get("any")
     if hint:
-        lines.append(f"Hint: {hint}")
+        lines.append(_("Hint: {hint}").format(hint=hint))
     return "\n".join(lines)
