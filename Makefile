@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@tools/install-system-packages.sh bubblewrap chromium chromium-driver
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,deploy]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,deploy,grader]"
 	@# The instructor side (autograder/) is not in the wheel students get: put this checkout
 	@# on .venv's path so nbgrader, its kernels and the tests import it from here.
 	$(PY) -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'pytorch_course_checkout.pth').write_text('$(CURDIR)\n')"

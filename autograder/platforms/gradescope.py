@@ -11,31 +11,24 @@ holds the course (``autograder/``, ``tutorial_lib/``, the lesson's solution, the
 Inside the container the hidden checks still run across the boundary, in the grader's own
 process, with the student's code in a separate kernel: the container protects other
 students (each submission has its own), the boundary protects the verdict (code in the
-kernel cannot change what the check decides). Where bubblewrap can start in the container
-the kernel is sandboxed as well; where it cannot (Docker's default seccomp profile refuses
-user namespaces), the kernel runs unconfined inside the container, and ``results.json``
-says so.
+kernel cannot change what the check decides). The kernel never runs as root: where
+bubblewrap can start in the container it is sandboxed; where it cannot (Docker's default
+seccomp profile refuses user namespaces), it runs as an unprivileged user of its own that
+can read neither the course nor the results, and whose every process is ended before the
+results are written (``containment``). ``results.json`` says which.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import sandbox
-from autograder.platforms.single import (
-    GraderFailed,
-    fail,
-    find_notebook,
-    grade_or_fail,
-    write_results,
-)
+from autograder.platforms.containment import Containment, grade_submission
+from autograder.platforms.single import GraderFailed, fail, write_results
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -48,11 +41,14 @@ cd "$(dirname "$0")"
 VENV="${{AUTOGRADER_VENV:-/autograder/venv}}"
 if [ -z "${{SKIP_APT:-}}" ]; then
     apt-get update
-    apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
+    # util-linux's setpriv starts the kernel as an unprivileged user where bubblewrap cannot.
+    apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap \\
+        util-linux
 fi
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-# The tested versions, as the course pins them for a class; PIP_ARGS=--dry-run checks only.
-"$VENV/bin/python" -m pip install ${{PIP_ARGS:-}} -c constraints.txt -e ".[deploy]"
+# The tested versions, as the course pins them for a class: what the lessons need (deploy)
+# and what grading imports (grader). PIP_ARGS=--dry-run checks only.
+"$VENV/bin/python" -m pip install ${{PIP_ARGS:-}} -c constraints.txt -e ".[deploy,grader]"
 if [ -z "${{PIP_ARGS:-}}" ]; then
     # The grader (autograder/) is not in the package: put this folder on the venv's path.
     "$VENV/bin/python" -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()\
@@ -108,12 +104,21 @@ def build_zip(lesson: str, out: Path, hidden_visibility: str = "after_published"
     return path
 
 
-def results(row: dict, lesson: str, seconds: float, hidden_visibility: str, note: str = "") -> dict:
+def results(
+    row: dict,
+    lesson: str,
+    seconds: float,
+    hidden_visibility: str,
+    note: str = "",
+    containment: Containment | None = None,
+) -> dict:
     """Gradescope's results.json for the grade command's row.
 
     One scored test per exercise, visible to the student: the visible checks' outcome and,
     when they passed but the hidden checks did not, that much. The hidden checks' own
-    message goes in an unscored test of its own, shown as the instructor chose.
+    message goes in an unscored test of its own, shown as the instructor chose. Where the
+    notebook ran (``containment``; None: it did not run) is in the output and in
+    ``extra_data``.
     """
     by_exercise = {t["exercise"]: t for t in row.get("tests", [])}
     tests = []
@@ -162,41 +167,29 @@ def results(row: dict, lesson: str, seconds: float, hidden_visibility: str, note
         summary += f" {row['message']}"
     if note:
         summary += f"\n{note}"
+    if containment is not None:
+        summary += f"\n{containment.describe()}"
     return {
         "score": float(row["score"]),
         "execution_time": round(seconds, 1),
         "output": summary,
         "visibility": "visible",
         "stdout_visibility": "hidden",
+        "extra_data": {"containment": containment.kind if containment else None},
         "tests": tests,
     }
-
-
-def sandbox_starts() -> bool:
-    """Whether bubblewrap is installed and can make its namespaces here (not in every container)."""
-    if not sandbox.available():
-        return False
-    probe = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"]
-    return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
 
 
 def run(lesson: str, root: Path, hidden_visibility: str) -> dict:
     """Grade ``root/submission``'s notebook; write and return ``root/results/results.json``.
 
-    Raises ``GraderFailed`` when the grader, not the notebook, failed: then nothing is
-    written, and ``main`` ends the job as failed.
+    Raises ``GraderFailed`` when the grader, not the notebook, failed (or would have to run
+    the notebook uncontained): then nothing is written, and ``main`` ends the job as failed.
     """
     start = time.perf_counter()
-    notebook, note = find_notebook(root / "submission", lesson)
-    contained = sandbox_starts()
-    if not contained:
-        note = (note + "\n" if note else "") + (
-            "The kernel ran without bubblewrap (it cannot start in this container); the "
-            "checks still ran in the grader's own process."
-        )
-    with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
-        row = grade_or_fail(notebook, lesson, Path(work), sandboxed=contained)
-    data = results(row, lesson, time.perf_counter() - start, hidden_visibility, note)
+    row, note, how = grade_submission(root / "submission", lesson, root)
+    seconds = time.perf_counter() - start
+    data = results(row, lesson, seconds, hidden_visibility, note, how)
     write_results(root, data)
     return data
 

@@ -12,7 +12,8 @@ PrairieLearn shows without using up an attempt.
 the ``info.json`` fragment with ``externalGradingOptions`` and a ``Dockerfile`` for the
 grading image (the course installed at its pinned versions, as ``setup.sh`` does for
 Gradescope). As there, the checks run in the grader's process and the student's code in its
-own kernel; the kernel is sandboxed where bubblewrap can start.
+own kernel, never as root: sandboxed where bubblewrap can start, else as an unprivileged
+user of its own (``containment``); the results' message says which.
 """
 
 from __future__ import annotations
@@ -20,19 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from autograder import course
 from autograder.grading.status import NOT_GRADABLE
-from autograder.platforms.gradescope import sandbox_starts
-from autograder.platforms.single import (
-    GraderFailed,
-    fail,
-    find_notebook,
-    grade_or_fail,
-    write_results,
-)
+from autograder.platforms.containment import Containment, grade_submission
+from autograder.platforms.single import GraderFailed, fail, write_results
 
 RUN_SH = """\
 #!/usr/bin/env bash
@@ -49,11 +43,11 @@ DOCKERFILE = """\
 #   docker build -f {dockerfile} -t pytorch-course-grader .
 FROM ubuntu:24.04
 RUN apt-get update && apt-get install -y --no-install-recommends \\
-        python3 python3-venv python3-pip bubblewrap && rm -rf /var/lib/apt/lists/*
+        python3 python3-venv python3-pip bubblewrap util-linux && rm -rf /var/lib/apt/lists/*
 COPY . /opt/course/source
 WORKDIR /opt/course/source
 RUN python3 -m venv /opt/course/venv \\
-    && /opt/course/venv/bin/pip install -c constraints.txt -e ".[deploy]" \\
+    && /opt/course/venv/bin/pip install -c constraints.txt -e ".[deploy,grader]" \\
     && /opt/course/venv/bin/python -c "import pathlib, sysconfig; \\
 pathlib.Path(sysconfig.get_paths()['purelib'], 'course.pth').write_text('/opt/course/source')"
 """
@@ -97,8 +91,9 @@ def write_question_files(lesson: str, out: Path) -> list[Path]:
     return [run_sh, info, dockerfile]
 
 
-def results(row: dict, lesson: str, note: str = "") -> dict:
-    """PrairieLearn's results.json for the grade command's row."""
+def results(row: dict, lesson: str, note: str = "", containment: Containment | None = None) -> dict:
+    """PrairieLearn's results.json for the grade command's row; its message says where the
+    notebook ran (``containment``; None: it did not run)."""
     if row["status"] in NOT_GRADABLE or row.get("max_score", 0) == 0:
         reason = row.get("message") or row["status"]
         return {
@@ -128,6 +123,8 @@ def results(row: dict, lesson: str, note: str = "") -> dict:
         summary += f" {row['message']}"
     if note:
         summary += f"\n{note}"
+    if containment is not None:
+        summary += f"\n{containment.describe()}"
     return {
         "gradable": True,
         "score": round(float(row["score"]) / float(row["max_score"]), 6),
@@ -142,11 +139,8 @@ def run(lesson: str, root: Path) -> dict:
     Raises ``GraderFailed`` when the grader, not the submission, failed: then nothing is
     written, and ``main`` ends the job as failed (PrairieLearn shows "grading failed").
     """
-    notebook, note = find_notebook(root / "student", lesson)
-    contained = sandbox_starts()
-    with tempfile.TemporaryDirectory(prefix="prairielearn-") as work:
-        row = grade_or_fail(notebook, lesson, Path(work), sandboxed=contained)
-    data = results(row, lesson, note)
+    row, note, how = grade_submission(root / "student", lesson, root)
+    data = results(row, lesson, note, how)
     write_results(root, data)
     return data
 

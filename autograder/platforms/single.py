@@ -10,30 +10,47 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
 from autograder.grading import files, sandbox
 from autograder.grading.run import GradeOptions, UsageError, grade
 from autograder.grading.status import Status
+from autograder.grading.submissions import max_points
+from autograder.grading.worker import Result
 from autograder.platforms.lms import name_match
 
 STUDENT = "student"
 
 
-def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, str]:
+@dataclass(frozen=True)
+class Picked:
+    """What a platform's submission folder holds to grade."""
+
+    notebook: Path | None  # None: nothing to grade
+    note: str  # for the student: what was graded, what was left out, or why nothing was
+    invalid: bool = False  # only symbolic links were submitted: not gradable, never read
+
+
+def pick_notebook(folder: Path, lesson: str) -> Picked:
     """The notebook to grade among a submission's files, and a note for the student."""
     if not folder.is_dir():
-        return None, f"nothing was submitted (no folder {folder})"
+        return Picked(None, f"nothing was submitted (no folder {folder})")
     everything = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     notebooks = [p for p in everything if files.linked(p, folder) is None]
     links = [str(p.relative_to(folder)) for p in everything if p not in notebooks]
     if links and not notebooks:  # never followed: a link could point at the solution
-        return None, f"only symbolic links were submitted, not notebooks: {', '.join(links[:5])}"
+        return Picked(
+            None,
+            f"only symbolic links were submitted, not notebooks: {', '.join(links[:5])}; "
+            f"upload {lesson}.ipynb itself",
+            invalid=True,
+        )
     if not notebooks:
         names = ", ".join(sorted(p.name for p in folder.rglob("*") if p.is_file())[:5])
-        return None, (
-            f"no notebook was submitted ({names or 'no files at all'}): upload {lesson}.ipynb"
+        return Picked(
+            None, f"no notebook was submitted ({names or 'no files at all'}): upload {lesson}.ipynb"
         )
     best = min(notebooks, key=lambda p: (name_match(p.name, lesson), len(p.parts), p.name))
     note = "" if best.name == f"{lesson}.ipynb" else f"graded {best.relative_to(folder)}"
@@ -41,7 +58,18 @@ def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, str]:
         others = [str(p.relative_to(folder)) for p in notebooks if p != best]
         others += [f"{link} (a symbolic link)" for link in links]
         note = f"graded {best.relative_to(folder)}; also submitted, not graded: {', '.join(others)}"
-    return best, note
+    return Picked(best, note)
+
+
+def find_notebook(folder: Path, lesson: str) -> tuple[Path | None, str]:
+    """``pick_notebook``'s notebook and note."""
+    picked = pick_notebook(folder, lesson)
+    return picked.notebook, picked.note
+
+
+def not_gradable(lesson: str, status: Status, message: str) -> dict:
+    """The row of a submission judged without running it, as the grade command writes one."""
+    return Result(STUDENT, lesson, status, 0.0, max_points(lesson), message=message).to_dict()
 
 
 def grade_notebook(
@@ -72,10 +100,10 @@ class GraderFailed(RuntimeError):
     never a score (a zero the student did not earn would stand)."""
 
 
-def grade_or_fail(notebook: Path | None, lesson: str, work: Path, sandboxed: bool) -> dict:
+def grade_or_fail(notebook: Path | None, lesson: str, work: Path, **options) -> dict:
     """``grade_notebook``'s row; ``GraderFailed`` for a grader error, whatever its cause."""
     try:
-        row = grade_notebook(notebook, lesson, work, sandboxed=sandboxed)
+        row = grade_notebook(notebook, lesson, work, **options)
     except (UsageError, OSError, RuntimeError) as err:
         raise GraderFailed(f"{type(err).__name__}: {err}") from err
     if row["status"] == Status.GRADER_ERROR:
