@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -192,46 +193,22 @@ def owner_only(paths: list[Path]) -> Iterator[None]:
                 os.chmod(path, mode)
 
 
-# Run as the kernel's user: signal every process that user may signal (all of its own, never
-# the caller), until none is left. kill(-1) stops raising only when it found nothing; the
-# bound covers processes that are dead but not yet reaped, which it keeps finding.
-_KILL_ALL = """\
-import os, signal
-for _ in range(200):
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        break
-"""
-
-
 def end_processes(uid: int, timeout_s: float = END_TIMEOUT_S) -> None:
     """End every process of ``uid`` (detached ones, double forks, ``setsid`` included).
 
-    The killer runs as ``uid`` itself: ``kill(-1)`` from there reaches exactly that user's
-    processes, wherever they are. ``GraderFailed`` when it cannot become ``uid``, or when a
-    process of ``uid`` still lives after ``timeout_s``.
+    The killer is a fork of this process that became ``uid`` itself: ``kill(-1)`` from there
+    reaches exactly that user's processes, wherever they are, and never the killer.
+    ``GraderFailed`` when it cannot become ``uid``, or when a process of ``uid`` still lives
+    after ``timeout_s``.
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        try:
-            subprocess.run(
-                [sys.executable, "-I", "-S", "-c", _KILL_ALL],
-                user=uid,
-                group=uid,
-                extra_groups=[],
-                check=True,
-                capture_output=True,
-                timeout=timeout_s,
-                env={},
-                cwd="/",
-            )
-        except (OSError, subprocess.SubprocessError) as err:
+        if not _kill_all_as(uid):
             raise GraderFailed(
-                f"the grader could not act as the kernel's user {uid} to end its processes "
-                f"({type(err).__name__}: {err}); a container whose user namespace maps only "
-                "a few users cannot run this grader without bubblewrap"
-            ) from err
+                f"the grader could not become the kernel's user {uid} to end its processes; "
+                "a container whose user namespace maps only a few users cannot run this "
+                "grader without bubblewrap"
+            )
         left = processes_of(uid)
         if not left:
             return
@@ -242,6 +219,30 @@ def end_processes(uid: int, timeout_s: float = END_TIMEOUT_S) -> None:
                 "so no results were written"
             )
         time.sleep(0.05)
+
+
+def _kill_all_as(uid: int) -> bool:
+    """SIGKILL every process of ``uid`` from a child that became ``uid``; False if it could
+    not. A fork, not a new program: the user may be unable to run this machine's Python
+    (under a closed /root), and the child makes system calls only."""
+    pid = os.fork()
+    if pid == 0:  # the child: no exception may leave here
+        became = False
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            became = True
+            # kill(-1) raises once it finds nothing to signal; processes that are dead but
+            # not yet reaped it finds every time, hence the bound (processes_of skips them).
+            for _ in range(200):
+                os.kill(-1, signal.SIGKILL)
+        except BaseException:  # ProcessLookupError: none left; anything else: say so
+            pass
+        finally:
+            os._exit(0 if became else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
 
 
 def processes_of(uid: int) -> list[int]:
