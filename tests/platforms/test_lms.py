@@ -2,6 +2,7 @@
 
 import csv
 import json
+import struct
 import zipfile
 
 import pytest
@@ -80,11 +81,18 @@ def test_a_download_of_the_other_lms_or_of_nothing_is_refused(tmp_path):
     with pytest.raises(lms.LmsError, match="neither a folder nor a zip"):
         (tmp_path / "x.txt").write_text("x")
         lms.collect(tmp_path / "x.txt", lms.MOODLE, LESSON)
+    # An unsafe path is one refused entry (nothing is extracted by its name); alone in the
+    # zip, nothing is left to grade, and the error lists it.
     bad = tmp_path / "bad.zip"
     with zipfile.ZipFile(bad, "w") as z:
         z.writestr("../evil_1_2_x.ipynb", NB)
-    with pytest.raises(lms.LmsError, match="unsafe path"):
+    with pytest.raises(lms.LmsError, match=r"1 were refused\n  \.\./evil_1_2_x.*'\.\.'"):
         lms.collect(bad, lms.CANVAS, LESSON)
+    # A zip whose end record points at a central directory that is not there.
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, 46, 0, 0)
+    (tmp_path / "damaged.zip").write_bytes(bytes(46) + end)
+    with pytest.raises(lms.LmsError, match="damaged zip file"):
+        lms.collect(tmp_path / "damaged.zip", lms.CANVAS, LESSON)
 
 
 def _result(student, score, max_score=5.0, status="ok"):
