@@ -47,7 +47,7 @@ from nbgrader.utils import is_grade
 from traitlets import Bool, Dict, Integer, List, Unicode
 
 from autograder import boundary, trusted, wire
-from autograder.grading import sandbox, zygote
+from autograder.grading import provisioner, sandbox, zygote
 from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
@@ -111,9 +111,7 @@ def start_template() -> zygote.Template | zygote.SharedTemplate:
         if _SHARED:
             _TEMPLATE.append(zygote.SharedTemplate(_SHARED.pop()))
         else:
-            _TEMPLATE.append(
-                zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, unset=sandbox.NOT_INHERITED)
-            )
+            _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
         return _TEMPLATE[0]
 
 
@@ -186,6 +184,11 @@ class GradingExecute(Execute):
     ).tag(config=True)
     hide = List(Unicode(), help="Extra folders the kernel must not see.").tag(config=True)
     gpu = Bool(False, help="Let the sandboxed kernel see GPU devices.").tag(config=True)
+    run_as_uid = Integer(
+        None,
+        allow_none=True,
+        help="Without the sandbox: run the kernel as this user (a root grader, in a container).",
+    ).tag(config=True)
     hidden_modules = Dict(help="Module name -> source handed to the kernel for test cells.").tag(
         config=True
     )
@@ -257,15 +260,19 @@ class GradingExecute(Execute):
             "RLIMIT_NPROC": sandbox.PROCESSES,
             sandbox.memory_rlimit(self.gpu): self.memory_mb * 1024 * 1024,
         }
-        uid = sandbox.student_uid() if sandbox.as_root() else None
+        uid = km.grading_uid
         argv = ["-f", km.connection_file, *self.extra_arguments]
+        group = km.provisioner.group
+        cgroup = group.procs_files() if group is not None else []
         try:
-            start_template().fork_into(box.kernel, argv, limits, uid)
+            start_template().fork_into(box.kernel, argv, limits, uid, cgroup)
         except zygote.TemplateDied:  # once more, from a new template
-            start_template().fork_into(box.kernel, argv, limits, uid)
+            start_template().fork_into(box.kernel, argv, limits, uid, cgroup)
         km.grading_sandbox = box
 
     async def async_start_new_kernel(self, **kwargs) -> None:
+        if self.run_as_uid is not None and not self.sandboxed:  # its own folder, not ours
+            kwargs["cwd"] = str(self.km.grading_folder)
         await super().async_start_new_kernel(**kwargs)
         self._fork_kernel(self.km)
 
@@ -273,39 +280,51 @@ class GradingExecute(Execute):
 
     def _new_kernel_manager(self):
         """A kernel manager, not started, for this submission's kind of kernel, and the
-        grader's folder for it (None when it is not sandboxed)."""
+        grader's folder for it (None for a plain, unconfined kernel)."""
         km = super().create_kernel_manager()
         _KEEP_ALIVE.append(km)
-        folder = None
+        if not self.sandboxed and self.run_as_uid is None:
+            if not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
+                km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
+            return km, None
+        # The grader's own folder for this kernel: its connection file (and, as root, the
+        # kernel's passwd entry). Short: a sandboxed kernel sees it at the same path.
+        folder = Path(tempfile.mkdtemp(prefix="gk-"))
+        uid = self.run_as_uid if not self.sandboxed else None
         if self.sandboxed:
-            # The grader's own folder for this kernel: its connection file (and, as root,
-            # the kernel's passwd entry). Short: the kernel sees it at the same path.
-            folder = Path(tempfile.mkdtemp(prefix="gk-"))
+            uid = sandbox.student_uid() if sandbox.as_root() else None
             hide = [Path(p) for p in self.hide]
-            if self._forked():  # the sandbox waits for a kernel forked from the template
-                argv = sandbox.placeholder_argv(
-                    folder, hide, self.memory_mb, self.gpu, self.disk_mb
-                )
-            else:
-                argv = sandbox.kernel_argv(folder, hide, self.memory_mb, self.gpu, self.disk_mb)
-            if sandbox.as_root():  # the kernel's user must read its connection file
-                os.chown(folder, sandbox.student_uid(), sandbox.student_uid())
-            # interrupt by message: a signal would reach bubblewrap, not the kernel inside it
-            km._kernel_spec = KernelSpec(
-                argv=argv, display_name="sandbox", language="python", interrupt_mode="message"
-            )
+            make = sandbox.placeholder_argv if self._forked() else sandbox.kernel_argv
+            argv = make(folder, hide, self.memory_mb, self.gpu, self.disk_mb, uid=uid)
+        else:  # no bubblewrap here: the kernel is a user of its own, in this folder
+            argv = sandbox.unprivileged_argv(folder, uid, self.memory_mb, self.gpu)
+            os.chmod(folder, 0o700)
+        if uid is not None:  # the kernel's user must read its connection file
+            os.chown(folder, uid, uid)
+        km.grading_uid, km.grading_folder = uid, folder
+        # The provisioner (provisioner.py) gives the kernel its control group, keyring and
+        # standard streams, and removes the folder when the kernel is gone. Interrupt by
+        # message: a signal would reach bubblewrap or env, not the kernel.
+        km._kernel_spec = KernelSpec(
+            argv=argv,
+            display_name="sandbox",
+            language="python",
+            interrupt_mode="message",
+            metadata=provisioner.spec_metadata(
+                self.memory_mb * 1024 * 1024, sandbox.PROCESSES, folder
+            ),
+        )
+        km.connection_file = str(folder / "kernel.json")
+        if self.sandboxed:
             km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets instead
             km.ip = sandbox.KERNEL_IP  # in the sandbox's /tmp; start_new_kernel_client
-            km.connection_file = str(folder / "kernel.json")
-            write = km.write_connection_file
+        write = km.write_connection_file
 
-            def write_readable(**kwargs):  # jupyter_client writes it for its own user only
-                write(**kwargs)
-                os.chmod(km.connection_file, 0o644)
+        def write_readable(**kwargs):  # jupyter_client writes it for its own user only
+            write(**kwargs)
+            os.chmod(km.connection_file, 0o644)
 
-            km.write_connection_file = write_readable
-        elif not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
-            km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
+        km.write_connection_file = write_readable
         return km, folder
 
     def preprocess(self, nb, resources=None, km=None):
@@ -465,7 +484,8 @@ class GradingExecute(Execute):
         if self._sandbox is not None:
             inside = f"{sandbox.SCRATCH}/{name}"
             return inside, Path(self._sandbox.outside_path(inside))
-        scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
+        own = getattr(self.km, "grading_folder", None)  # a kernel run as a user of its own
+        scratch = own or Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         return str(scratch / name), scratch / name
 
     def _fresh_kernel(self) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import inductor_headers, sandbox, zygote
+from autograder.grading import cgroups, inductor_headers, sandbox, zygote
 from autograder.grading.gradebook import ClassGradebook, create_gradebook
 from autograder.grading.status import GRADED, Status, has_score
 from autograder.grading.submissions import discover, max_points
@@ -67,6 +67,9 @@ class GradeOptions:
     scheduler: str | None = None
     # Start each worker's next kernel while it grades (sandboxed kernels; worker.Settings).
     warm: bool = True
+    # Without the sandbox (bubblewrap cannot start in a platform's container), a root
+    # grader runs each kernel as this user instead of as itself.
+    run_as_uid: int | None = None
 
 
 def validate(opts: GradeOptions) -> None:
@@ -96,6 +99,10 @@ def validate(opts: GradeOptions) -> None:
         raise UsageError(f"--disk must be at least {MIN_DISK_MB} MiB")
     if opts.submission_timeout_s < 1:
         raise UsageError("--submission-timeout must be at least 1 second")
+    if opts.run_as_uid is not None and (opts.sandboxed or not sandbox.as_root()):
+        raise UsageError(
+            "run_as_uid is for a root grader without the sandbox (a platform's container)"
+        )
     # On a cluster, student code runs on the workers: their sandboxes are checked at connect.
     if opts.sandboxed and not opts.scheduler and not sandbox.available():
         raise UsageError(
@@ -131,6 +138,22 @@ def _check_containment(opts: GradeOptions) -> None:
         f"the sandbox cannot start here, so student code would run unconfined: {trouble}."
         f"{hint} Pass --no-sandbox only to grade trusted notebooks without isolation."
     )
+
+
+def _say_which_limits(progress: bool) -> None:
+    """Per-submission limits come from control groups; where there are none, say so."""
+    why_not = cgroups.unavailable()
+    if why_not is not None:
+        print(
+            f"warning: {why_not}; each kernel process gets the --memory and process limits "
+            "on its own, and submissions share the CPU unevenly",
+            file=sys.stderr,
+        )
+    elif progress:
+        print(
+            "limits per submission: a control group each (memory, processes, CPU share)",
+            file=sys.stderr,
+        )
 
 
 CONFIG = """\
@@ -240,6 +263,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
             file=sys.stderr,
         )
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
+    if todo and not opts.scheduler and (opts.sandboxed or opts.run_as_uid is not None):
+        _say_which_limits(opts.progress)
     # The workers' fork server and the kernel template start first and import nbgrader and
     # torch while this process prepares the course: the fixed costs overlap.
     with _worker_pool(opts, todo, assignments) as pool:
@@ -263,6 +288,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 hide=[str(out), str(opts.submissions.resolve())],
                 gpu=_gpu_visible() if opts.gpu is None else opts.gpu,
                 template=opts.warm,
+                run_as_uid=None if opts.sandboxed else opts.run_as_uid,
                 # A kernel started ahead is wasted where no worker grades a second notebook.
                 warm=opts.warm and (bool(opts.scheduler) or len(todo) > opts.jobs),
             )
@@ -339,9 +365,7 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
     with contextlib.ExitStack() as stack:
         template = None
         if opts.warm and opts.sandboxed:  # one kernel template for the machine's workers
-            template = zygote.Template(
-                sandbox.kernel_env(), sandbox.PRELOAD, shared=True, unset=sandbox.NOT_INHERITED
-            )
+            template = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, shared=True)
             stack.callback(template.stop)
         pool = stack.enter_context(
             ProcessPoolExecutor(

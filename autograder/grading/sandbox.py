@@ -16,9 +16,9 @@ left in the namespace, detached ones included (``setsid``, double forks). A proc
 Two ways to get an unprivileged user, depending on who runs the grader:
 
 - **as root** (CI, containers): bubblewrap sets up the namespaces as root, then the kernel
-  runs as its own numeric user (``student_uid``), one per grading worker. Root's processes
-  are exempt from ``RLIMIT_NPROC``, and a user of its own gives each submission its own
-  count, so one job's fork bomb cannot starve the other job.
+  runs as a numeric user of its own (``student_uid``), new for every kernel: nothing tied
+  to a user (its keyring, its process count) carries over from one submission to the next,
+  and one job's fork bomb cannot starve the other job.
 - **as anyone else**: a user namespace (``--unshare-user``), as bubblewrap usually works;
   the limit then counts the processes of that namespace. Machines that forbid
   unprivileged user namespaces cannot run it; ``check`` says so before grading starts.
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -56,10 +57,11 @@ DISK_MB = 1024  # the tmpfs's size: checkpoints, exports and caches of every les
 # Tasks (processes and threads) per submission. The lessons' heaviest cells (DataLoader
 # workers, torchrun's two processes with their threads) use about 70; a fork bomb stops here.
 PROCESSES = 256
-# As root, each grading worker's kernels run as a user of their own: this plus the
-# worker's process id, far above the users a system hands out (rootless containers' ranges
-# included), below the 32-bit limit.
+# As root, each kernel runs as a user of its own, drawn from [UID_BASE, UID_BASE + UID_SPAN):
+# far above the users a system hands out (rootless containers' ranges included), below the
+# 32-bit limit.
 UID_BASE = 3_000_000_000
+UID_SPAN = 1_000_000_000
 BWRAP = "bwrap"
 
 
@@ -74,8 +76,9 @@ def as_root() -> bool:
 
 
 def student_uid() -> int:
-    """The user a root grader's kernels run as: one per grading worker (its pid is unique)."""
-    return UID_BASE + os.getpid()
+    """A user for one kernel of a root grader: drawn afresh for every kernel, from a range of
+    about a billion ids that no system hands out, so no two kernels of a run share one."""
+    return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
 def memory_limit(gpu: bool) -> str:
@@ -151,25 +154,41 @@ def _user_files(folder: Path, uid: int) -> list[str]:
     return argv
 
 
-# Set by whatever started the grader, for the grader's own sake: never a kernel's. Dask's
-# nanny sets glibc's trim threshold for its workers (distributed.nanny.pre-spawn-environ);
-# inherited, it made 10_scaling's cells 2 to 4 s slower on a Dask worker than in a local job.
-NOT_INHERITED = ("MALLOC_TRIM_THRESHOLD_",)
+# The kernel's environment is this list and nothing else (bubblewrap's --clearenv): the
+# grader's own variables (tokens, a Dask nanny's MALLOC_TRIM_THRESHOLD_, which made
+# 10_scaling's cells 2 to 4 s slower, paths of the instructor's machine) never reach a
+# submission. These few pass through when the grader has them, each for a reason:
+PASSED_THROUGH = (
+    "LANG",  # the locale: text encodings of files the lessons write and read
+    "LC_ALL",
+    "TZ",  # timestamps in printed output
+    "CUDA_VISIBLE_DEVICES",  # which GPUs a --gpu grader lends its kernels
+    "CUDA_DEVICE_ORDER",
+    "COURSE_LANG",  # the learner's language for tutorial_lib's messages
+)
 
 
-def kernel_env(tutorial_lib_dir: Path | None = None) -> dict[str, str]:
-    """The environment a sandboxed kernel gets on top of the grader's."""
+def kernel_env(tutorial_lib_dir: Path | None = None, scratch: str = SCRATCH) -> dict[str, str]:
+    """The whole environment of a kernel (sandboxed, or run as a user of its own).
+
+    ``scratch`` is its only writable folder: home, temporary files and caches all go there.
+    """
     if tutorial_lib_dir is None:
         tutorial_lib_dir = _tutorial_lib_dir()
+    env = {k: os.environ[k] for k in PASSED_THROUGH if k in os.environ}
     return {
-        "HOME": SCRATCH,
+        **env,
+        # The venv's scripts first (torchrun), then the system's.
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": env.get("LANG", "C.UTF-8"),
+        "HOME": scratch,
         "USER": "student",  # not the grader's name: torch builds cache paths from it
         "LOGNAME": "student",
-        "TMPDIR": SCRATCH,
-        "XDG_CACHE_HOME": f"{SCRATCH}/.cache",
-        "TORCHINDUCTOR_CACHE_DIR": f"{SCRATCH}/.cache/torchinductor",
-        "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib",
-        "IPYTHONDIR": f"{SCRATCH}/.ipython",
+        "TMPDIR": scratch,
+        "XDG_CACHE_HOME": f"{scratch}/.cache",
+        "TORCHINDUCTOR_CACHE_DIR": f"{scratch}/.cache/torchinductor",
+        "MPLCONFIGDIR": f"{scratch}/.matplotlib",
+        "IPYTHONDIR": f"{scratch}/.ipython",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "MALLOC_ARENA_MAX": "2",  # glibc reserves address space per thread arena
@@ -195,12 +214,14 @@ def sandbox_argv(
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
     as_pid_1: bool = False,
+    uid: int | None = None,
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox (append the command's argv).
 
     ``folder`` is the grader's own short folder for this kernel (its connection file): the
     kernel sees it read-only, at the same path. With ``as_pid_1`` the command is the first
-    process of the PID namespace itself, not a child of bubblewrap's init.
+    process of the PID namespace itself, not a child of bubblewrap's init. ``uid``: a root
+    grader's user for this kernel (``student_uid()``, drawn when not given).
     """
     argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
     for path in SYSTEM_PATHS:
@@ -209,7 +230,8 @@ def sandbox_argv(
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
     root = as_root()
-    uid = student_uid() if root else int(NOBODY)
+    if uid is None:
+        uid = student_uid() if root else int(NOBODY)
     if root:
         argv += _user_files(folder, uid)
     argv += ["--proc", "/proc"]  # of the new PID namespace: the sandbox's processes only
@@ -245,11 +267,9 @@ def sandbox_argv(
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if not root:
         argv += ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
-    env = kernel_env(tutorial_lib_dir)
-    for key, value in env.items():
+    argv += ["--clearenv"]
+    for key, value in kernel_env(tutorial_lib_dir).items():
         argv += ["--setenv", key, value]
-    for key in NOT_INHERITED:
-        argv += ["--unsetenv", key]
     argv += ["--"]
     if root:  # namespaces set up as root; the kernel itself is an unprivileged user
         argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
@@ -274,9 +294,10 @@ def kernel_argv(
     gpu: bool = False,
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
+    uid: int | None = None,
 ) -> list[str]:
     """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
-    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes)
+    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, uid=uid)
     return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
 
 
@@ -287,12 +308,32 @@ def placeholder_argv(
     gpu: bool = False,
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
+    uid: int | None = None,
 ) -> list[str]:
     """The sandbox with ``zygote.PLACEHOLDER`` waiting for a kernel forked from the template."""
     from autograder.grading.zygote import PLACEHOLDER
 
-    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, as_pid_1=True)
+    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, True, uid)
     return [*argv, sys.executable, "-I", "-S", "-c", PLACEHOLDER]
+
+
+def unprivileged_argv(
+    folder: Path, uid: int, memory_mb: int, gpu: bool = False, processes: int = PROCESSES
+) -> list[str]:
+    """A kernel run without bubblewrap, where it cannot start, by a root grader: as a user of
+    its own (``uid``), with no capability and no way to gain one, the allow-listed
+    environment only, and ``folder`` (owned by ``uid``) as its home and temporary folder.
+
+    Used in the platforms' containers (Gradescope, PrairieLearn); what it cannot hide (the
+    machine's files readable by anyone) the platform route makes unreadable to ``uid``.
+    """
+    env = {**kernel_env(scratch=str(folder)), "JPY_PARENT_PID": str(os.getpid())}
+    argv = ["env", "-i", *(f"{key}={value}" for key, value in env.items())]
+    argv += ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}"]
+    argv += [f"--nproc={processes}:{processes}", "--"]
+    argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
 
 
 def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | None:

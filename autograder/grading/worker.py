@@ -47,6 +47,8 @@ class Settings:
     template: bool = True
     # ...and start the next submission's kernel while this one runs.
     warm: bool = True
+    # Without the sandbox, a root grader's kernels run as this user (a platform's container).
+    run_as_uid: int | None = None
 
 
 @dataclass
@@ -220,6 +222,26 @@ def hidden_modules(assignment: str) -> dict[str, str]:
     return {"autograder": "", "autograder.hidden": "", f"autograder.hidden.{topic}": source}
 
 
+def execute_settings(settings: Settings) -> dict:
+    """``GradingExecute``'s options for these settings: grading and the kernel check alike."""
+    return {
+        "timeout": settings.timeout_s,
+        # The kernel's state is thrown away: kill it rather than let Python tear torch down,
+        # which costs a parallel job CPU time that another job's kernel could use.
+        "shutdown_kernel": "immediate",
+        "memory_mb": settings.memory_mb,
+        "disk_mb": settings.disk_mb,
+        "submission_timeout": settings.submission_timeout_s,
+        "sandboxed": settings.sandboxed,
+        "run_as_uid": settings.run_as_uid,
+        "hide": settings.hide,
+        "gpu": settings.gpu,
+        "trusted": settings.trusted,
+        "fork_template": settings.template,
+        "warm_spare": settings.warm,
+    }
+
+
 def grading_config(root: Path, assignment: str, settings: Settings):
     """The nbgrader config for one scratch course: the course's settings plus the sandbox."""
     from autograder.grading.execute import GradingExecute
@@ -229,19 +251,8 @@ def grading_config(root: Path, assignment: str, settings: Settings):
         GradingExecute if p.__name__ == "Execute" else p
         for p in config.Autograde.autograde_preprocessors
     ]
-    config.GradingExecute.timeout = settings.timeout_s
-    # The kernel's state is thrown away: kill it rather than let Python tear torch down,
-    # which costs a parallel job CPU time that another job's kernel could use.
-    config.GradingExecute.shutdown_kernel = "immediate"
-    config.GradingExecute.memory_mb = settings.memory_mb
-    config.GradingExecute.disk_mb = settings.disk_mb
-    config.GradingExecute.submission_timeout = settings.submission_timeout_s
-    config.GradingExecute.sandboxed = settings.sandboxed
-    config.GradingExecute.hide = settings.hide
-    config.GradingExecute.gpu = settings.gpu
-    config.GradingExecute.trusted = settings.trusted
-    config.GradingExecute.fork_template = settings.template
-    config.GradingExecute.warm_spare = settings.warm
+    for name, value in execute_settings(settings).items():
+        setattr(config.GradingExecute, name, value)
     if settings.trusted:
         config.GradingExecute.lesson = assignment
         config.GradingExecute.checks = {
@@ -267,18 +278,9 @@ def kernel_check(settings: Settings) -> str | None:
     from autograder.grading.execute import GradingExecute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
-    execute = GradingExecute(
-        timeout=max(60, settings.timeout_s),
-        shutdown_kernel="immediate",
-        sandboxed=settings.sandboxed,
-        memory_mb=settings.memory_mb,
-        disk_mb=settings.disk_mb,
-        hide=settings.hide,
-        gpu=settings.gpu,
-        trusted=False,
-        fork_template=settings.template,
-        warm_spare=settings.warm,  # the spare it starts is the first submission's kernel
-    )
+    # As grading starts them; the spare it starts is the first submission's kernel.
+    options = {**execute_settings(settings), "trusted": False, "submission_timeout": 0}
+    execute = GradingExecute(**{**options, "timeout": max(60, settings.timeout_s)})
     with tempfile.TemporaryDirectory(prefix="kernel-check-") as cwd:
         try:
             nb, _ = execute.preprocess(nb, {"metadata": {"path": cwd}})

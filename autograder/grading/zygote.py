@@ -140,6 +140,17 @@ def _join(pid: int) -> None:
         os.close(fd)
 
 
+_KEYCTL = {"x86_64": 250, "aarch64": 219}  # keyctl's system call number, per architecture
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def _new_session_keyring() -> None:
+    """Join a new, empty session keyring (as ``provisioner.new_session_keyring`` does)."""
+    number = _KEYCTL.get(os.uname().machine)
+    if number is not None:
+        _libc().syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
 def _drop_capabilities(uid: int | None = None) -> None:
     """Give up every capability, now and after any exec (the bounding set, no_new_privs);
     with ``uid`` (a root grader: the kernel's user of its own, ``sandbox.student_uid``),
@@ -237,6 +248,13 @@ def _join_and_fork(request: dict, report: int) -> None:
     os.closerange(3, report)
     os.closerange(report + 1, 1 << 16)
     try:
+        # The sandbox's control group, from here on for every process it starts (written
+        # while /sys/fs/cgroup is still the machine's), and a session keyring of its own,
+        # not the template's.
+        for procs in request.get("cgroup", []):
+            with open(procs, "w") as f:
+                f.write("0")
+        _new_session_keyring()
         _join(request["pid"])
         inside = os.fork()  # in the sandbox's PID namespace: setns changed our children's
     except Exception as err:
@@ -341,14 +359,23 @@ class _Kernels:
         """Send one request line, return its reply line ("" when the template is gone)."""
         raise NotImplementedError
 
-    def fork_into(self, placeholder: int, argv: list[str], limits: dict, uid: int | None) -> int:
+    def fork_into(
+        self,
+        placeholder: int,
+        argv: list[str],
+        limits: dict,
+        uid: int | None,
+        cgroup: list[str] = (),
+    ) -> int:
         """Fork a kernel into the sandbox whose placeholder is ``placeholder``; return the
-        process id, as the grader sees it, of the kernel's parent there."""
+        process id, as the grader sees it, of the kernel's parent there. ``cgroup``: the
+        ``cgroup.procs`` files of the sandbox's control group, which the kernel joins."""
         request = {
             "pid": placeholder,
             "argv": argv,
             "limits": limits,
             "uid": uid,
+            "cgroup": list(cgroup),
             "cwd": self.cwd,
             "folders": self.folders,
         }
@@ -371,7 +398,6 @@ class Template(_Kernels):
         env: dict[str, str],
         preload: tuple[str, ...],
         shared: bool = False,
-        unset: tuple[str, ...] = (),
     ):
         import threading
 
@@ -392,8 +418,8 @@ class Template(_Kernels):
             [sys.executable, "-c", BOOTSTRAP, TITLE],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            # the grader's environment, less ``unset``, plus the kernels' own
-            env={**{k: v for k, v in os.environ.items() if k not in unset}, **self.env},
+            # the kernels' environment only: nothing of the grader's reaches them
+            env=self.env,
             cwd=self.folder,
             text=True,
         )

@@ -137,7 +137,11 @@ def test_a_forked_kernel_is_as_confined_as_a_started_one(template):
         assert report["cwd"] == sandbox.SCRATCH
         assert report["grader_modules"] == []
         assert report["torch_ready"]
-        assert report["std"] == ["/dev/null", "/dev/null"]
+        # stdin is /dev/null; stdout is /dev/null, or the pipe ipykernel makes to capture
+        # what C code prints (it skips that when it sees pytest in its environment, which
+        # the kernel no longer inherits): the template's pipes are checked just below.
+        assert report["std"][0] == "/dev/null"
+        assert report["std"][1] == "/dev/null" or report["std"][1].startswith("pipe:")
         assert not pipes & set(report["fds"]), "the template's request pipe"
         # Only ipykernel's own files in the sandbox's /tmp: none the template or grader had.
         files = {f for f in report["fds"] if f.startswith("/")} - {"/dev/null"}
@@ -281,19 +285,18 @@ def test_no_shared_template_answering_is_named(monkeypatch, tmp_path):
         zygote.SharedTemplate(handle).fork_into(os.getpid(), [], {}, None)
 
 
-def test_a_forked_kernel_does_not_inherit_the_graders_own_settings(monkeypatch):
-    for key in sandbox.NOT_INHERITED:  # as on a Dask worker, whose nanny sets them
-        monkeypatch.setenv(key, "65536")
-    made = zygote.Template(sandbox.kernel_env(), (), unset=sandbox.NOT_INHERITED)
+def test_a_forked_kernel_gets_only_the_allow_listed_environment(monkeypatch):
+    monkeypatch.setenv("GRADER_SECRET_TOKEN", "s3cret")
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as on a Dask worker
+    made = zygote.Template(sandbox.kernel_env(), ())
     kernel = Kernel(made)
     try:
-        seen = kernel.run(
-            f"import os; print([k for k in {sandbox.NOT_INHERITED!r} if k in os.environ])"
-        )
+        seen = kernel.run("import os; print(sorted(os.environ))")
     finally:
         kernel.end()
         made.stop()
-    assert seen.strip() == "[]"
+    assert "GRADER_SECRET_TOKEN" not in seen and "MALLOC_TRIM_THRESHOLD_" not in seen
+    assert "PATH" in seen and "HOME" in seen
 
 
 def test_a_sandbox_is_joined_only_once_bubblewrap_has_built_it():
