@@ -2,6 +2,8 @@
 
 - ``submissions``: find and validate ``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb``.
 - ``sandbox``: the bubblewrap command a student's kernel runs under.
+- ``provisioner``: jupyter_client's provisioner for that kernel: its control group
+  (``cgroups``), keyring, streams and clean-up.
 - ``zygote``: the kernel template: torch imported once per worker, kernels forked into
   their sandboxes.
 - ``execute``: nbgrader's Execute step, sandboxed, surviving kernel deaths, with each hidden

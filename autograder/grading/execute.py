@@ -52,11 +52,23 @@ from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
 SUBMISSION_TIMEOUT = "SubmissionTimeout"
+OUT_OF_MEMORY = "SubmissionOutOfMemory"  # the sandbox's processes together passed --memory
+TOO_MANY_CELLS = "TooManyCells"
 HIDDEN_CHECK_FAILED = "HiddenCheckFailed"
-VERDICT_KEY = "trusted_verdict"
-# A cell that prints gigabytes must not fill the grader's memory or the feedback file.
-MAX_CELL_OUTPUT = 1_000_000
-OUTPUT_CUT = f"\n[the grader kept the first {MAX_CELL_OUTPUT:,} characters of this cell's output]\n"  # in a test cell's metadata: what the grader's check decided
+# What the grader keeps of a notebook's output: a cell that prints gigabytes, or a thousand
+# cells that each print just under the cell's share, must not fill the grader's memory, the
+# feedback files or OUT. Past either budget, outputs are dropped (a note says so once);
+# errors are always kept, since they decide whether a test cell passed.
+MAX_CELL_OUTPUT = 1_000_000  # characters per cell
+MAX_NOTEBOOK_OUTPUT = 10_000_000  # characters per notebook, all cells together
+# Code cells run per notebook: a lesson has under 100; past this, cells are not run.
+MAX_CELLS = 400
+OUTPUT_CUT = f"\n[the grader kept the first {MAX_CELL_OUTPUT:,} characters of this cell's output]\n"
+NOTEBOOK_OUTPUT_CUT = (
+    f"\n[the notebook's output passed {MAX_NOTEBOOK_OUTPUT:,} characters: the grader keeps "
+    "no more of it, errors excepted]\n"
+)
+VERDICT_KEY = "trusted_verdict"  # in a test cell's metadata: what the grader's check decided
 
 # In the kernel, a test cell's `from autograder.hidden.<topic> import check_x; check_x(x)`
 # finds this: the real check runs in the grader, and nothing of it is in the kernel.
@@ -332,6 +344,8 @@ class GradingExecute(Execute):
         self._kernel_dirs: list[Path] = []
         self._sandbox: sandbox.Sandbox | None = None
         self._output_used: dict[str, int] = {}
+        self._notebook_output = 0
+        self._cells_run = 0
         budget = self.submission_timeout
         self._deadline = time.monotonic() + budget if budget > 0 else float("inf")
         try:
@@ -351,6 +365,11 @@ class GradingExecute(Execute):
         if self._remaining() <= 0:  # the submission's budget is spent: not run at all
             cell.outputs = [_budget_output(self.submission_timeout, ran=False)]
             return cell, resources
+        self._cells_run += 1
+        if self._cells_run > MAX_CELLS:
+            cell.outputs = [_too_many_cells_output()]
+            return cell, resources
+        kills = self._out_of_memory_kills()
         graded = is_grade(cell)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         modules = self._kernel_modules() if graded else {}
@@ -363,9 +382,12 @@ class GradingExecute(Execute):
             if modules and not self.trusted:  # the real checks must not outlive their cell
                 self._quietly(_REMOVE_HIDDEN)
         except DeadKernelError:
-            cell.outputs.append(_died_output())
+            oom = self._out_of_memory_kills() > kills
+            cell.outputs.append(_out_of_memory_output(self.memory_mb) if oom else _died_output())
             self._restart_and_replay()
             return cell, resources
+        if self._out_of_memory_kills() > kills:  # a process of the sandbox, not the kernel
+            cell.outputs.append(_out_of_memory_output(self.memory_mb))
         if self._remaining() <= 0 and _interrupted(cell):  # the budget, not the cell's limit
             cell.outputs.insert(0, _budget_output(self.submission_timeout, ran=True))
         if not graded and not any(o.output_type == "error" for o in cell.outputs):
@@ -385,19 +407,36 @@ class GradingExecute(Execute):
         left = max(1, int(remaining + 0.999))
         return left if timeout is None else min(timeout, left)
 
+    def _out_of_memory_kills(self) -> int:
+        """Processes of this kernel's sandbox that the out-of-memory killer has ended."""
+        group = getattr(getattr(self.km, "provisioner", None), "group", None)
+        return group.out_of_memory_kills() if group is not None else 0
+
     def output(self, outs, msg, display_id, cell_index):
-        """Keep at most ``MAX_CELL_OUTPUT`` characters of output per cell; drop the rest."""
-        size = len(str(msg.get("content", "")))
+        """Keep at most ``MAX_CELL_OUTPUT`` characters of output per cell and
+        ``MAX_NOTEBOOK_OUTPUT`` per notebook; drop the rest, but never an error."""
+        content = msg.get("content", {})
+        if msg.get("msg_type") == "error":  # it decides the cell's score: kept, shortened
+            content["traceback"] = [line[:10_000] for line in content.get("traceback", [])[-50:]]
+            content["evalue"] = str(content.get("evalue", ""))[:10_000]
+            return super().output(outs, msg, display_id, cell_index)
+        size = len(str(content))
         execution = msg.get("parent_header", {}).get("msg_id", "")  # one per cell run
         used = self._output_used.get(execution, 0)
         self._output_used[execution] = used + size
-        if used + size <= MAX_CELL_OUTPUT:
+        before = self._notebook_output
+        self._notebook_output += size
+        if used + size <= MAX_CELL_OUTPUT and self._notebook_output <= MAX_NOTEBOOK_OUTPUT:
             return super().output(outs, msg, display_id, cell_index)
-        if used <= MAX_CELL_OUTPUT:  # the first output over the limit: say so once
-            note = new_output("stream", name="stdout", text=OUTPUT_CUT)
-            outs.append(note)
-            return note
-        return None
+        if before <= MAX_NOTEBOOK_OUTPUT < self._notebook_output:  # the notebook's: once
+            text = NOTEBOOK_OUTPUT_CUT
+        elif used <= MAX_CELL_OUTPUT < used + size:  # the cell's: once per cell
+            text = OUTPUT_CUT
+        else:
+            return None
+        note = new_output("stream", name="stdout", text=text)
+        outs.append(note)
+        return note
 
     def _kernel_modules(self) -> dict[str, str]:
         """What the kernel holds while a test cell runs: probes and a stand-in, or the checks."""
@@ -621,6 +660,26 @@ def _budget_output(seconds: int, ran: bool) -> NotebookNode:
     return new_output(
         "error", ename=SUBMISSION_TIMEOUT, evalue=text, traceback=[f"{SUBMISSION_TIMEOUT}: {text}"]
     )
+
+
+def _error_output(ename: str, text: str) -> NotebookNode:
+    return new_output("error", ename=ename, evalue=text, traceback=[f"{ename}: {text}"])
+
+
+def _too_many_cells_output() -> NotebookNode:
+    text = (
+        f"The notebook has more than {MAX_CELLS} code cells; the grader runs only the first "
+        f"{MAX_CELLS}. This cell was not run and earns nothing."
+    )
+    return _error_output(TOO_MANY_CELLS, text)
+
+
+def _out_of_memory_output(memory_mb: int) -> NotebookNode:
+    text = (
+        f"This cell's processes together passed the memory limit ({memory_mb} MiB for the "
+        "kernel and every process it started, --memory): the system ended one of them."
+    )
+    return _error_output(OUT_OF_MEMORY, text)
 
 
 def _died_output() -> NotebookNode:

@@ -21,7 +21,6 @@ that name and builds its own, as before: the seed saves time, it never decides a
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import importlib.metadata
@@ -137,6 +136,8 @@ def ensure_built(root: Path | None = None) -> list[Path]:
         if not seed_files(root):
             root.mkdir(parents=True, exist_ok=True)
             with open(lock_path(root), "w") as lock:
+                import fcntl  # POSIX only: imported here so Windows can import this module
+
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not seed_files(root):
                     _build(root)

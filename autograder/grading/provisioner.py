@@ -23,6 +23,7 @@ kernelspec that names it, so a student's install never touches this entry point.
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import secrets
 import shutil
@@ -40,12 +41,12 @@ NAME = "grading-sandbox"  # the entry point's name, as kernelspecs name it
 # call number depends on the architecture; where it is unknown the step is skipped.
 _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
 _KEYCTL_JOIN_SESSION_KEYRING = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None  # not on Windows
 
 
 def new_session_keyring() -> None:
     """Give the calling process (and its children) an empty session keyring of its own."""
-    if _KEYCTL is not None:
+    if _KEYCTL is not None and _LIBC is not None:
         _LIBC.syscall(_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
 
 
@@ -70,6 +71,7 @@ class SandboxProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd: list[str], **kwargs):
         if self.group is None and self.memory_bytes and cgroups.unavailable() is None:
+            # A name no other kernel of any grader on this machine has.
             name = f"kernel-{secrets.token_hex(6)}"
             self.group = cgroups.Group.create(name, self.memory_bytes, self.processes)
         group = self.group

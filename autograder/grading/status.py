@@ -23,6 +23,7 @@ class Status(str, Enum):
     MEMORY = "memory"  # a cell hit the --memory limit
     DISK = "disk"  # a cell filled the sandbox's /tmp (--disk)
     PROCESSES = "processes"  # a cell hit the sandbox's process limit
+    OUTPUT = "output-limit"  # too many cells, or too much printed: the excess dropped
     MISSING = "missing"  # no folder, or an empty one
     INVALID = "invalid"  # not a readable notebook
     WRONG_ASSIGNMENT = "wrong-assignment"  # a notebook, but for another lesson
@@ -33,7 +34,15 @@ class Status(str, Enum):
 
 
 GRADED = frozenset(
-    {Status.OK, Status.TIMEOUT, Status.CRASHED, Status.MEMORY, Status.DISK, Status.PROCESSES}
+    {
+        Status.OK,
+        Status.TIMEOUT,
+        Status.CRASHED,
+        Status.MEMORY,
+        Status.DISK,
+        Status.PROCESSES,
+        Status.OUTPUT,
+    }
 )
 # The grade command's exit status when some submissions hit a grader error (2: a usage error).
 GRADER_ERRORS_EXIT = 3

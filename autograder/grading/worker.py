@@ -21,7 +21,10 @@ from autograder.grading import sandbox
 from autograder.grading.execute import (
     HIDDEN_CHECK_FAILED,
     KERNEL_DIED,
+    NOTEBOOK_OUTPUT_CUT,
+    OUT_OF_MEMORY,
     SUBMISSION_TIMEOUT,
+    TOO_MANY_CELLS,
     VERDICT_KEY,
 )
 from autograder.grading.status import Status
@@ -29,7 +32,7 @@ from autograder.grading.submissions import max_points, read_notebook
 from autograder.nbgrader_course import course_config
 
 TIMEOUT, CRASHED, MEMORY = Status.TIMEOUT, Status.CRASHED, Status.MEMORY
-DISK, PROCESSES = Status.DISK, Status.PROCESSES
+DISK, PROCESSES, OUTPUT = Status.DISK, Status.PROCESSES, Status.OUTPUT
 BUDGET = "budget"  # a kind of trouble, not a status: the submission's budget ran out (timeout)
 
 
@@ -388,6 +391,8 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
         if c.cell_type == "code" and (kind := _failure(c)[1]) is not None
     }
     problems = set(trouble.values())
+    if any(_cut_for_the_notebook(c) for c in nb.cells if c.cell_type == "code"):
+        problems.add(OUTPUT)
     by_id = {notebook.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
     for ex in notebook.exercises(source):
         cell = by_id.get(ex.test_id)
@@ -408,7 +413,8 @@ def _result_from(student: str, assignment: str, graded: Path) -> Result:
         )
     # The most far-reaching kind of trouble names the status: a spent budget stopped the rest.
     kind = next(
-        (k for k in (BUDGET, CRASHED, MEMORY, DISK, PROCESSES, TIMEOUT) if k in problems), None
+        (k for k in (BUDGET, CRASHED, MEMORY, DISK, PROCESSES, TIMEOUT, OUTPUT) if k in problems),
+        None,
     )
     return Result(
         student,
@@ -431,7 +437,16 @@ WHAT_HAPPENED = {
     DISK: "{where} filled the sandbox's disk (the --disk limit); the rest was graded",
     PROCESSES: "{where} hit the sandbox's limit on processes; the rest was graded",
     TIMEOUT: "{where} ran past the per-cell time limit and was interrupted; the rest was graded",
+    OUTPUT: (
+        "the notebook passed the grader's output budget (too many cells, or too much printed); "
+        "the excess was not run or not kept"
+    ),
 }
+
+
+def _cut_for_the_notebook(cell) -> bool:
+    """True when the grader dropped this cell's output for the notebook's output budget."""
+    return any(o.get("text") == NOTEBOOK_OUTPUT_CUT for o in cell.get("outputs", []))
 
 
 def _where_it_went_wrong(nb, trouble: dict[int, str], kind: str | None) -> str:
@@ -468,6 +483,10 @@ def _failure(cell) -> tuple[str, str | None]:
             kind = CRASHED
         elif ename == SUBMISSION_TIMEOUT:
             kind = BUDGET
+        elif ename == TOO_MANY_CELLS:
+            kind = OUTPUT
+        elif ename == OUT_OF_MEMORY:
+            kind = MEMORY
         elif ename in ("CellTimeoutError", "KeyboardInterrupt"):  # the grader interrupted it
             kind = TIMEOUT
             evalue = "no result within the per-cell time limit; the cell was interrupted"
