@@ -11,7 +11,9 @@ one that grades (``lesson``) shares a single run of the smallest lesson across i
 """
 
 import argparse
+import contextlib
 import csv
+import io
 import json
 import os
 import subprocess
@@ -20,8 +22,12 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
+from autograder.__main__ import main
+from autograder.grading import samples, sandbox
+from autograder.grading.submissions import max_points
 from autograder.platforms import cli, lms
 from tests.platforms.downloads import MIB, RawEntry, Upload, canvas_export, moodle_folder, raw_zip
 
@@ -35,24 +41,32 @@ def _canvas(name: str, user: str, filename: str = f"{LESSON}.ipynb") -> bytes:
     return f"{name}_{user}_900_{filename}".encode()
 
 
-def _attack_zip(path: Path, notebook: bytes = NB, bomb_mib: int = 2) -> Path:
-    """Good students (one of them with a long id, one with a long name) and every bad entry."""
-    return raw_zip(
-        path,
-        [
-            RawEntry(_canvas("good", "101"), notebook),
-            RawEntry(b"b\xff\xfed_102_900_" + f"{LESSON}.ipynb".encode(), notebook, utf8=True),
-            RawEntry(_canvas("longid", LONG_ID), notebook),
-            RawEntry(_canvas(LONG_NAME, "104"), notebook, utf8=True),
-            RawEntry(_canvas("twice", "105"), notebook),
-            RawEntry(_canvas("twice", "105"), b'{"cells": []}'),
-            RawEntry(_canvas("bomb", "106"), zeros_mib=bomb_mib),
-            RawEntry(_canvas("liar", "107"), zeros_mib=bomb_mib, claims=100),
-            RawEntry(_canvas("future", "108"), notebook, version=90),
-            RawEntry(_canvas("modest", "109"), notebook, claims=4_000_000_000),
-            RawEntry(b"../escape_110_900_" + f"{LESSON}.ipynb".encode(), notebook),
-        ],
-    )
+def _good_entries(notebook: bytes) -> list[RawEntry]:
+    """A plain student, one with a long id, one with a long name, one whose header lies big."""
+    return [
+        RawEntry(_canvas("good", "101"), notebook),
+        RawEntry(_canvas("longid", LONG_ID), notebook),
+        RawEntry(_canvas(LONG_NAME, "104"), notebook, utf8=True),
+        RawEntry(_canvas("modest", "109"), notebook, claims=4_000_000_000),
+    ]
+
+
+def _bad_entries(notebook: bytes) -> list[RawEntry]:
+    """One entry per way a zip entry can be bad (``REFUSALS``)."""
+    name = f"{LESSON}.ipynb".encode()
+    return [
+        RawEntry(b"b\xff\xfed_102_900_" + name, notebook, utf8=True),
+        RawEntry(_canvas("twice", "105"), notebook),
+        RawEntry(_canvas("twice", "105"), b'{"cells": []}'),
+        RawEntry(_canvas("bomb", "106"), zeros_mib=2),  # over the tests' 1 MiB cap
+        RawEntry(_canvas("liar", "107"), zeros_mib=2, claims=100),
+        RawEntry(_canvas("future", "108"), notebook, version=90),
+        RawEntry(b"../escape_110_900_" + name, notebook),
+    ]
+
+
+def _attack_zip(path: Path) -> Path:
+    return raw_zip(path, _good_entries(NB) + _bad_entries(NB))
 
 
 # What each bad entry must be refused for, by a part of its path.
@@ -214,3 +228,88 @@ def test_the_lms_route_lists_bad_entries_and_returns_every_good_students_files(t
     with (out / "lms" / "canvas_import.csv").open() as f:
         rows = {r["ID"]: r[f"{LESSON} (202)"] for r in csv.DictReader(f)}
     assert rows[LONG_ID] == rows["101"] == rows["104"] == "10"  # the long id's row is found
+
+
+# ---------------------------------------------------------------------------------------
+# One real grading run of the smallest lesson, through the command an instructor runs.
+
+FORGED = "120"  # a notebook with a cell that claims to be a graded cell the lesson lacks
+GRADED = {"101", SHORT_ID, FORGED}
+
+
+def _forged_notebook() -> bytes:
+    """The right answers, and a test cell worth 100 points under an id the lesson lacks.
+
+    nbgrader trusts the metadata: unchecked, the unknown id stopped it with a traceback, the
+    notebook stayed in ``grader-error`` and was graded again on every run.
+    """
+    nb = samples.solution(LESSON)
+    claim = nbformat.v4.new_code_cell("assert True")
+    claim.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "a_cell_the_lesson_does_not_have",
+        "points": 100,
+        "solution": False,
+        "locked": True,
+        "schema_version": 3,
+    }
+    nb.cells.append(claim)
+    return nbformat.writes(nb).encode()
+
+
+@pytest.fixture(scope="module")
+def graded_twice(tmp_path_factory) -> dict:
+    """The attack download with right answers, graded; then the same command again."""
+    root = tmp_path_factory.mktemp("lms-intake")
+    right = nbformat.writes(samples.solution(LESSON)).encode()
+    # Of the good students, the long id alone: the route's own files for the others are
+    # checked above with the grade command stubbed, and each notebook graded costs seconds.
+    good = [e for e in _good_entries(right) if e.name.startswith((b"good_", b"longid_"))]
+    forged = RawEntry(_canvas("forged", FORGED), _forged_notebook())
+    download = raw_zip(root / "submissions.zip", [*good, forged, *_bad_entries(right)])
+    out = root / "out"
+    argv = ["grade", str(download), "--out", str(out), "--assignment", LESSON, "--jobs", "2"]
+    argv += ["--from", "canvas"]
+    runs = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lms, "ENTRY_CAP", MIB)  # the bomb's 2 MiB is over it
+        for _ in range(2):
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr):
+                status = main(argv)
+            with (out / "grades.csv").open(newline="") as f:
+                rows = {r["student_id"]: r for r in csv.DictReader(f)}
+            results = {p.stem: p.read_text() for p in (out / "results" / LESSON).glob("*.json")}
+            runs.append({"status": status, "stderr": stderr.getvalue(), "rows": rows})
+            runs[-1]["results"] = results
+    return {"out": out, "runs": runs, "max": max_points(LESSON)}
+
+
+@pytest.mark.lesson
+@pytest.mark.xdist_group("lms-intake")
+@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap (bwrap) is not installed")
+def test_every_good_student_is_graded_and_every_bad_entry_listed(graded_twice):
+    first = graded_twice["runs"][0]
+    assert first["status"] == 0, first["stderr"][-2000:]
+    assert set(first["rows"]) == GRADED
+    for student, row in first["rows"].items():  # right answers: full marks, long names too
+        assert (row["status"], float(row["score"])) == ("ok", graded_twice["max"]), student
+    out = graded_twice["out"]
+    matched = json.loads((out / "lms" / "matched.json").read_text())
+    for part, reason in REFUSALS.items():
+        assert any(reason in r for r in _refusal(matched["refused"], part)), part
+    with zipfile.ZipFile(out / "lms" / "feedback.zip") as z:
+        assert len(z.namelist()) == len(GRADED)
+
+
+@pytest.mark.lesson
+@pytest.mark.xdist_group("lms-intake")
+@pytest.mark.skipif(not sandbox.available(), reason="bubblewrap (bwrap) is not installed")
+def test_a_claimed_graded_cell_with_an_unknown_id_is_graded_once(graded_twice):
+    """Graded on the lesson's own cells (its 100 points ignored), and kept on the next run."""
+    first, second = graded_twice["runs"]
+    row = first["rows"][FORGED]
+    assert row["status"] == "ok" and float(row["max_score"]) == graded_twice["max"]
+    assert second["status"] == 0
+    assert f"graded before and unchanged, kept: {len(GRADED)}" in second["stderr"]
+    assert second["results"][FORGED] == first["results"][FORGED]  # not graded again
