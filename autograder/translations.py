@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from autograder import course
+from autograder import course, notebook
 
 # Where the translation files live; tests point this at a scratch folder.
 TRANSLATIONS = course.ROOT / "translations"
@@ -226,3 +226,24 @@ def shown_path(path: Path) -> Path:
         return path.relative_to(course.ROOT)
     except ValueError:
         return path
+
+
+def submission(lesson: str, lang: str, answers: NotebookNode) -> NotebookNode | None:
+    """What a learner of the ``lang`` edition hands in: its released student notebook with
+    the answer cells of ``answers`` (the solution, say). None where the edition is not built.
+
+    Tests grade this to show that a translated notebook scores as the English one does.
+    """
+    path = notebooks_dir(lang) / lesson / f"{lesson}.ipynb"
+    if not path.is_file():
+        return None
+    nb = notebook.read(path)
+    by_id = {
+        notebook.nbgrader_meta(cell)["grade_id"]: cell.source
+        for cell in answers.cells
+        if notebook.is_answer(cell)
+    }
+    for cell in nb.cells:
+        if notebook.is_answer(cell):
+            cell.source = by_id[notebook.nbgrader_meta(cell)["grade_id"]]
+    return nb

@@ -9,13 +9,14 @@ xdist group, so the cached results stay in one worker.
 
 import functools
 import importlib
+import re
 import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder import course, notebook, trusted
+from autograder import course, notebook, translations, trusted
 from autograder.execute import errors
 from autograder.grading import samples, sandbox
 from autograder.grading.run import GradeOptions, grade
@@ -62,15 +63,26 @@ def graded(lesson: str) -> tuple[dict[str, list[Grade]], Path]:
     return grades, workdir / "plain"
 
 
+def _right_answers(lesson: str) -> nbformat.NotebookNode:
+    """The solution as a learner of the Chinese edition hands it in (the English one where
+    the lesson has no Chinese edition yet): grading it here, against plain nbgrader's grades
+    of the English solution, shows both editions score the same, at no extra cost."""
+    return translations.submission(lesson, "zh", samples.solution(lesson)) or samples.solution(
+        lesson
+    )
+
+
 @functools.cache
 def graded_by_the_grade_command(lesson: str) -> dict[str, dict]:
-    """The same three submissions through ``python -m autograder grade`` (trusted verdicts)."""
+    """The same three submissions through ``python -m autograder grade`` (trusted verdicts);
+    the solution and the partial answer in the Chinese edition's notebook."""
     workdir = Path(tempfile.mkdtemp(prefix=f"trusted-{lesson}-"))
     subs = workdir / "submissions"
+    right = _right_answers(lesson)
     nbs = {
-        "solution": samples.solution(lesson),
+        "solution": right,
         "blank": samples.blank(lesson),
-        "partial": notebook.read(_partial(lesson, workdir)),
+        "partial": samples.with_first_mistake(lesson, right, _partial_exercise(lesson)),
     }
     samples.write_class(subs, lesson, nbs)
     opts = GradeOptions(
@@ -207,6 +219,26 @@ def test_honest_submissions_score_as_with_plain_nbgrader(lesson):
         got = {t["test_id"]: t["score"] for t in ours[student]["tests"]}
         assert got == expected, f"{student}: grade command {got}, plain nbgrader {expected}"
         assert ours[student]["status"] == "ok", ours[student]
+
+
+@pytest.mark.parametrize(
+    "lesson",
+    [pytest.param("00_welcome", marks=pytest.mark.xdist_group("00_welcome"))],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="the grader does not tell the kernel the notebook's language yet "
+    "(learner_messages.kernel_setup, to be run by autograder/grading/execute.py)",
+)
+def test_a_chinese_submission_gets_its_feedback_in_chinese(lesson):
+    """The partial answer, in the Chinese edition, fails a check of tutorial_lib's: its
+    message is in Chinese (visible asserts written in the test cell's code stay English)."""
+    assert translations.submission(lesson, "zh", samples.solution(lesson)) is not None
+    first = _partial_exercise(lesson)
+    partial = graded_by_the_grade_command(lesson)["partial"]
+    test = next(t for t in partial["tests"] if t["exercise"] == first)
+    assert test["score"] == 0
+    assert re.search(r"[\u4e00-\u9fff]", test["message"]), test["message"]
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
