@@ -13,6 +13,12 @@ to the right row. Renamed notebooks (``01_tensors (2).ipynb``, ``Copy of ...``, 
 else when it is the student's only notebook) and late flags are recognised and reported;
 everything that cannot be matched is listed, never dropped silently. nbgrader's
 ``zip_collect`` does the same job for its own layout.
+
+Each entry is judged on its own, so one bad entry never stops the run: a name that cannot
+be decoded, is unsafe or is in the zip twice, a damaged entry, one that expands past
+``ENTRY_CAP`` or takes the download past ``TOTAL_CAP`` is listed in ``refused`` with why, and
+every other student is graded. Only each student's chosen notebook is expanded, streamed to
+disk a chunk at a time. Ids and names too long for a file name are shortened with a hash.
 """
 
 from __future__ import annotations
@@ -104,8 +110,8 @@ class Found:
     filename: str  # the file's own name, as the student uploaded it
     late: bool | None = None  # Canvas marks late submissions; Moodle's names do not say
     renamed: str = ""  # the file's own name when it is not LESSON.ipynb, for the report
-    submission: str = ""  # Canvas's submission id
-    full_id: str = ""  # the LMS's id when it was too long for a file name, as ``student`` is
+    submission: str = ""  # Canvas's submission id (``fit`` to ID_MAX)
+    full_id: str = ""  # the LMS's whole id when ``student`` had to be shortened (``fit``)
 
 
 @dataclass
@@ -115,7 +121,7 @@ class Collected:
     source: str
     lesson: str
     found: list[Found] = field(default_factory=list)
-    unmatched: list[str] = field(default_factory=list)  # files no rule matched, with why
+    unmatched: list[str] = field(default_factory=list)  # no rule matched, or a link; with why
     extra: list[str] = field(default_factory=list)  # a student's other files, not graded
     # Entries not read, or not graded, for what they are: a name that cannot be decoded, is
     # unsafe or is in the zip twice; over a size cap; damaged. Each "path: why".
@@ -228,16 +234,20 @@ def _open_zip(download: Path):
     """
     with download.open("rb") as raw:
         try:
-            archive = zipfile.ZipFile(raw)
-            problems, shown = {}, {}
-        except (UnicodeDecodeError, NotImplementedError):
-            start, directory = _central_directory(raw)
-            patched, problems, shown = _repaired_directory(directory)
-            archive = zipfile.ZipFile(_PatchedRegion(raw, start, patched))
+            archive, problems, shown = _listed(raw)
         except zipfile.BadZipFile as err:
             raise LmsError(f"{download} is a damaged zip file ({err}): download it again") from None
         with archive:
             yield archive, problems, shown
+
+
+def _listed(raw: BinaryIO) -> tuple[zipfile.ZipFile, dict[int, str], dict[int, str]]:
+    try:
+        return zipfile.ZipFile(raw), {}, {}
+    except (UnicodeDecodeError, NotImplementedError):
+        start, directory = _central_directory(raw)
+        patched, problems, shown = _repaired_directory(directory)
+        return zipfile.ZipFile(_PatchedRegion(raw, start, patched)), problems, shown
 
 
 def _central_directory(f: BinaryIO) -> tuple[int, bytes]:
