@@ -50,12 +50,16 @@ def cmd_translate(args: argparse.Namespace) -> int:
     left_total = 0
     for lesson in _known_lessons(args.lessons) or course.lessons():
         nb = notebook.read(course.solution_notebook(lesson))
-        if args.list:
-            path = translations.translation_file(args.lang, lesson)
-            blocks = translations.read(args.lang, lesson) if path.is_file() else {}
-            left = translations.todo(nb, blocks)
-        else:
-            path, left = translations.refresh(args.lang, lesson, nb)
+        try:
+            if args.list:
+                path = translations.translation_file(args.lang, lesson)
+                blocks = translations.read(args.lang, lesson) if path.is_file() else {}
+                left = translations.todo(nb, blocks)
+            else:
+                path, left = translations.refresh(args.lang, lesson, nb)
+        except translations.TranslationError as err:  # nothing was written: fix it first
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         left_total += len(left)
         shown = translations.shown_path(path)
         if not left:

@@ -123,3 +123,17 @@ def test_every_lesson_has_a_complete_chinese_translation():
         nb = notebook.read(course.solution_notebook(lesson))
         found += translations.problems("zh", lesson, nb)
     assert found == []
+
+
+def test_a_file_that_does_not_read_as_blocks_is_named_and_left_alone(zh_course, capsys):
+    path = translations.translation_file("zh", PROBE)
+    text = "翻译说明\n" + path.read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    assert any("text before the first" in p for p in release.release(check=True))
+    assert cli.main(["translate", "zh", PROBE]) == 2
+    assert "text before the first" in capsys.readouterr().err
+    assert path.read_text(encoding="utf-8") == text  # nothing overwritten
+    header = text.splitlines()[1]
+    path.write_text(f"{header}\n一\n{header}\n二\n", encoding="utf-8")
+    with pytest.raises(translations.TranslationError, match="translated twice"):
+        translations.read("zh", PROBE)
