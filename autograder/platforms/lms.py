@@ -287,10 +287,16 @@ def _repaired_directory(directory: bytes) -> tuple[bytes, dict[int, str], dict[i
                 raw.decode("utf-8")
             except UnicodeDecodeError:
                 shown[index] = raw.decode("utf-8", "backslashreplace")
-                problems[index] = "its name is marked UTF-8 but is not: not read"
+                problems[index] = (
+                    "its name is marked UTF-8 but is not (a damaged or hand-made zip): not "
+                    "read; download the submissions again"
+                )
                 struct.pack_into("<H", patched, pos + 8, flags & ~0x800)
         if version > zipfile.MAX_EXTRACT_VERSION:
-            problems[index] = f"needs zip version {version / 10:.1f}, newer than is read: not read"
+            problems[index] = (
+                f"needs zip version {version / 10:.1f}, newer than is read: not read; "
+                "download the submissions again"
+            )
             patched[pos + 6] = 20
         pos += 46 + name_len + extra_len + comment_len
         index += 1

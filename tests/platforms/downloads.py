@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 import zipfile
 import zlib
@@ -86,6 +87,7 @@ class RawEntry:
     version: int = 20  # "version needed to extract", times ten
 
 
+@functools.cache  # the same bomb in several entries or tests is built once
 def _deflated_zeros(mib: int) -> tuple[bytes, int, int]:
     """(deflate stream, CRC-32, size) of ``mib`` MiB of zeros, without compressing them all.
 
