@@ -113,11 +113,11 @@ def _release_translation(lesson: str, lang: str, work: Path, check: bool) -> lis
     target = translations.notebooks_dir(lang) / lesson
     shown = f"notebooks/{lang}/{lesson}"
     if not translations.translation_file(lang, lesson).is_file():
-        if translations.REQUIRE_EVERY_LESSON:
+        if translations.edition_exists(lang):  # every lesson of an edition is translated
             return translations.problems(
                 lang, lesson, notebook.read(course.solution_notebook(lesson))
             )
-        if target.exists():  # an edition whose translation was removed
+        if target.exists():  # an edition whose translations were removed
             if check:
                 return [f"{shown}: has no translation file; remove it (`make release` does)"]
             shutil.rmtree(target)

@@ -25,16 +25,10 @@ from nbformat import NotebookNode
 
 from autograder import course, notebook
 
-# Where the translation files live; tests point this at a scratch folder.
-TRANSLATIONS = course.ROOT / "translations"
-
-# The editions the release builds, beside the English one in notebooks/.
+# The editions the release can build, beside the English one in notebooks/. An edition
+# exists where its folder ``translations/<lang>/`` does; then every lesson must have its
+# translation file, so a new lesson cannot be released without one.
 LANGUAGES = ("zh",)
-
-# While translators are still landing their files, a lesson with no file simply has no
-# translated edition yet (every lesson that HAS a file is checked strictly). Set to True
-# once every lesson has a file, so that a new lesson without a translation fails the check.
-REQUIRE_EVERY_LESSON = False
 
 # Key in a notebook's metadata that names its language; absent means English. The grader
 # reads it to give feedback in the learner's language.
@@ -61,8 +55,17 @@ def en_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
 
 
+def translations_dir(lang: str) -> Path:
+    """``translations/<lang>/`` beside ``solutions/`` (a scratch course's, in tests)."""
+    return course.SOLUTIONS.parent / "translations" / lang
+
+
 def translation_file(lang: str, lesson: str) -> Path:
-    return TRANSLATIONS / lang / f"{lesson}.md"
+    return translations_dir(lang) / f"{lesson}.md"
+
+
+def edition_exists(lang: str) -> bool:
+    return translations_dir(lang).is_dir()
 
 
 def notebooks_dir(lang: str) -> Path:
@@ -149,7 +152,7 @@ def problems(lang: str, lesson: str, nb: NotebookNode) -> list[str]:
     shown = shown_path(path)
     command = f"python -m autograder translate {lang} {lesson}"
     if not path.is_file():
-        if not REQUIRE_EVERY_LESSON:
+        if not edition_exists(lang):
             return []
         return [f"{shown}: missing; run `{command}` to start it"]
     try:

@@ -14,8 +14,8 @@ ZH = {"cell-000": "# 探针", "cell-000-intro": "探针课程的说明。"}
 
 @pytest.fixture
 def zh_course(probe_course, monkeypatch):
-    """The probe course with a second markdown cell and a complete Chinese translation."""
-    monkeypatch.setattr(translations, "TRANSLATIONS", probe_course / "translations")
+    """The probe course with a second markdown cell and a complete Chinese translation
+    (in the scratch course's translations/zh/, beside its solutions/)."""
     path = course.solution_notebook(PROBE)
     nb = notebook.read(path)
     intro = nbformat.v4.new_markdown_cell("A probe lesson, to check the release.")
@@ -81,6 +81,9 @@ def test_a_stale_edition_is_reported_and_an_orphan_edition_removed(zh_course):
     target.write_text(target.read_text().replace("探针", "旧的"))
     assert release.release(check=True) == [f"notebooks/zh/{PROBE}: {PROBE}.ipynb is stale"]
     translations.translation_file("zh", PROBE).unlink()
+    missing = f"{translations.translation_file('zh', PROBE)}: missing; run "
+    assert [p[: len(missing)] for p in release.release(check=True)] == [missing]
+    translations.translations_dir("zh").rmdir()  # no Chinese edition at all any more
     assert release.release(check=True) == [
         f"notebooks/zh/{PROBE}: has no translation file; remove it (`make release` does)"
     ]
