@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder import course
-from tests.clients.lab import CHROMEDRIVER, CHROMIUM
+from tests.clients.lab import CHROMEDRIVER, CHROMIUM, chromium, lab_server
 
 ARTIFACTS = course.ROOT / "artifacts" / "clients"
 INSTALL_BROWSER = course.ROOT / "tools" / "install-system-packages.sh"
@@ -57,3 +57,15 @@ def copy_notebooks(dest: Path) -> Path:
     """A copy of notebooks/ (the repository is never touched by a client)."""
     shutil.copytree(course.NOTEBOOKS, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     return dest
+
+
+@pytest.fixture(scope="session")
+def lab(browser_installed, artifacts, tmp_path_factory):
+    """JupyterLab as ``make lab`` starts it, on a copy of notebooks/, and a browser.
+
+    One server and one browser for every test that opens a student notebook.
+    """
+    root = tmp_path_factory.mktemp("lab-root")
+    copy_notebooks(root / "notebooks")
+    with lab_server(root, artifacts / "jupyterlab.log") as server, chromium() as driver:
+        yield server, driver, root

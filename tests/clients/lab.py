@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from autograder import course
 from autograder.execute import kernel_env
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,15 +41,34 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage",
     "--window-size=1440,1000",
 ]
-# JupyterLab settings for a quiet, deterministic page: every cell in the DOM, no news.
+# A test-only setting, for a deterministic page: every cell in the DOM, also when scrolled
+# out of view. Everything else (no news, which nbgrader tools) comes from the course's own
+# jupyter/ folders, as `make lab` and `make lab-instructor` give them (``make_lab_config``).
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "checkForUpdates": False,
-        "fetchNews": "false",
-    },
 }
 START_TIMEOUT_S = 120
+
+
+def make_lab_config(target: str) -> list[Path]:
+    """The folders ``make <target>`` puts in front of ``JUPYTER_CONFIG_PATH``, from its recipe.
+
+    Read from ``make -n`` (the stamp counted as done, so nothing installs), so the tests
+    start JupyterLab exactly as the Makefile does, whatever the Makefile says.
+    """
+    stamp = Path(os.environ.get("VENV", ".venv")) / ".installed"
+    recipe = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-o", str(stamp), target],
+        cwd=course.ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    found = re.search(r'JUPYTER_CONFIG_PATH="([^"$]*)', recipe)
+    if not found:
+        raise RuntimeError(f"`make {target}` sets no JUPYTER_CONFIG_PATH:\n{recipe}")
+    return [Path(folder) for folder in found.group(1).split(os.pathsep) if folder]
 
 
 def going_on_past_errors(path: Path) -> None:
@@ -75,11 +96,16 @@ def free_port() -> int:
 
 
 class LabServer:
-    """``jupyter lab`` from this environment, on 127.0.0.1 with a random token."""
+    """``jupyter lab`` from this environment, on 127.0.0.1 with a random token.
 
-    def __init__(self, root_dir: Path, log_path: Path) -> None:
+    ``config_path`` is the course's configuration (``make_lab_config``); the rest of the
+    Jupyter configuration is a fresh user's (an empty, private ``JUPYTER_CONFIG_DIR``).
+    """
+
+    def __init__(self, root_dir: Path, log_path: Path, config_path: list[Path]) -> None:
         self.root_dir = root_dir
         self.log_path = log_path
+        self.config_path = config_path
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -100,6 +126,7 @@ class LabServer:
         env.pop("MPLBACKEND", None)  # kernels show figures inline, as for a learner
         env.update(
             JUPYTER_CONFIG_DIR=str(self._home / "config"),
+            JUPYTER_CONFIG_PATH=os.pathsep.join(str(folder) for folder in self.config_path),
             JUPYTER_RUNTIME_DIR=str(self._home / "runtime"),
             JUPYTERLAB_WORKSPACES_DIR=str(self._home / "workspaces"),
             IPYTHONDIR=str(self._home / "ipython"),
@@ -117,8 +144,6 @@ class LabServer:
             f"--ServerApp.root_dir={self.root_dir}",
             f"--LabApp.user_settings_dir={settings}",
             f"--LabApp.workspaces_dir={self._home / 'workspaces'}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.news_url=",
         ]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("w")
@@ -163,8 +188,9 @@ class LabServer:
 
 
 @contextmanager
-def lab_server(root_dir: Path, log_path: Path) -> Iterator[LabServer]:
-    server = LabServer(root_dir, log_path)
+def lab_server(root_dir: Path, log_path: Path, target: str = "lab") -> Iterator[LabServer]:
+    """A JupyterLab configured as ``make <target>`` configures it."""
+    server = LabServer(root_dir, log_path, make_lab_config(target))
     try:
         server.start()
         yield server

@@ -30,15 +30,6 @@ FILLED_LESSON = "01_tensors" if "01_tensors" in LESSONS else (LESSONS[0] if LESS
 RUN_TIMEOUT_S = 600
 
 
-@pytest.fixture(scope="module")
-def lab(browser_installed, artifacts, tmp_path_factory):
-    """A JupyterLab on a copy of notebooks/, and a browser."""
-    root = tmp_path_factory.mktemp("lab-root")
-    copy_notebooks(root / "notebooks")
-    with lab_server(root, artifacts / "jupyterlab.log") as server, chromium() as driver:
-        yield server, driver, root
-
-
 def executed_everywhere(nb) -> list[int]:
     """Code cells that never ran (a Run All that stopped early leaves them blank)."""
     return [
@@ -108,7 +99,7 @@ def test_filled_answers_pass_the_visible_tests_in_jupyterlab(lab, artifacts):
 
 
 def test_formgrader_loads(browser_installed, artifacts, tmp_path):
-    """The instructor's view: a scratch copy of the course, formgrader listing the lessons."""
+    """The instructor's view (``make lab-instructor``): formgrader listing the lessons."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -117,7 +108,10 @@ def test_formgrader_loads(browser_installed, artifacts, tmp_path):
     shutil.copy(course.ROOT / "nbgrader_config.py", root)
     shutil.copytree(course.SOLUTIONS, root / "solutions")
     copy_notebooks(root / "notebooks")
-    with lab_server(root, artifacts / "formgrader.log") as server, chromium() as driver:
+    with (
+        lab_server(root, artifacts / "formgrader.log", "lab-instructor") as server,
+        chromium() as driver,
+    ):
         driver.get(server.url("formgrader"))
         wait = WebDriverWait(driver, 60)
         try:
