@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from nbformat import NotebookNode
 
 from autograder.translations import LANGUAGE_KEY
-from tutorial_lib.i18n import ENV, _, language, normalise
+from tutorial_lib.i18n import ENGLISH, ENV, _, available, language, normalise
 
 
 def notebook_language(nb: NotebookNode) -> str:
@@ -25,7 +25,8 @@ def notebook_language(nb: NotebookNode) -> str:
     The metadata is the learner's to edit: anything unknown just means English messages.
     """
     value = nb.get("metadata", {}).get(LANGUAGE_KEY)
-    return normalise(value if isinstance(value, str) else None)
+    lang = normalise(value if isinstance(value, str) else None)
+    return lang if lang in available() else ENGLISH
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ import functools
 import gettext
 import io
 import os
+import re
 import struct
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -38,10 +39,10 @@ _chosen: contextvars.ContextVar[str | None] = contextvars.ContextVar("course_lan
 
 
 def normalise(lang: str | None) -> str:
-    """``zh_CN.UTF-8``, ``zh-Hans``, ``ZH`` -> ``zh``; empty or None -> English."""
-    if not lang:
-        return ENGLISH
-    return lang.strip().replace("-", "_").split("_")[0].split(".")[0].lower() or ENGLISH
+    """``zh_CN.UTF-8``, ``zh-Hans``, ``ZH`` -> ``zh``; empty, None or not a language code
+    (it names a folder of ``locale/``: never a path) -> English."""
+    code = (lang or "").strip().replace("-", "_").split("_")[0].split(".")[0].lower()
+    return code if re.fullmatch(r"[a-z]{2,3}", code) else ENGLISH
 
 
 def available() -> list[str]:

@@ -130,6 +130,9 @@ def test_the_graders_own_feedback_follows_the_notebooks_language(english):
     zh = {"metadata": {"language": "zh"}}
     assert learner_messages.notebook_language(zh) == "zh"
     assert learner_messages.notebook_language({"metadata": {"language": 3}}) == "en"
+    for odd in ("/etc/x", "../../zh", "xx", "zh'); import os; ('"):
+        assert learner_messages.notebook_language({"metadata": {"language": odd}}) == "en"
+    assert i18n.normalise("/etc/x") == "en"
     assert learner_messages.notebook_language({"metadata": {}}) == "en"
     with learner_messages.speaking("zh"):
         assert learner_messages.summary(3, 4, Status.TIMEOUT) == "3 / 4 分（超时）。"
