@@ -8,9 +8,10 @@ committed beside its ``.po`` could silently fall behind it.
 
 Which language, first match wins:
 
-1. ``set_language("zh")`` or ``with language("zh"):`` in this process (the grader does this
-   while it judges a Chinese submission);
-2. the ``COURSE_LANG`` environment variable (``zh``, ``zh_CN``...);
+1. ``with language("zh"):`` around the code (the grader's, while it judges a Chinese
+   submission);
+2. the ``COURSE_LANG`` environment variable (``zh``, ``zh_CN``...), which
+   ``set_language("zh")`` sets;
 3. in JupyterLab, the notebook's path: a notebook under ``notebooks/zh/`` speaks Chinese
    (Jupyter tells its kernels the path in ``JPY_SESSION_NAME``);
 4. English.
@@ -64,8 +65,13 @@ def current() -> str:
 
 
 def set_language(lang: str | None) -> None:
-    """Messages in ``lang`` from now on, in this process (None: back to the default)."""
-    _chosen.set(normalise(lang) if lang else None)
+    """Messages in ``lang`` from now on, in this process and the ones it starts (None: back
+    to the default). It sets ``COURSE_LANG``: a context variable would not outlive the
+    notebook cell that set it, since ipykernel runs each cell in a task of its own."""
+    if lang:
+        os.environ[ENV] = normalise(lang)
+    else:
+        os.environ.pop(ENV, None)
 
 
 @contextlib.contextmanager

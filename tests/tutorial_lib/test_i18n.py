@@ -141,3 +141,14 @@ def test_the_graders_own_feedback_follows_the_notebooks_language(english):
     assert learner_messages.output_cut(1_000_000) == (
         "\n[the grader kept the first 1,000,000 characters of this cell's output]\n"
     )
+
+
+def test_set_language_lasts_beyond_the_cell_that_called_it(english):
+    try:
+        i18n.set_language("zh-Hans")
+        assert os.environ[i18n.ENV] == "zh"  # what later cells and child processes read
+        assert failure(checks.check_type, None, torch.Tensor).startswith("结果应该是")
+        i18n.set_language(None)
+        assert failure(checks.check_type, None, torch.Tensor).startswith("result should be")
+    finally:
+        os.environ.pop(i18n.ENV, None)
