@@ -55,8 +55,10 @@ def available() -> list[str]:
 def _from_session_path() -> str | None:
     """``zh`` for a JupyterLab kernel whose notebook is in a ``zh`` folder, else None."""
     path = os.environ.get("JPY_SESSION_NAME", "")
-    parts = PurePosixPath(path.replace("\\", "/")).parts[:-1]
-    return next((p for p in parts if p in available()[1:]), None)
+    # The lesson's folder or the one above it (notebooks/zh/01_tensors/01_tensors.ipynb):
+    # not any folder of the path, which may be a user's home named like a language.
+    folders = PurePosixPath(path.replace("\\", "/")).parts[:-1][-2:]
+    return next((p for p in folders if p in available()[1:]), None)
 
 
 def current() -> str:

@@ -94,6 +94,8 @@ def test_a_jupyterlab_notebook_under_zh_speaks_chinese(english, monkeypatch):
     assert i18n.current() == "zh"
     monkeypatch.setenv("JPY_SESSION_NAME", "/home/me/course/notebooks/01_tensors/zh.ipynb")
     assert i18n.current() == "en"  # only a folder named after a catalogue counts
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/zh/course/notebooks/01_tensors/01_tensors.ipynb")
+    assert i18n.current() == "en"  # a home folder that happens to be called zh does not
 
 
 def test_an_unknown_language_falls_back_to_english(english, monkeypatch):
