@@ -125,6 +125,11 @@ def test_formgrader_loads(browser_installed, artifacts, tmp_path):
         # And from inside JupyterLab: the Nbgrader menu opens the formgrader panel.
         driver.get(server.url("lab?reset"))
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#jp-MainMenu .lm-MenuBar-item"))
+        # The instructor tools the student lab turns off are here (test_student_lab.py).
+        tabs = driver.execute_script(
+            "return [...document.querySelectorAll('.lm-TabBar-tab')].map(e => e.title)"
+        )
+        assert any("Create Assignment" in t for t in tabs), f"no Create Assignment panel: {tabs}"
         page = NotebookPage(driver, server, "")
         page.command("Nbgrader", "nbgrader:open-formgrader")
         frame = wait.until(
