@@ -46,6 +46,7 @@ def normalise(lang: str | None) -> str:
     return code if re.fullmatch(r"[a-z]{2,3}", code) else ENGLISH
 
 
+@functools.cache  # asked for every message; the catalogues do not change while it runs
 def available() -> list[str]:
     """The languages messages can be in: English and every catalogue in ``locale/``."""
     found = {p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.po")}

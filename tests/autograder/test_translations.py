@@ -1,6 +1,7 @@
 """The translated editions: built from translations/<lang>/, refused when stale or missing."""
 
 import json
+import re
 
 import nbformat
 import pytest
@@ -140,3 +141,22 @@ def test_a_file_that_does_not_read_as_blocks_is_named_and_left_alone(zh_course, 
     path.write_text(f"{header}\n一\n{header}\n二\n", encoding="utf-8")
     with pytest.raises(translations.TranslationError, match="translated twice"):
         translations.read("zh", PROBE)
+
+
+@pytest.mark.lesson
+def test_a_hidden_check_judging_a_chinese_submission_says_why_in_chinese():
+    """The grader runs hidden checks in its own process, inside ``speaking(lang)`` of the
+    submission's language: a wrong answer's verdict is in Chinese, an English one's not."""
+    from autograder import learner_messages, trusted
+    from autograder.mistakes import catalogue
+
+    lesson, exercise = "00_welcome", "pick_device"
+    spec = trusted.specs(lesson)[f"test_{exercise}"]
+    mistake = catalogue(course.topic(lesson))[exercise][0]
+    wrong = trusted._with_code(trusted.solution_namespace(lesson), mistake.code)
+    english = trusted.run_check(spec, trusted.InProcessChannel(wrong))
+    with learner_messages.speaking("zh"):
+        chinese = trusted.run_check(spec, trusted.InProcessChannel(wrong))
+    assert not english.passed and not chinese.passed
+    assert not re.search(r"[\u4e00-\u9fff]", english.message), english.message
+    assert re.search(r"[\u4e00-\u9fff]", chinese.message), chinese.message
