@@ -47,10 +47,10 @@ def normalise(lang: str | None) -> str:
 
 
 @functools.cache  # asked for every message; the catalogues do not change while it runs
-def available() -> list[str]:
+def available() -> tuple[str, ...]:
     """The languages messages can be in: English and every catalogue in ``locale/``."""
     found = {p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.po")}
-    return [ENGLISH, *sorted(found)]
+    return (ENGLISH, *sorted(found))
 
 
 def _from_session_path() -> str | None:
