@@ -10,9 +10,9 @@ versions. ``test_formgrader_loads`` (test_browser.py) shows the same tools in
 
 Why collapsed rather than shorter: on Colab the course helpers are not installed, so the
 code that installs them has to be in the notebook itself, before anything imports them.
-JupyterLab shows a cell whose ``metadata.jupyter.source_hidden`` is set as its first line
-and an ellipsis that opens it; Colab, which ignores that flag, shows the cell whole and
-runs it the same.
+JupyterLab (and Notebook 7) shows a cell whose ``metadata.jupyter.source_hidden`` is set as
+its first line and an ellipsis that opens it; Colab folds code by its own flag
+(``cellView: "form"``), so there the cell may show whole, and it runs the same.
 """
 
 from __future__ import annotations
