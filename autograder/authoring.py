@@ -72,8 +72,10 @@ def code(source: str) -> NotebookNode:
 
 
 def setup() -> NotebookNode:
-    """The setup cell every lesson starts with."""
-    return code(SETUP_SOURCE)
+    """The setup cell every lesson starts with, folded: a student sees its first line."""
+    cell = code(SETUP_SOURCE)
+    cell.metadata["jupyter"] = {"source_hidden": True}
+    return cell
 
 
 def answer(grade_id: str, source: str) -> NotebookNode:

@@ -412,7 +412,7 @@ def _free_port() -> int:
 def _dask(*args: str, log) -> subprocess.Popen:
     """``dask ARGS`` from this interpreter's environment, in a process group of its own."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    env["DASK_CONFIG"] = str(CONFIG_DIR)  # as the README starts a cluster
+    env["DASK_CONFIG"] = str(CONFIG_DIR)  # as docs/dask.md starts a cluster
     dask = Path(sys.executable).parent / "dask"
     return subprocess.Popen(
         [str(dask), *args],
@@ -438,7 +438,7 @@ def stop(proc: subprocess.Popen) -> None:
 @contextlib.contextmanager
 def local_cluster(workers: int = 2, start_timeout_s: int = 120):
     """A real ``dask scheduler`` and ``workers`` ``dask worker`` processes on this machine,
-    started as the README starts them (with the preload); yields the address and the
+    started as docs/dask.md starts them (with the preload); yields the address and the
     workers' processes once every worker is warm, as a running cluster's are."""
     from distributed import Client
 

@@ -2,7 +2,7 @@
 this machine scores exactly as the local run does, even when a worker is killed mid-run.
 
 One local run serves as the reference for every test here; the cluster is started once, with
-the commands the README gives, and always stopped at the end.
+the commands docs/dask.md gives, and always stopped at the end.
 """
 
 import os
