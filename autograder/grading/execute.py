@@ -273,7 +273,7 @@ class GradingExecute(Execute):
             sandbox.memory_rlimit(self.gpu): self.memory_mb * 1024 * 1024,
         }
         uid = km.grading_uid
-        argv = ["-f", km.connection_file, *self.extra_arguments]
+        argv = ["-f", km.connection_file, *sandbox.IPYKERNEL_OPTIONS, *self.extra_arguments]
         group = km.provisioner.group
         cgroup = group.procs_files() if group is not None else []
         try:

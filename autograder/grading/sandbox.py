@@ -287,6 +287,14 @@ def sandbox_argv(
 PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "tutorial_lib", "torchvision")
 
 
+# ipykernel's options for every grading kernel. Not capturing C-level output (file
+# descriptors 1 and 2 through a pipe and a thread): nothing graded needs it, and with it each
+# process a kernel forks (DataLoader workers, a fork bomb) restarts that machinery, which
+# under the process limit turned a refused fork into a hung cell. (ipykernel skips it by
+# itself under pytest, so this also makes kernels in tests behave as in a class's grading.)
+IPYKERNEL_OPTIONS = ("--IPKernelApp.capture_fd_output=False",)
+
+
 def kernel_argv(
     folder: Path,
     hide: list[Path],
@@ -298,7 +306,8 @@ def kernel_argv(
 ) -> list[str]:
     """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
     argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, uid=uid)
-    return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    return [*argv, *kernel, *IPYKERNEL_OPTIONS]
 
 
 def placeholder_argv(
@@ -333,7 +342,8 @@ def unprivileged_argv(
     argv += [f"--nproc={processes}:{processes}", "--"]
     argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
     argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    return [*argv, sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    return [*argv, *kernel, *IPYKERNEL_OPTIONS]
 
 
 def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | None:
