@@ -128,7 +128,8 @@ def _release_translation(lesson: str, lang: str, work: Path, check: bool) -> lis
     if found:
         return found
     source = work / "source"
-    (source / lesson).mkdir(parents=True, exist_ok=True)
+    # The lesson's other files (data, images) go with it, as in the English edition.
+    shutil.copytree(course.SOLUTIONS / lesson, source / lesson, dirs_exist_ok=True)
     notebook.write(
         translations.translate_notebook(solution, lesson, lang), source / lesson / f"{lesson}.ipynb"
     )

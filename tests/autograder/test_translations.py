@@ -160,3 +160,10 @@ def test_a_hidden_check_judging_a_chinese_submission_says_why_in_chinese():
     assert not english.passed and not chinese.passed
     assert not re.search(r"[\u4e00-\u9fff]", english.message), english.message
     assert re.search(r"[\u4e00-\u9fff]", chinese.message), chinese.message
+
+
+def test_the_lessons_other_files_go_into_the_chinese_edition_too(zh_course):
+    (course.SOLUTIONS / PROBE / "data.csv").write_text("x\n1\n")
+    release.release()
+    assert (translations.notebooks_dir("zh") / PROBE / "data.csv").read_text() == "x\n1\n"
+    assert (course.NOTEBOOKS / PROBE / "data.csv").is_file()
