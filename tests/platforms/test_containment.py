@@ -139,7 +139,7 @@ def test_a_submitted_link_is_invalid_and_never_read(platform, target, tmp_path):
 
 
 # The attacker, in a cell before the first answer. It reports what it could read (as the
-# outcome of each try) into REPORT, a folder open to anyone, and leaves a process that tries
+# outcome of each try) into REPORT_FOLDER, a folder open to anyone, and leaves a process that tries
 # to overwrite both platforms' results.json with full marks for a minute, touching
 # HEARTBEAT each time. Each answer then runs the solution's answer cells, if it could read
 # a solution anywhere; else the wrong answers stand.
@@ -147,7 +147,7 @@ ATTACK = """\
 import json, os, pathlib, subprocess, sys
 import tutorial_lib
 
-_REPORT = "REPORT"
+_report = "REPORT_FOLDER"
 _bases = {"/autograder/source", "/opt/course/source", str(pathlib.Path(tutorial_lib.__file__).parents[1])}
 _bases |= {p for p in sys.path if p and os.path.isdir(p)}
 _secrets = ["solutions/00_welcome/00_welcome.ipynb", "autograder/hidden/welcome.py",
@@ -182,7 +182,7 @@ import json, pathlib, time
 end = time.time() + 60
 full = {"score": 100.0, "gradable": True, "tests": []}
 while time.time() < end:
-    pathlib.Path("REPORT/heartbeat").touch()
+    pathlib.Path("REPORT_FOLDER/heartbeat").touch()
     for path in ("/autograder/results/results.json", "/grade/results/results.json"):
         try:
             pathlib.Path(path).write_text(json.dumps(full))
@@ -192,7 +192,7 @@ while time.time() < end:
 '''
 # A new session, its parent gone at once: nothing links it to the kernel any more.
 subprocess.Popen(["sh", "-c", 'setsid "$0" -c "$1" >/dev/null 2>&1 &', sys.executable, _writer])
-pathlib.Path(_REPORT, "report.json").write_text(
+pathlib.Path(_report, "report.json").write_text(
     json.dumps({"uid": os.getuid(), "tries": {p: _try(p) for p in _tries}})
 )
 """
@@ -205,7 +205,7 @@ def _attacker(report: Path) -> nbformat.NotebookNode:
     first = next(
         i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution")
     )
-    nb.cells.insert(first, nbformat.v4.new_code_cell(ATTACK.replace("REPORT", str(report))))
+    nb.cells.insert(first, nbformat.v4.new_code_cell(ATTACK.replace("REPORT_FOLDER", str(report))))
     return nb
 
 
