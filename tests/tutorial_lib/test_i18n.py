@@ -74,7 +74,7 @@ def test_chinese_messages_where_the_environment_asks(english, monkeypatch):
     message = checks.call_failure_message("f(1)", "ValueError", "bad", ["Cell In[3], line 1"])
     assert message.splitlines()[:2] == [
         "f(1) 抛出了 ValueError：bad",
-        "你的代码中出错的位置（最后一行是最后执行的）：",
+        "你的代码中出错的位置（按调用顺序，最后一行是最内层）：",
     ]
     # A name the test gives is code: it stays as written.
     assert failure(checks.check_dtype, x, torch.int64, what="to_ids(x)").startswith("to_ids(x)的")
