@@ -46,7 +46,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Bool, Dict, Integer, List, Unicode
 
-from autograder import boundary, trusted, wire
+from autograder import boundary, learner_messages, trusted, wire
 from autograder.grading import provisioner, sandbox, zygote
 from autograder.nbgrader_ext import HIDDEN_REGION
 
@@ -346,10 +346,14 @@ class GradingExecute(Execute):
         self._output_used: dict[str, int] = {}
         self._notebook_output = 0
         self._cells_run = 0
+        # The learner's language (the notebook's metadata names it; English otherwise): the
+        # hidden checks' verdicts here, and the visible checks in the kernel, speak it.
+        self._language = learner_messages.notebook_language(nb)
         budget = self.submission_timeout
         self._deadline = time.monotonic() + budget if budget > 0 else float("inf")
         try:
-            nb, resources = super().preprocess(nb, resources, km)
+            with learner_messages.speaking(self._language):
+                nb, resources = super().preprocess(nb, resources, km)
         finally:
             for folder in self._kernel_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -503,6 +507,9 @@ class GradingExecute(Execute):
             self.km._connect_control_socket()  # interrupts go through it
         kc = super().start_new_kernel_client()
         _KEEP_ALIVE.append(kc)
+        if getattr(self, "_language", learner_messages.ENGLISH) != learner_messages.ENGLISH:
+            # A kernel started ahead of its notebook cannot have it in its environment.
+            self._quietly(learner_messages.kernel_setup(self._language))
         # This kernel is ready: the next one starts now, on a core this notebook leaves idle.
         self._start_spare()
         return kc

@@ -606,6 +606,108 @@ CONTAINMENT = [
 ]
 
 
+# Key names the channel attacks look for in the keyrings they can reach: one the test puts
+# in the grader's own session keyring, one an earlier kernel may have left behind.
+GRADER_KEY = f"grader-canary-{os.getpid()}"
+LEFT_KEY = f"left-by-a-kernel-{os.getpid()}"
+
+# What the sandbox's channels show a submission: its environment, its open files, its user,
+# and the keyrings (the grader's session keyring, a key an earlier kernel left). It then
+# leaves a key of its own behind, for the next kernel to look for.
+CHANNELS = (
+    _code(
+        """
+    import ctypes, json, os, platform
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _keyctl, _add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[platform.machine()]
+    def _search(ring, name):  # KEYCTL_SEARCH: the key's id when this process may see it
+        found = _libc.syscall(_keyctl, 10, ring, b"user", name.encode(), 0)
+        return found if found >= 0 else None
+    _fds = {}
+    for _fd in os.listdir("/proc/self/fd"):
+        try:
+            _fds[_fd] = os.readlink(f"/proc/self/fd/{_fd}")
+        except OSError:
+            pass
+    _seen = {
+        "env": sorted(os.environ),
+        "fds": sorted(set(_fds.values())),
+        "uid": os.getuid(),
+        "grader_key": [_search(r, "GRADER_KEY") for r in (-3, -4, -5)],
+        "left_key": [_search(r, "LEFT_KEY") for r in (-3, -4, -5)],
+    }
+    for _ring in (-3, -4):  # the session and the user keyring
+        _libc.syscall(_add_key, b"user", b"LEFT_KEY", b"from a submission", 17, _ring)
+    print("CHANNELS" + json.dumps(_seen) + "END")
+    """
+    )
+    .replace("GRADER_KEY", GRADER_KEY)
+    .replace("LEFT_KEY", LEFT_KEY)
+)
+
+# Processes that only burn CPU, started by one submission; its other cells go on meanwhile.
+BUSY_PROCESSES = 40
+BUSY_SECONDS = 20
+
+PER_SUBMISSION = [
+    Attack(
+        "memory_children",
+        "right answers, and three children of 2 GiB each: together past --memory 4096",
+        base="right",
+        cell=_code(
+            """
+            import subprocess, sys
+            _child = "import time; _b = b'x' * (2 << 30); time.sleep(2)"
+            _kids = [subprocess.Popen([sys.executable, "-c", _child]) for _ in range(3)]
+            print("CHILDREN", [k.wait() for k in _kids])
+            """
+        ),
+    ),
+    Attack(
+        "0_cpu_hog",
+        f"right answers, and {BUSY_PROCESSES} busy processes for {BUSY_SECONDS} s while the "
+        "next submissions are graded beside it",
+        base="right",
+        cell=_code(
+            f"""
+            import os, time
+            _hogs = []
+            for _ in range({BUSY_PROCESSES}):
+                _pid = os.fork()
+                if _pid == 0:  # spin, then leave quietly (an interrupt too)
+                    try:
+                        _end = time.time() + {BUSY_SECONDS}
+                        while time.time() < _end:
+                            pass
+                    finally:
+                        os._exit(0)
+                _hogs.append(_pid)
+            time.sleep(12)
+            print("HOGS", len(_hogs))
+            """
+        ),
+    ),
+    Attack(
+        "thousand_cells",
+        "a thousand small cells, each printing 100,000 characters",
+        base="right",
+        cell='print("y" * 100_000)\n',
+        repeat=1000,
+    ),
+    Attack("channels_1", "reads its environment, files, user and keyrings", cell=CHANNELS),
+    Attack("channels_2", "the same, graded after the first by the same workers", cell=CHANNELS),
+]
+
+
+def per_submission_corpus() -> dict[str, NotebookNode]:
+    """Student id -> notebook: attacks on what one submission may cost another (sandbox
+    only), and right answers graded beside the CPU hog (``0_cpu_victim_*``, sorted right
+    after it, so the other job grades them while it runs)."""
+    right = samples.solution(LESSON)
+    victims = {f"0_cpu_victim_{i}": right for i in range(3)}
+    return {**victims, **{a.name: build(a) for a in PER_SUBMISSION}}
+
+
 def _first_answer_index(nb: NotebookNode) -> int:
     return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("solution"))
 

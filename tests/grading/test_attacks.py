@@ -7,15 +7,17 @@ in the other job: each must cost only its own exercise or submission and leave n
 behind on the machine.
 """
 
+import ctypes
 import json
 import os
+import platform
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from autograder.grading import samples, sandbox, zygote
+from autograder.grading import cgroups, samples, sandbox, zygote
 from autograder.grading.run import GradeOptions, grade
 from tests.grading import attacks
 
@@ -43,6 +45,21 @@ def _processes_with(text: str) -> list[str]:
     return found
 
 
+def _keep_a_key_in_the_graders_session_keyring() -> bool:
+    """add_key(2) into this process's session keyring, which the grader inherits: False
+    where the system refuses keyrings (a container's seccomp profile)."""
+    calls = {"x86_64": 248, "aarch64": 217}.get(platform.machine())
+    if calls is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    name = attacks.GRADER_KEY.encode()
+    return libc.syscall(calls, b"user", name, b"secret", 6, KEY_SPEC_SESSION_KEYRING) >= 0
+
+
+KEY_SPEC_SESSION_KEYRING = -3
+GRADERS_OWN_VARIABLE = "GRADER_SECRET_TOKEN"
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     sentinel = Path(attacks.SENTINEL)
@@ -53,8 +70,16 @@ def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("attacks")
     subs, out = root / "submissions", root / "out"
     samples.write_class(
-        subs, LESSON, {**attacks.corpus(), **attacks.containment_corpus(outside.pid)}
+        subs,
+        LESSON,
+        {
+            **attacks.corpus(),
+            **attacks.containment_corpus(outside.pid),
+            **attacks.per_submission_corpus(),
+        },
     )
+    os.environ[GRADERS_OWN_VARIABLE] = "the grader's own"  # its workers inherit it
+    keyring = _keep_a_key_in_the_graders_session_keyring()
     opts = GradeOptions(
         subs,
         out,
@@ -66,8 +91,12 @@ def graded(tmp_path_factory):
         submission_timeout_s=BUDGET_S,
         progress=False,
     )
-    results = {r["student"]: r for r in grade(opts)}
+    try:
+        results = {r["student"]: r for r in grade(opts)}
+    finally:
+        del os.environ[GRADERS_OWN_VARIABLE]
     machine = {
+        "keyring": keyring,
         "outside_alive": outside.poll() is None,
         "leftover_processes": _processes_with(attacks.MARKER),
         "leftover_files": [
@@ -226,3 +255,86 @@ def test_a_notebook_of_slow_cells_is_stopped_by_the_budget(graded):
 def test_the_graded_notebook_is_not_in_the_sandbox(graded):
     _, out, _ = graded
     assert "NOTEBOOKS []" in _printed(out, "read_the_notebook")
+
+
+def _needs_control_groups() -> None:
+    why_not = cgroups.unavailable()
+    if why_not is not None:  # the grade command said so too, on its first line
+        pytest.skip(f"limits per submission need control groups: {why_not}")
+
+
+def test_children_together_cannot_pass_the_memory_limit(graded):
+    _needs_control_groups()
+    results, out, _ = graded
+    r = results["memory_children"]
+    assert r["status"] == "memory" and "--memory" in r["message"], r["message"]
+    assert scores(r) == scores(results["honest_right"])  # it cost only its own cell
+    codes = json.loads(re.search(r"CHILDREN (\[.*?\])", _printed(out, "memory_children"))[1])
+    assert -9 in codes, codes  # at least one child was ended, inside the cell
+
+
+def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(graded):
+    _needs_control_groups()
+    results, out, _ = graded
+    assert f"HOGS {attacks.BUSY_PROCESSES}" in _printed(out, "0_cpu_hog")
+    for victim in (f"0_cpu_victim_{i}" for i in range(3)):
+        r = results[victim]
+        assert r["status"] == "ok" and r["score"] == r["max_score"], (victim, r["message"])
+
+
+def test_a_thousand_cell_printer_is_capped(graded):
+    from autograder.grading import execute
+
+    results, out, _ = graded
+    r = results["thousand_cells"]
+    assert r["status"] == "output-limit", r["message"]
+    kept = out / "autograded" / "thousand_cells" / LESSON / f"{LESSON}.ipynb"
+    assert kept.stat().st_size < 2 * execute.MAX_NOTEBOOK_OUTPUT
+    written = sum(p.stat().st_size for p in out.rglob("*") if "thousand_cells" in str(p))
+    assert written < 6 * execute.MAX_NOTEBOOK_OUTPUT  # its notebooks and feedback together
+    nb = json.loads(kept.read_text())
+    not_run = [
+        c for c in nb["cells"] if any(o.get("ename") == "TooManyCells" for o in c["outputs"])
+    ]
+    assert len(not_run) > 1000 - execute.MAX_CELLS
+
+
+# What ipykernel and IPython set in the kernel's own environment as they start.
+IPYKERNEL_SETS = {
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "FORCE_COLOR",
+    "GIT_PAGER",
+    "PAGER",
+    "PYDEVD_USE_FRAME_EVAL",
+    "TERM",
+    "JPY_SESSION_NAME",
+    "PWD",
+}
+
+
+def _channels(out: Path, student: str) -> dict:
+    return json.loads(re.search(r"CHANNELS(\{.*?\})END", _printed(out, student))[1])
+
+
+def test_nothing_of_the_grader_or_of_an_earlier_kernel_reaches_a_submission(graded):
+    _, out, machine = graded
+    seen = [_channels(out, f"channels_{i}") for i in (1, 2)]
+    allowed = set(sandbox.kernel_env()) | IPYKERNEL_SETS
+    for one in seen:
+        assert set(one["env"]) <= allowed, sorted(set(one["env"]) - allowed)
+        assert GRADERS_OWN_VARIABLE not in one["env"]
+        # Its own sockets, pipes and ipykernel's files in the sandbox's /tmp; nothing else.
+        theirs = [
+            f
+            for f in one["fds"]
+            if not f.startswith(("socket:", "pipe:", "anon_inode:", "/dev/null", "/tmp/"))
+        ]
+        assert not theirs, theirs
+        assert one["uid"] != 0
+        assert one["left_key"] == [None, None, None], "a key an earlier kernel left"
+        if machine["keyring"]:
+            assert one["grader_key"] == [None, None, None], "the grader's session keyring"
+    assert seen[0]["uid"] != seen[1]["uid"], "a user id reused by the next submission"
+    if not machine["keyring"]:
+        pytest.skip("this system refuses keyrings: the grader's keyring could not be planted")

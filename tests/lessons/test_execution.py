@@ -225,11 +225,6 @@ def test_honest_submissions_score_as_with_plain_nbgrader(lesson):
     "lesson",
     [pytest.param("00_welcome", marks=pytest.mark.xdist_group("00_welcome"))],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="the grader does not tell the kernel the notebook's language yet "
-    "(learner_messages.kernel_setup, to be run by autograder/grading/execute.py)",
-)
 def test_a_chinese_submission_gets_its_feedback_in_chinese(lesson):
     """The partial answer, in the Chinese edition, fails a check of tutorial_lib's: its
     message is in Chinese (visible asserts written in the test cell's code stay English)."""

@@ -156,10 +156,6 @@ def test_set_language_lasts_beyond_the_cell_that_called_it(english):
         os.environ.pop(i18n.ENV, None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pyproject.toml does not list the catalogues as package data yet (see the report)",
-)
 def test_the_catalogues_go_into_the_wheel_colab_installs():
     """Without package data, pip installs tutorial_lib without locale/ and Colab's
     learners silently get English messages."""
