@@ -34,7 +34,7 @@ from pathlib import Path
 
 from autograder import course
 from autograder.grading import sandbox
-from autograder.grading.status import Status
+from autograder.grading.status import NOT_GRADABLE, Status
 from autograder.platforms.single import GraderFailed, grade_or_fail, not_gradable, pick_notebook
 
 BUBBLEWRAP = "bubblewrap"
@@ -285,4 +285,5 @@ def grade_submission(inbox: Path, lesson: str, root: Path) -> tuple[dict, str, C
         contained(root) as how,
     ):
         row = grade_or_fail(picked.notebook, lesson, Path(work), **how.grade_options())
-    return row, picked.note, how
+    ran = row["status"] not in NOT_GRADABLE  # nothing submitted, not a notebook: nothing ran
+    return row, picked.note, how if ran else None

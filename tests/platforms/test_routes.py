@@ -114,7 +114,7 @@ def _unpacked(archive: Path, into: Path) -> Path:
     return into
 
 
-def test_the_gradescope_zip_holds_setup_run_and_the_course(autograder_zip, tmp_path):
+def test_the_gradescope_zip_holds_setup_run_and_the_course(autograder_zip):
     with zipfile.ZipFile(autograder_zip) as z:
         names = set(z.namelist())
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
@@ -123,18 +123,7 @@ def test_the_gradescope_zip_holds_setup_run_and_the_course(autograder_zip, tmp_p
     assert "autograder/platforms/gradescope.py" in names and "tutorial_lib/checks.py" in names
     assert not any(n.startswith(("notebooks/", "tests/")) for n in names)
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    source = _unpacked(autograder_zip, tmp_path / "source")
-    # setup.sh's install step, against this machine's package index: what it would install
-    # into a venv that holds the pinned set already (the real run installs it all).
-    done = subprocess.run(
-        ["bash", str(source / "setup.sh")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=os.environ | {"SKIP_APT": "1", "AUTOGRADER_VENV": sys.prefix, "PIP_ARGS": "--dry-run"},
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "Would install pytorch-course" in done.stdout, done.stdout[-2000:]
+    # What setup.sh installs is proven from an empty venv in test_install.py.
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +154,9 @@ def test_gradescope_results_validate_and_score_as_the_grade_command(gradescope_r
             assert data["score"] == reference[name]["score"], name
             assert sum(t["score"] for t in scored) == data["score"]
     assert gradescope_results["right"]["score"] == 5
+    assert gradescope_results["right"]["extra_data"] == {"containment": "bubblewrap"}
+    assert "ran in a bubblewrap sandbox" in gradescope_results["right"]["output"]
+    assert gradescope_results["nothing"]["extra_data"] == {"containment": None}  # nothing ran
     partial = gradescope_results["partial"]
     failed = next(t for t in partial["tests"] if t["status"] == "failed")
     assert failed["visibility"] == "visible" and failed["output"]
@@ -203,6 +195,7 @@ def test_prairielearn_results_validate_and_score_as_the_grade_command(
             assert data["gradable"] is True
             assert data["score"] == pytest.approx(row["score"] / row["max_score"]), name
             assert sum(t["points"] for t in data["tests"]) == row["score"]
+    assert "ran in a bubblewrap sandbox" in prairielearn_results["right"]["message"]
     nothing = prairielearn_results["nothing"]
     assert nothing["gradable"] is False and nothing["format_errors"]
 
