@@ -269,7 +269,7 @@ def _unpacked_course(archive: Path, into: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def attacked(tmp_path_factory) -> dict[str, dict]:
+def attacked(tmp_path_factory, request) -> dict[str, dict]:
     """Each platform's run on the attacker: its results, the attacker's report, the kernel's
     user, the processes of that user left when the job ended, and the time it ended."""
     base = tmp_path_factory.mktemp("no-bwrap")
@@ -278,6 +278,7 @@ def attacked(tmp_path_factory) -> dict[str, dict]:
     found = {}
     for platform in ("gradescope", "prairielearn"):
         report = Path(tempfile.mkdtemp(prefix=f"attack-report-{platform}-", dir="/tmp"))
+        request.addfinalizer(lambda folder=report: shutil.rmtree(folder, ignore_errors=True))
         report.chmod(0o1777)  # the kernel's user writes here: its only way out, for the test
         root = base / platform
         root.mkdir(mode=0o755)
@@ -317,7 +318,6 @@ def attacked(tmp_path_factory) -> dict[str, dict]:
     yield found
     for run in found.values():
         containment.end_processes(run["uid"])  # only if a test failed: never leave them
-        shutil.rmtree(run["heartbeat"].parent, ignore_errors=True)
 
 
 @pytest.mark.lesson
