@@ -41,10 +41,10 @@ BUBBLEWRAP = "bubblewrap"
 UNPRIVILEGED_USER = "unprivileged user"
 
 # The kernel's user: this plus the grader's process id. A number no system hands out, so it
-# owns no file and no process before grading starts; a range apart from the class route's
-# sandboxed users (sandbox.UID_BASE plus a worker's pid), so two graders on one machine (the
-# test suite's) never end each other's kernels.
-UID_BASE = 3_100_000_000
+# owns no file and no process before grading starts; just above the range the class route's
+# sandboxed kernels draw from (sandbox.UID_BASE, UID_SPAN), so no grader on the same machine
+# (the test suite's) ever ends another's kernels; below the 32-bit limit for any pid.
+UID_BASE = sandbox.UID_BASE + sandbox.UID_SPAN
 # How long the processes a notebook left get to die after SIGKILL before the job fails.
 END_TIMEOUT_S = 10.0
 
