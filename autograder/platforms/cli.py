@@ -54,7 +54,9 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"Wrote {path}: upload it as the assignment's autograder (docs/platforms.md, 'Gradescope').")
+    print(
+        f"Wrote {path}: upload it as the assignment's autograder (docs/platforms.md, 'Gradescope')."
+    )
     return 0
 
 
