@@ -267,7 +267,7 @@ class GradingExecute(Execute):
         """Fork the kernel into the sandbox just started for it (its placeholder waits)."""
         if not self._forked():
             return
-        box = sandbox.Sandbox(km.provisioner.process.pid, placeholder=True)
+        box = _started(km, placeholder=True)
         limits = {
             "RLIMIT_NPROC": sandbox.PROCESSES,
             sandbox.memory_rlimit(self.gpu): self.memory_mb * 1024 * 1024,
@@ -501,7 +501,7 @@ class GradingExecute(Execute):
         if self.sandboxed:
             # The kernel made its sockets in its own /tmp: reach them through its /proc root.
             box = getattr(self.km, "grading_sandbox", None)  # a forked kernel's, found already
-            self._sandbox = box or sandbox.Sandbox(self.km.provisioner.process.pid)
+            self._sandbox = box or _started(self.km)
             self.km._close_control_socket()  # connected at start, to the kernel's own path
             self.km.ip = self._sandbox.outside_path(sandbox.KERNEL_IP)
             self.km._connect_control_socket()  # interrupts go through it
@@ -667,6 +667,17 @@ def _budget_output(seconds: int, ran: bool) -> NotebookNode:
     return new_output(
         "error", ename=SUBMISSION_TIMEOUT, evalue=text, traceback=[f"{SUBMISSION_TIMEOUT}: {text}"]
     )
+
+
+def _started(km, placeholder: bool = False) -> sandbox.Sandbox:
+    """The sandbox jupyter_client just started for ``km``; if it did not start, the error
+    says why, in bubblewrap's own words where it gave some."""
+    try:
+        return sandbox.Sandbox(km.provisioner.process.pid, placeholder=placeholder)
+    except RuntimeError as err:
+        time.sleep(0.2)  # the pipe's last bytes, from a bubblewrap that has just exited
+        why = km.provisioner.errors()
+        raise RuntimeError(f"{err}: {why}" if why else str(err)) from None
 
 
 def _error_output(ename: str, text: str) -> NotebookNode:

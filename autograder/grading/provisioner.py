@@ -11,8 +11,10 @@ cannot say:
   of its processes together, joined before bubblewrap runs, so every process the
   submission starts is born inside it;
 - a fresh, empty session keyring, so nothing the grader's session holds is reachable;
-- standard streams of its own (``/dev/null``): the kernel speaks over its sockets, and
-  nothing it writes reaches the grader's terminal, log or files;
+- standard streams of its own: stdin and stdout are ``/dev/null`` (the kernel speaks over
+  its sockets); stderr is a pipe the grader drains, keeping only its first few lines, so
+  that bubblewrap's reason for not starting can be told; nothing a kernel writes reaches
+  the grader's terminal, log or files;
 - at cleanup, every process of the group killed and reaped, the group and the kernel's
   folder (its connection file and key) removed: nothing of the kernel stays behind.
 
@@ -28,6 +30,7 @@ import platform
 import secrets
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 from jupyter_client.provisioning import LocalProvisioner
@@ -36,6 +39,7 @@ from traitlets import Integer, Unicode
 from autograder.grading import cgroups
 
 NAME = "grading-sandbox"  # the entry point's name, as kernelspecs name it
+ERRORS_KEPT = 4096  # bytes of the sandbox's stderr the grader keeps
 
 # keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): a new anonymous session keyring. Its system
 # call number depends on the architecture; where it is unknown the step is skipped.
@@ -68,6 +72,7 @@ class SandboxProvisioner(LocalProvisioner):
     )
 
     group: cgroups.Group | None = None
+    _errors: bytearray | None = None
 
     async def launch_kernel(self, cmd: list[str], **kwargs):
         if self.group is None and self.memory_bytes and cgroups.unavailable() is None:
@@ -84,10 +89,25 @@ class SandboxProvisioner(LocalProvisioner):
         kwargs.update(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             preexec_fn=in_the_child,
         )
-        return await super().launch_kernel(cmd, **kwargs)
+        info = await super().launch_kernel(cmd, **kwargs)
+        self._errors = bytearray()
+        threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
+        return info
+
+    def _drain(self, stream) -> None:
+        """Read the sandbox's stderr to its end, keeping the first ``ERRORS_KEPT`` bytes."""
+        with stream:
+            while chunk := stream.read1(65536):
+                room = ERRORS_KEPT - len(self._errors)
+                if room > 0:
+                    self._errors += chunk[:room]
+
+    def errors(self) -> str:
+        """The start of what the sandbox wrote to stderr (bubblewrap's reason, if it failed)."""
+        return bytes(self._errors or b"").decode(errors="replace").strip()
 
     async def cleanup(self, restart: bool = False) -> None:
         await super().cleanup(restart=restart)

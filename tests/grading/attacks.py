@@ -671,18 +671,20 @@ PER_SUBMISSION = [
         cell=_code(
             f"""
             import os, time
+            _go_read, _go = os.pipe()  # they all start spinning once every one is forked
             _hogs = []
             for _ in range({BUSY_PROCESSES}):
                 _pid = os.fork()
                 if _pid == 0:  # spin, then leave quietly (an interrupt too)
                     try:
+                        os.read(_go_read, 1)
                         _end = time.time() + {BUSY_SECONDS}
                         while time.time() < _end:
                             pass
                     finally:
                         os._exit(0)
                 _hogs.append(_pid)
-            time.sleep(12)
+            os.write(_go, b"x" * len(_hogs))
             print("HOGS", len(_hogs))
             """
         ),

@@ -28,6 +28,7 @@ NO_GPU = "no GPU on this machine: CUDA inside the sandbox is only checked where 
 def _in_sandbox(scratch: Path, code: str, gpu: bool) -> subprocess.CompletedProcess:
     """Run ``python -c code`` in the kernel's sandbox, with its memory cap, instead of a kernel."""
     argv = sandbox.kernel_argv(scratch, [], 6144, gpu=gpu)
+    argv = argv[: len(argv) - len(sandbox.IPYKERNEL_OPTIONS)]
     assert argv[-4:] == ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
     return subprocess.run([*argv[:-4], "-c", code], capture_output=True, text=True, timeout=300)
 
