@@ -94,16 +94,21 @@ class SandboxProvisioner(LocalProvisioner):
         )
         info = await super().launch_kernel(cmd, **kwargs)
         self._errors = bytearray()
-        threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
+        # A descriptor of its own: jupyter_client closes the pipe's file object when the
+        # kernel ends, which would wait for a reader blocked on it.
+        reader = os.dup(self.process.stderr.fileno())
+        threading.Thread(target=self._drain, args=(reader,), daemon=True).start()
         return info
 
-    def _drain(self, stream) -> None:
+    def _drain(self, reader: int) -> None:
         """Read the sandbox's stderr to its end, keeping the first ``ERRORS_KEPT`` bytes."""
-        with stream:
-            while chunk := stream.read1(65536):
+        try:
+            while chunk := os.read(reader, 65536):
                 room = ERRORS_KEPT - len(self._errors)
                 if room > 0:
                     self._errors += chunk[:room]
+        finally:
+            os.close(reader)
 
     def errors(self) -> str:
         """The start of what the sandbox wrote to stderr (bubblewrap's reason, if it failed)."""
