@@ -302,13 +302,13 @@ class GradingExecute(Execute):
         # The grader's own folder for this kernel: its connection file (and, as root, the
         # kernel's passwd entry). Short: a sandboxed kernel sees it at the same path.
         folder = Path(tempfile.mkdtemp(prefix="gk-"))
-        uid = self.run_as_uid if not self.sandboxed else None
         if self.sandboxed:
             uid = sandbox.student_uid() if sandbox.as_root() else None
             hide = [Path(p) for p in self.hide]
             make = sandbox.placeholder_argv if self._forked() else sandbox.kernel_argv
             argv = make(folder, hide, self.memory_mb, self.gpu, self.disk_mb, uid=uid)
         else:  # no bubblewrap here: the kernel is a user of its own, in this folder
+            uid = self.run_as_uid
             argv = sandbox.unprivileged_argv(folder, uid, self.memory_mb, self.gpu)
             os.chmod(folder, 0o700)
         if uid is not None:  # the kernel's user must read its connection file
