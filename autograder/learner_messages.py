@@ -61,7 +61,9 @@ def check_did_not_run() -> str:
 
 
 def common_mistake(message: str) -> str:
-    return _("This looks like a common mistake: {message}").format(message=message)
+    """The hint for an answer that behaves like a catalogued mistake; ``message`` is the
+    catalogue's English text (the lesson's ``.po`` translates it)."""
+    return _("This looks like a common mistake: {message}").format(message=_(message))
 
 
 def budget_spent(seconds: int, ran: bool) -> str:

@@ -19,6 +19,7 @@ from tutorial_lib.checks import (
     same_device,
 )
 from tutorial_lib.device import environment_report, get_device
+from tutorial_lib.i18n import tr
 from tutorial_lib.seed import make_generator, seed_everything, seed_worker
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "same_device",
     "seed_everything",
     "seed_worker",
+    "tr",
 ]

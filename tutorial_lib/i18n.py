@@ -1,10 +1,18 @@
 """The language of the course's messages: English, or a translation from ``locale/``.
 
 Messages are marked with ``_()`` and looked up in the standard library's gettext. The
-catalogues are kept as ``.po`` text (``locale/<lang>/LC_MESSAGES/course.po``) and compiled
+catalogues are kept as ``.po`` text and compiled
 into gettext's binary form in memory when first needed: tutorial_lib is installed on Colab
 straight from git with pip, where no build step would run ``msgfmt``, and a compiled ``.mo``
 committed beside its ``.po`` could silently fall behind it.
+
+A language's catalogue is ``locale/<lang>/LC_MESSAGES/course.po`` (tutorial_lib's checks and
+the grader's own messages) together with one file per lesson, ``locale/<lang>/lessons/
+<lesson>.po`` (its test cells' messages and hints, its hidden checks' and its catalogued
+mistakes'): a lesson's translator edits one file.
+
+In a notebook, messages are marked with ``tr()`` (``from tutorial_lib import tr``): IPython
+rebinds ``_`` to the last result after every cell, so ``_`` cannot be trusted there.
 
 Which language, first match wins:
 
@@ -97,16 +105,29 @@ def _(message: str) -> str:
     return gettext_for(current(), message)
 
 
+tr = _  # the notebooks' name for it (see the module's docstring)
+
+
 @functools.cache
 def catalogue(lang: str) -> gettext.NullTranslations:
     """The gettext translations of ``lang``: English (no-op) when it has no catalogue."""
-    path = LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
-    if lang == ENGLISH or not path.is_file():
+    paths = catalogue_files(lang)
+    if lang == ENGLISH or not paths:
         return gettext.NullTranslations()
-    return gettext.GNUTranslations(io.BytesIO(compile_po(read_po(path.read_text("utf-8")))))
+    entries: dict[str, str] = {}
+    for path in paths:
+        entries.update(read_po(path.read_text("utf-8"), path.name))
+    return gettext.GNUTranslations(io.BytesIO(compile_po(entries)))
 
 
-def read_po(text: str) -> dict[str, str]:
+def catalogue_files(lang: str) -> list[Path]:
+    """The ``.po`` files of ``lang``: the course's, then one per lesson (see the docstring)."""
+    folder = LOCALE_DIR / lang
+    shared = folder / "LC_MESSAGES" / f"{DOMAIN}.po"
+    return [p for p in [shared, *sorted(folder.glob("lessons/*.po"))] if p.is_file()]
+
+
+def read_po(text: str, name: str = f"{DOMAIN}.po") -> dict[str, str]:
     """msgid -> msgstr of a ``.po`` file (its header under ""); untranslated entries left out.
 
     Only what this course's catalogues use: ``msgid``/``msgstr`` with continued string lines,
@@ -134,23 +155,23 @@ def read_po(text: str) -> dict[str, str]:
         elif not line or line.startswith("#"):
             continue
         elif line.startswith("msgid "):
-            msgid = _po_string(line[6:], number)
+            msgid = _po_string(line[6:], name, number)
         elif line.startswith("msgstr ") and msgid is not None:
-            msgstr = _po_string(line[7:], number)
+            msgstr = _po_string(line[7:], name, number)
         elif line.startswith('"') and msgstr is not None:
-            msgstr += _po_string(line, number)
+            msgstr += _po_string(line, name, number)
         elif line.startswith('"') and msgid is not None:
-            msgid += _po_string(line, number)
+            msgid += _po_string(line, name, number)
         else:
-            raise ValueError(f"{DOMAIN}.po line {number}: cannot read {raw!r}")
+            raise ValueError(f"{name} line {number}: cannot read {raw!r}")
     flush()
     return entries
 
 
-def _po_string(token: str, number: int) -> str:
+def _po_string(token: str, name: str, number: int) -> str:
     token = token.strip()
     if not (token.startswith('"') and token.endswith('"')):
-        raise ValueError(f"{DOMAIN}.po line {number}: expected a quoted string, got {token!r}")
+        raise ValueError(f"{name} line {number}: expected a quoted string, got {token!r}")
     return ast.literal_eval(token)
 
 

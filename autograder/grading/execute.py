@@ -354,11 +354,11 @@ class GradingExecute(Execute):
         try:
             with learner_messages.speaking(self._language):
                 nb, resources = super().preprocess(nb, resources, km)
+                if self.trusted:
+                    _fail_unchecked(nb, set(self.checks))
         finally:
             for folder in self._kernel_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
-        if self.trusted:
-            _fail_unchecked(nb, set(self.checks))
         scratch = Path(self.resources.get("metadata", {}).get("path") or ".")
         _remove_links(scratch)
         return nb, resources
@@ -472,7 +472,7 @@ class GradingExecute(Execute):
         if not any(o.output_type == "error" for o in cell.outputs):
             cell.outputs.append(_verdict_output(record))
         elif "misconception" in record:  # the visible tests failed already: add the hint
-            hint = f"This looks like a common mistake: {record['misconception']['message']}\n"
+            hint = learner_messages.common_mistake(record["misconception"]["message"]) + "\n"
             cell.outputs.append(new_output("stream", name="stdout", text=hint))
 
     def _quietly(self, source: str):
@@ -615,7 +615,7 @@ def _read_result(path: Path) -> str | None:
 def _verdict_output(record: dict) -> NotebookNode:
     text = record["message"]
     if "misconception" in record:
-        text += f"\n\nThis looks like a common mistake: {record['misconception']['message']}"
+        text += "\n\n" + learner_messages.common_mistake(record["misconception"]["message"])
     return new_output(
         "error",
         ename=HIDDEN_CHECK_FAILED,

@@ -221,13 +221,11 @@ def test_honest_submissions_score_as_with_plain_nbgrader(lesson):
         assert ours[student]["status"] == "ok", ours[student]
 
 
-@pytest.mark.parametrize(
-    "lesson",
-    [pytest.param("00_welcome", marks=pytest.mark.xdist_group("00_welcome"))],
-)
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_a_chinese_submission_gets_its_feedback_in_chinese(lesson):
-    """The partial answer, in the Chinese edition, fails a check of tutorial_lib's: its
-    message is in Chinese (visible asserts written in the test cell's code stay English)."""
+    """The partial answer, in the Chinese edition, fails its first wrong exercise: the
+    message (a visible assert's ``tr()`` text, a check of tutorial_lib's, or the hidden
+    check's verdict) is in Chinese."""
     assert translations.submission(lesson, "zh", samples.solution(lesson)) is not None
     first = _partial_exercise(lesson)
     partial = graded_by_the_grade_command(lesson)["partial"]

@@ -8,13 +8,47 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import learner_messages
+from autograder import course, learner_messages, notebook
 from autograder.grading.status import Status
+from autograder.mistakes import catalogue
 from tutorial_lib import checks, i18n
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKED = [ROOT / "tutorial_lib" / "checks.py", ROOT / "autograder" / "learner_messages.py"]
 PLACEHOLDER = re.compile(r"\{(\w*)[^}]*\}")
+
+
+def _literals_marked(tree: ast.AST, names: tuple[str, ...]) -> set[str]:
+    """The string literals passed as the first argument of a call to one of ``names``."""
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in names
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    }
+
+
+def lesson_messages(lesson: str) -> set[str]:
+    """What a lesson's own ``.po`` must translate: ``tr()`` in its code cells, ``_()`` in
+    its hidden checks, and every message of its catalogue of mistakes."""
+    found: set[str] = set()
+    for cell in notebook.read(course.solution_notebook(lesson)).cells:
+        if cell.cell_type == "code":
+            # IPython's magics and shell lines are not Python: left out of the parse.
+            code = "\n".join(
+                "" if line.lstrip().startswith(("%", "!")) else line
+                for line in cell.source.splitlines()
+            )
+            found |= _literals_marked(ast.parse(code), ("tr",))
+    hidden = ROOT / "autograder" / "hidden" / f"{course.topic(lesson)}.py"
+    if hidden.is_file():
+        found |= _literals_marked(ast.parse(hidden.read_text()), ("_",))
+    mistakes = catalogue(course.topic(lesson))
+    return found | {m.message for listed in mistakes.values() for m in listed}
 
 
 def marked_messages() -> set[str]:
@@ -52,14 +86,33 @@ def test_every_marked_message_is_translated_with_the_same_placeholders(lang):
     entries = i18n.read_po(path.read_text("utf-8"))
     missing = sorted(marked_messages() - set(entries))
     assert not missing, f"{path.name} has no {lang} entry for:\n" + "\n".join(map(repr, missing))
-    wrong = [
+    wrong = _placeholders_differ(entries)
+    assert not wrong, f"placeholders differ between msgid and msgstr: {wrong}"
+
+
+def _placeholders_differ(entries: dict[str, str]) -> list[str]:
+    return [
         msgid
         for msgid, msgstr in entries.items()
         if msgid
         and sorted(PLACEHOLDER.findall(msgid)) != sorted(PLACEHOLDER.findall(msgstr))
         and "{article}" not in msgid  # English grammar only: Chinese has no articles
     ]
-    assert not wrong, f"placeholders differ between msgid and msgstr: {wrong}"
+
+
+@pytest.mark.parametrize("lang", i18n.available()[1:])
+@pytest.mark.parametrize("lesson", course.lessons())
+def test_each_lessons_messages_are_translated(lesson, lang):
+    """Its test cells' ``tr()`` messages, its hidden checks' and its mistakes' hints: each
+    has an entry in ``locale/<lang>/lessons/<lesson>.po`` (or the course's catalogue)."""
+    path = i18n.LOCALE_DIR / lang / "lessons" / f"{lesson}.po"
+    own = i18n.read_po(path.read_text("utf-8"), path.name) if path.is_file() else {}
+    shared = i18n.LOCALE_DIR / lang / "LC_MESSAGES" / f"{i18n.DOMAIN}.po"
+    known = {**i18n.read_po(shared.read_text("utf-8")), **own}
+    missing = sorted(lesson_messages(lesson) - set(known))
+    assert not missing, f"{path} has no {lang} entry for:\n" + "\n".join(map(repr, missing))
+    wrong = _placeholders_differ(own)
+    assert not wrong, f"{path.name}: placeholders differ between msgid and msgstr: {wrong}"
 
 
 def test_chinese_messages_where_the_environment_asks(english, monkeypatch):
