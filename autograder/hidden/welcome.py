@@ -15,6 +15,7 @@ from tutorial_lib.checks import (
     same_device,
 )
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 1: pick_device
@@ -38,19 +39,27 @@ def check_pick_device(pick_device) -> None:
         check_type(got, torch.device, what)
         if same_device(got, expected):
             continue
-        hint = " Prefer CUDA, then MPS, then the CPU, and only pick a back-end that is available."
+        hint = _(
+            " Prefer CUDA, then MPS, then the CPU, and only pick a back-end that is available."
+        )
         if got.type == "mps" and cuda:
-            hint = " CUDA comes first when both are available: test cuda_available before mps."
+            hint = _(" CUDA comes first when both are available: test cuda_available before mps.")
         elif got.type == expected.type:
-            hint = f" Leave out the index or use 0: torch.device({expected.type!r})."
+            hint = _(" Leave out the index or use 0: torch.device({type!r}).").format(
+                type=expected.type
+            )
         elif got.type == "cpu" and mps:
-            hint = (
+            hint = _(
                 " MPS is available here (mps_available=True): return torch.device('mps'). Use "
                 "the arguments, not torch.backends.mps.is_available() or the machine you run on."
             )
         elif got.type == "cpu" and cuda:
-            hint = " Use the arguments, not torch.cuda.is_available(): CUDA is available here."
-        raise CheckError(f"{what} returned {got}, expected {expected}.{hint}")
+            hint = _(" Use the arguments, not torch.cuda.is_available(): CUDA is available here.")
+        raise CheckError(
+            _("{what} returned {got}, expected {expected}.{hint}").format(
+                what=what, got=got, expected=expected, hint=hint
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,11 +92,13 @@ def _halving_cases() -> list[tuple[torch.Tensor, float, str]]:
     return cases
 
 
-_KIND_WORDS = {
-    "leaf": "requires_grad=True",
-    "plain": "no requires_grad",
-    "nonleaf": "computed from a leaf that requires grad",
-}
+def _kind_words(kind: str) -> str:
+    """How the caller's x was made, in the current language (looked up at each call)."""
+    return {
+        "leaf": "requires_grad=True",
+        "plain": _("no requires_grad"),
+        "nonleaf": _("computed from a leaf that requires grad"),
+    }[kind]
 
 
 def check_halve_until_small(halve_until_small) -> None:
@@ -97,10 +108,9 @@ def check_halve_until_small(halve_until_small) -> None:
     for x_cpu, limit, kind in _halving_cases():
         x = x_cpu.to(device)
         steps = _reference_halvings(float(x_cpu.norm()), limit)
-        what = (
-            f"halve_until_small(x of shape {tuple(x.shape)}, {x.dtype}, {_KIND_WORDS[kind]}, "
-            f"limit={limit:.3g})"
-        )
+        what = _(
+            "halve_until_small(x of shape {shape}, {dtype}, {kind}, limit={limit:.3g})"
+        ).format(shape=tuple(x.shape), dtype=x.dtype, kind=_kind_words(kind), limit=limit)
         seen = observe(
             probes.probe_halve_until_small,
             halve_until_small,
@@ -112,41 +122,53 @@ def check_halve_until_small(halve_until_small) -> None:
         check_shape(out, tuple(x.shape), names="D", what=what)
         if out.dtype != x.dtype:
             raise CheckError(
-                f"{what} has dtype {out.dtype}, expected {x.dtype} (x's dtype). Halving keeps "
-                "the dtype: work on x itself, without a .float() or .double() copy."
+                _(
+                    "{what} has dtype {got}, expected {expected} (x's dtype). Halving keeps "
+                    "the dtype: work on x itself, without a .float() or .double() copy."
+                ).format(what=what, got=out.dtype, expected=x.dtype)
             )
         check_device(out, device, what)
         try:
             assert_close(out, x / 2**steps, what=what)
         except CheckError as err:
             raise CheckError(
-                f"{err} The norm of x is {float(x_cpu.norm()):.6g}, so {steps} halving(s) bring "
-                f"it to at most {limit:.3g}: halve while x.norm() > limit (strictly), with the "
-                "Euclidean norm x.norm(), and stop as soon as it is at most the limit."
+                _(
+                    "{err} The norm of x is {norm:.6g}, so {steps} halving(s) bring "
+                    "it to at most {limit:.3g}: halve while x.norm() > limit (strictly), with the "
+                    "Euclidean norm x.norm(), and stop as soon as it is at most the limit."
+                ).format(err=err, norm=float(x_cpu.norm()), steps=steps, limit=limit)
             ) from None
         if not torch.equal(seen["x_after"], x):
             raise CheckError(
-                f"{what} changed the caller's x in place (x /= 2, x.mul_, x.data...). Build a "
-                "new tensor each time (x = x / 2) so the caller's tensor keeps its values."
+                _(
+                    "{what} changed the caller's x in place (x /= 2, x.mul_, x.data...). Build a "
+                    "new tensor each time (x = x / 2) so the caller's tensor keeps its values."
+                ).format(what=what)
             )
         if kind == "plain":
             continue
         if not seen["requires_grad"]:
             raise CheckError(
-                f"{what} returned a tensor with no autograd history: the result is cut off from "
-                "x. Build it with tensor operations on x (x / 2), not from x.item(), x.tolist(), "
-                "torch.tensor(...) or .detach(); when no halving is needed, return x itself."
+                _(
+                    "{what} returned a tensor with no autograd history: the result is cut off from "
+                    "x. Build it with tensor operations on x (x / 2), not from x.item(), x.tolist(), "
+                    "torch.tensor(...) or .detach(); when no halving is needed, return x itself."
+                ).format(what=what)
             )
         grad = seen.get("grad")
         if grad is None:
             raise CheckError(
-                f"{what}: out.sum().backward() leaves the caller's x without a gradient. The "
-                "result must be computed from x itself."
+                _(
+                    "{what}: out.sum().backward() leaves the caller's x without a gradient. The "
+                    "result must be computed from x itself."
+                ).format(what=what)
             )
         assert_close(
             grad,
             torch.full_like(x, 0.5**steps),
-            what=f"d out.sum() / dx for {what} (0.5 ** {steps} everywhere)",
+            what=_("d out.sum() / dx for {what} (0.5 ** {steps} everywhere)").format(
+                what=what, steps=steps
+            ),
         )
 
 
@@ -161,6 +183,16 @@ _DERIVATIVES = {
         t.shape
     ),
 }
+
+
+def _function_words(name: str) -> str:
+    """A function of probes.FUNCTIONS named in the current language (the key stays English)."""
+    return {
+        "sum of squares": _("sum of squares"),
+        "sum of sin": _("sum of sin"),
+        "mean of cubes": _("mean of cubes"),
+        "weighted sum": _("weighted sum"),
+    }.get(name, name)
 
 
 def _value_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
@@ -192,10 +224,12 @@ def check_value_and_grad(value_and_grad) -> None:
         caller = {
             "plain": "",
             "leaf": ", x.requires_grad=True"
-            + (" with an existing .grad" if old_grad is not None else ""),
-            "nonleaf": ", x computed from a leaf that requires grad",
+            + (_(" with an existing .grad") if old_grad is not None else ""),
+            "nonleaf": _(", x computed from a leaf that requires grad"),
         }[kind]
-        what = f"value_and_grad({name}, x of shape {tuple(x.shape)}, {x.dtype}{caller})"
+        what = _("value_and_grad({name}, x of shape {shape}, {dtype}{caller})").format(
+            name=_function_words(name), shape=tuple(x.shape), dtype=x.dtype, caller=caller
+        )
         case = {"function": name, "x": x, "kind": kind}
         if old_grad is not None:
             case["old_grad"] = old_grad.to(device)
@@ -203,33 +237,45 @@ def check_value_and_grad(value_and_grad) -> None:
         result = seen["result"]
         check_type(result, (tuple, list), what)
         if len(result) != 2:
-            raise CheckError(f"{what} should return (value, grad), got {len(result)} items.")
+            raise CheckError(
+                _("{what} should return (value, grad), got {n} items.").format(
+                    what=what, n=len(result)
+                )
+            )
         value, grad = result
-        check_type(value, float, f"the value from {what}")
+        check_type(value, float, _("the value from {what}").format(what=what))
         expected = float(f(x.double()))
         rel = 1e-9 if x.dtype == torch.float64 else 1e-4
         if abs(value - expected) > rel * max(1.0, abs(expected)):
             hint = ""
             if x.dtype == torch.float64:
-                hint = (
+                hint = _(
                     " x is float64: compute in x's dtype (no .float() copy), or the value loses "
                     "half its digits."
                 )
-            raise CheckError(f"the value from {what} is {value!r}, expected {expected!r}.{hint}")
-        gwhat = f"the gradient from {what}"
+            raise CheckError(
+                _("the value from {what} is {value!r}, expected {expected!r}.{hint}").format(
+                    what=what, value=value, expected=expected, hint=hint
+                )
+            )
+        gwhat = _("the gradient from {what}").format(what=what)
         if grad is None and kind != "plain":
             raise CheckError(
-                f"{gwhat} is None. The caller's x requires grad here, so x.clone() is not a new "
-                "leaf: it keeps x's history, backward() sends the gradient through it into the "
-                "caller's tensors, and the clone's own .grad stays None. Cut the history first: "
-                "x.detach().clone().requires_grad_(True)."
+                _(
+                    "{gwhat} is None. The caller's x requires grad here, so x.clone() is not a new "
+                    "leaf: it keeps x's history, backward() sends the gradient through it into the "
+                    "caller's tensors, and the clone's own .grad stays None. Cut the history first: "
+                    "x.detach().clone().requires_grad_(True)."
+                ).format(gwhat=gwhat)
             )
         check_type(grad, torch.Tensor, gwhat)
         check_shape(grad, tuple(x.shape), what=gwhat)
         if grad.dtype != x.dtype:
             raise CheckError(
-                f"{gwhat} has dtype {grad.dtype}, expected {x.dtype} (x's dtype). Copy x with "
-                "x.detach().clone(), which keeps its dtype, rather than .float()."
+                _(
+                    "{gwhat} has dtype {got}, expected {expected} (x's dtype). Copy x with "
+                    "x.detach().clone(), which keeps its dtype, rather than .float()."
+                ).format(gwhat=gwhat, got=grad.dtype, expected=x.dtype)
             )
         check_device(grad, device, gwhat)
         try:
@@ -237,7 +283,7 @@ def check_value_and_grad(value_and_grad) -> None:
         except CheckError as err:
             hint = ""
             if old_grad is not None:
-                hint = (
+                hint = _(
                     " The caller's x already had a .grad: gradients add up in .grad, so work "
                     "on a fresh copy (x.detach().clone().requires_grad_(True)) whose .grad "
                     "starts empty."
@@ -247,33 +293,47 @@ def check_value_and_grad(value_and_grad) -> None:
 
 
 def _check_caller_untouched(what, seen, x, kind, old_grad) -> None:
-    fix = " Work on a private copy: x.detach().clone().requires_grad_(True)."
+    fix = _(" Work on a private copy: x.detach().clone().requires_grad_(True).")
     if not torch.equal(seen["x_after"], x):
-        raise CheckError(f"{what} changed the values of the caller's x.{fix}")
+        raise CheckError(
+            _("{what} changed the values of the caller's x.{fix}").format(what=what, fix=fix)
+        )
     wanted_rg = kind != "plain"
     if seen["x_requires_grad"] != wanted_rg:
         raise CheckError(
-            f"{what} changed the caller's x.requires_grad from {wanted_rg} to "
-            f"{seen['x_requires_grad']}.{fix}"
+            _("{what} changed the caller's x.requires_grad from {before} to {after}.{fix}").format(
+                what=what, before=wanted_rg, after=seen["x_requires_grad"], fix=fix
+            )
         )
     if kind == "plain" and seen["x_grad"] is not None:
-        raise CheckError(f"{what} left a .grad on the caller's x.{fix}")
+        raise CheckError(
+            _("{what} left a .grad on the caller's x.{fix}").format(what=what, fix=fix)
+        )
     if kind == "leaf":
         after = seen["x_grad"]
         if old_grad is None and after is not None:
             raise CheckError(
-                f"{what} filled the caller's x.grad: backward() went through to the caller's "
-                "tensor. x.clone() keeps the history; x.detach().clone() starts a new leaf." + fix
+                _(
+                    "{what} filled the caller's x.grad: backward() went through to the caller's "
+                    "tensor. x.clone() keeps the history; x.detach().clone() starts a new leaf."
+                ).format(what=what)
+                + fix
             )
         if old_grad is not None and (
             after is None or not torch.equal(after.cpu(), old_grad.to(after.dtype))
         ):
             raise CheckError(
-                f"{what} changed the .grad the caller's x already had (it was all 7s). Leave "
-                "the caller's gradients alone." + fix
+                _(
+                    "{what} changed the .grad the caller's x already had (it was all 7s). Leave "
+                    "the caller's gradients alone."
+                ).format(what=what)
+                + fix
             )
     if kind == "nonleaf" and seen["leaf_grad"] is not None:
         raise CheckError(
-            f"{what} sent a gradient back into the tensors x was computed from (their .grad "
-            "is no longer None): x.clone() keeps x's history; x.detach().clone() cuts it." + fix
+            _(
+                "{what} sent a gradient back into the tensors x was computed from (their .grad "
+                "is no longer None): x.clone() keeps x's history; x.detach().clone() cuts it."
+            ).format(what=what)
+            + fix
         )
