@@ -22,6 +22,7 @@ from tutorial_lib.checks import (
     shape_str,
 )
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 
 def _run(fn, what: str, *inputs, hint: str = "", when: str = ""):
@@ -75,10 +76,12 @@ def _check_untouched(what: str, changed: int | None, names: list[str]) -> None:
     if changed is None:
         return
     raise CheckError(
-        f"{what} changed its input {names[changed]} in place (an in-place operation such as "
-        "-=, /=, x[mask] = ..., .masked_fill_ or .unsqueeze_ on the caller's tensor): the "
-        "caller's data must come back as it went in. Use the out-of-place forms "
-        "(x = x - mean, torch.where, .masked_fill, .unsqueeze), or work on x.clone()."
+        _(
+            "{what} changed its input {name} in place (an in-place operation such as "
+            "-=, /=, x[mask] = ..., .masked_fill_ or .unsqueeze_ on the caller's tensor): the "
+            "caller's data must come back as it went in. Use the out-of-place forms "
+            "(x = x - mean, torch.where, .masked_fill, .unsqueeze), or work on x.clone()."
+        ).format(what=what, name=names[changed])
     )
 
 
@@ -101,17 +104,25 @@ def _check_on_meta(fn, what: str, inputs: list[dict], fix: str) -> None:
     if "raised" in seen:
         name, message = seen["raised"]
         if _DEVICE_MIX.search(message):
-            raise CheckError(f"{what} raised {name}: {message.strip()} {fix}")
+            raise CheckError(
+                _("{what} raised {name}: {message} {fix}").format(
+                    what=what, name=name, message=message.strip(), fix=fix
+                )
+            )
         return
     if "device" in seen and seen["device"] != "meta":
         raise CheckError(
-            f"{what} returned a tensor on {seen['device']}, not on the input's device. {fix}"
+            _("{what} returned a tensor on {device}, not on the input's device. {fix}").format(
+                what=what, device=seen["device"], fix=fix
+            )
         )
 
 
-def _describe(x: torch.Tensor) -> str:
-    contiguity = "" if x.is_contiguous() else ", non-contiguous"
-    return f"x of shape {shape_str(x.shape)}, {x.dtype}{contiguity}"
+def _describe(x: torch.Tensor, name: str = "x") -> str:
+    contiguity = "" if x.is_contiguous() else _(", non-contiguous")
+    return _("{name} of shape {shape}, {dtype}{contiguity}").format(
+        name=name, shape=shape_str(x.shape), dtype=x.dtype, contiguity=contiguity
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,9 +143,8 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
         torch.randint(0, 10, (50,), generator=g).tolist(),
     ]
     for labels in cases:
-        what = (
-            f"labels_to_tensor({labels if len(labels) <= 5 else 'a list of 50 labels'}, {device})"
-        )
+        shown = labels if len(labels) <= 5 else _("a list of 50 labels")
+        what = f"labels_to_tensor({shown}, {device})"
         seen = observe(call, labels_to_tensor, {"args": [list(labels), device]}, what)
         out = seen["result"]
         check_type(out, torch.Tensor, what)
@@ -147,7 +157,7 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
         except CheckError as err:
             hint = ""
             if max(abs(v) for v in labels) > 2**24:
-                hint = (
+                hint = _(
                     " Large labels are not exact in floats (float32 above 2**24, float64 above "
                     "2**53): build the int64 tensor directly from the list "
                     "(torch.tensor(labels, dtype=torch.int64)), not through a float tensor and "
@@ -156,16 +166,20 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
             raise CheckError(f"{err}{hint}") from None
         if seen["args"][0] != list(labels):
             raise CheckError(
-                f"{what} changed the caller's list of labels: read it, do not sort or modify it."
+                _(
+                    "{what} changed the caller's list of labels: read it, do not sort or modify it."
+                ).format(what=what)
             )
-    what = f"labels_to_tensor([], {device}) (an empty batch)"
+    what = _("labels_to_tensor([], {device}) (an empty batch)").format(device=device)
     out = observe(call, labels_to_tensor, {"args": [[], device]}, what)["result"]
     check_type(out, torch.Tensor, what)
     check_shape(out, (0,), names="N", what=what)
     if out.dtype != torch.int64:
         raise CheckError(
-            f"{what} has dtype {out.dtype}, expected torch.int64. With no numbers to look at, "
-            "torch.tensor([]) falls back to float32: pass dtype=torch.int64 explicitly."
+            _(
+                "{what} has dtype {dtype}, expected torch.int64. With no numbers to look at, "
+                "torch.tensor([]) falls back to float32: pass dtype=torch.int64 explicitly."
+            ).format(what=what, dtype=out.dtype)
         )
     check_device(out, device, what)
     # Another device than the grader's: the answer must use the device it is given.
@@ -177,7 +191,7 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
         {"inputs": [{"value": labels}, {"device": "meta"}]},
         what,
     )
-    fix = (
+    fix = _(
         "Create the tensor on the device you are given: torch.tensor(labels, "
         "dtype=torch.int64, device=device) (or .to(device)); the meta device stands in for a GPU "
         "here, and on a GPU machine the device would be cuda."
@@ -185,12 +199,24 @@ def check_labels_to_tensor(labels_to_tensor) -> None:
     if "raised" in seen:
         name, message = seen["raised"]
         if _DEVICE_MIX.search(message):
-            raise CheckError(f"{what} raised {name}: {message.strip()} {fix}")
+            raise CheckError(
+                _("{what} raised {name}: {message} {fix}").format(
+                    what=what, name=name, message=message.strip(), fix=fix
+                )
+            )
     elif "device" in seen:
         if not same_device(seen["device"], "meta"):
-            raise CheckError(f"{what} returned a tensor on {seen['device']}, expected meta. {fix}")
+            raise CheckError(
+                _("{what} returned a tensor on {device}, expected meta. {fix}").format(
+                    what=what, device=seen["device"], fix=fix
+                )
+            )
         if seen["dtype"] != torch.int64:
-            raise CheckError(f"{what} has dtype {seen['dtype']}, expected torch.int64.")
+            raise CheckError(
+                _("{what} has dtype {dtype}, expected torch.int64.").format(
+                    what=what, dtype=seen["dtype"]
+                )
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,16 +235,23 @@ def check_shared_and_copied(shared_and_copied) -> None:
         result = seen["result"]
         check_type(result, (tuple, list), what)
         if len(result) != 2:
-            raise CheckError(f"{what} should return (shared, copied), got {len(result)} items.")
+            raise CheckError(
+                _("{what} should return (shared, copied), got {count} items.").format(
+                    what=what, count=len(result)
+                )
+            )
         shared, copied = result
         for label, t in (("shared", shared), ("copied", copied)):
-            check_type(t, torch.Tensor, f"{label} from {what}")
-            check_shape(t, original.shape, what=f"{label} from {what}")
-            check_device(t, "cpu", f"{label} from {what}")
+            source = _("{label} from {what}").format(label=label, what=what)
+            check_type(t, torch.Tensor, source)
+            check_shape(t, original.shape, what=source)
+            check_device(t, "cpu", source)
         if seen["same_memory"] and original.size > 0:
             raise CheckError(
-                f"shared and copied from {what} are the same memory: copied must be independent."
-                " Make it with torch.tensor(a) or torch.from_numpy(a).clone()."
+                _(
+                    "shared and copied from {what} are the same memory: copied must be independent."
+                    " Make it with torch.tensor(a) or torch.from_numpy(a).clone()."
+                ).format(what=what)
             )
         first = (0,) * original.ndim
         last = tuple(s - 1 for s in original.shape)
@@ -227,47 +260,61 @@ def check_shared_and_copied(shared_and_copied) -> None:
         new = probes.written_value(old)
         if seen["shared_first_after_array_write"] != new:
             raise CheckError(
-                f"{what}: after a[{at_first}] = {new} the shared tensor still holds {old}: it does "
-                "not share memory with the array. torch.tensor(a) always copies, and so does any "
-                "cast to another dtype (torch.as_tensor(a, dtype=...), .float()) or making the "
-                "array contiguous first (np.ascontiguousarray(a), a.copy(), a reshape of a "
-                "strided array). torch.from_numpy(a) shares any array with positive strides."
+                _(
+                    "{what}: after a[{at}] = {new} the shared tensor still holds {old}: it does "
+                    "not share memory with the array. torch.tensor(a) always copies, and so does any "
+                    "cast to another dtype (torch.as_tensor(a, dtype=...), .float()) or making the "
+                    "array contiguous first (np.ascontiguousarray(a), a.copy(), a reshape of a "
+                    "strided array). torch.from_numpy(a) shares any array with positive strides."
+                ).format(what=what, at=at_first, new=new, old=old)
             )
         if seen["copied_first_after_array_write"] != old:
             raise CheckError(
-                f"{what}: after a[{at_first}] = {new} the copied tensor changed too: it shares "
-                "memory with the array. torch.from_numpy and torch.as_tensor share; "
-                "torch.tensor(a) or .clone() makes an independent copy."
+                _(
+                    "{what}: after a[{at}] = {new} the copied tensor changed too: it shares "
+                    "memory with the array. torch.from_numpy and torch.as_tensor share; "
+                    "torch.tensor(a) or .clone() makes an independent copy."
+                ).format(what=what, at=at_first, new=new)
             )
         if seen["array_last_after_shared_write"] != 77:
             raise CheckError(
-                f"{what}: after shared[{at_last}] = 77 the array did not change: shared is not a "
-                "view of the array's memory. Use torch.from_numpy(a)."
+                _(
+                    "{what}: after shared[{at}] = 77 the array did not change: shared is not a "
+                    "view of the array's memory. Use torch.from_numpy(a)."
+                ).format(what=what, at=at_last)
             )
         if seen["array_last_after_copied_write"] == 55:
             raise CheckError(
-                f"{what}: after copied[{at_last}] = 55 the array changed: copied shares memory."
+                _(
+                    "{what}: after copied[{at}] = 55 the array changed: copied shares memory."
+                ).format(what=what, at=at_last)
             )
         expected_dtype = torch.from_numpy(original).dtype
         for label, t in (("shared", shared), ("copied", copied)):
             if t.dtype != expected_dtype:
                 raise CheckError(
-                    f"{label} from {what} has dtype {t.dtype}, expected {expected_dtype} (the "
-                    "array's). Keep the dtype: torch.from_numpy(a) and torch.tensor(a) do; "
-                    "torch.Tensor(a), dtype=... and .float() change it."
+                    _(
+                        "{label} from {what} has dtype {dtype}, expected {expected} (the "
+                        "array's). Keep the dtype: torch.from_numpy(a) and torch.tensor(a) do; "
+                        "torch.Tensor(a), dtype=... and .float() change it."
+                    ).format(label=label, what=what, dtype=t.dtype, expected=expected_dtype)
                 )
-        assert_close(shared, torch.from_numpy(original), what=f"shared from {what}")
-        assert_close(copied, torch.from_numpy(original), what=f"copied from {what}")
+        for label, t in (("shared", shared), ("copied", copied)):
+            source = _("{label} from {what}").format(label=label, what=what)
+            assert_close(t, torch.from_numpy(original), what=source)
 
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 3: to_nchw
 
-_PERMUTE_HINT = (
-    " The shape is right but the values are scrambled: reshape and view keep the elements in "
-    "memory order and only regroup them, they never move an axis. Moving the channel axis "
-    "needs permute(0, 3, 1, 2)."
-)
+
+def _permute_hint() -> str:
+    # A function, not a constant: the message is looked up in the language of each call.
+    return _(
+        " The shape is right but the values are scrambled: reshape and view keep the elements in "
+        "memory order and only regroup them, they never move an axis. Moving the channel axis "
+        "needs permute(0, 3, 1, 2)."
+    )
 
 
 def _nhwc_cases(g: torch.Generator) -> list:
@@ -314,24 +361,24 @@ def check_to_nchw(to_nchw) -> None:
         n, h, w, c = x.shape
         hint = ""
         if x.requires_grad:
-            hint = (
+            hint = _(
                 " x requires grad: stay in torch (x.permute(0, 3, 1, 2)); a detour through "
                 "NumPy or Python lists fails on such tensors and on GPU tensors."
             )
         elif c != 3:
-            hint = (
-                f" This x has C = {c} channel(s): the answer must work for any number of "
+            hint = _(
+                " This x has C = {c} channel(s): the answer must work for any number of "
                 "channels, which permute(0, 3, 1, 2) does."
-            )
+            ).format(c=c)
         out, changed = _pure(to_nchw, what, spec, hint=hint)
         check_type(out, torch.Tensor, what)
         check_shape(out, (n, c, h, w), names="N C H W", what=what)
         try:
             assert_close(out, x.permute(0, 3, 1, 2), what=what)
         except CheckError as err:
-            extra = _PERMUTE_HINT
+            extra = _permute_hint()
             if not x.dtype.is_floating_point and "dtype" not in str(err):
-                extra += " (Integer values above 2**24 change in a round trip through float32.)"
+                extra += _(" (Integer values above 2**24 change in a round trip through float32.)")
             raise CheckError(f"{err}{extra}") from None
         _check_untouched(what, changed, ["x"])
 
@@ -366,12 +413,12 @@ def check_flatten_features(flatten_features) -> None:
         what = f"flatten_features({_describe(x)})"
         hint = ""
         if not x.is_contiguous():
-            hint = (
+            hint = _(
                 " The input is non-contiguous (a permuted view), and view needs contiguous "
                 "memory: use reshape or flatten, which copy when they must."
             )
         elif x.shape[0] == 0:
-            hint = (
+            hint = _(
                 " The batch is empty, so a -1 cannot be inferred (0 = 0 * anything): give the "
                 "feature size explicitly (math.prod(x.shape[1:])) or use x.flatten(1)."
             )
@@ -384,9 +431,11 @@ def check_flatten_features(flatten_features) -> None:
         except CheckError as err:
             extra = ""
             if n == 1 and tuple(out.shape) == (features,):
-                extra = " With one sample, a squeeze() removes the batch dimension too: leave it."
+                extra = _(
+                    " With one sample, a squeeze() removes the batch dimension too: leave it."
+                )
             elif x.dim() > 3:
-                extra = (
+                extra = _(
                     " Every dimension after the first must be merged, however many there are: "
                     "x.flatten(1) (start_dim=1, end_dim=-1)."
                 )
@@ -398,11 +447,14 @@ def check_flatten_features(flatten_features) -> None:
 # ---------------------------------------------------------------------------------------------
 # Exercise 5: normalize_per_channel
 
-_KEEPDIM_HINT = (
-    " Reducing over (0, 2, 3) without keepdim=True leaves shape (C,), and broadcasting lines "
-    "up trailing dimensions: (C,) meets W, not C. Keep the reduced dimensions (shape "
-    "(1, C, 1, 1)) so each channel gets its own statistics."
-)
+
+def _keepdim_hint() -> str:
+    # A function, not a constant: the message is looked up in the language of each call.
+    return _(
+        " Reducing over (0, 2, 3) without keepdim=True leaves shape (C,), and broadcasting lines "
+        "up trailing dimensions: (C,) meets W, not C. Keep the reduced dimensions (shape "
+        "(1, C, 1, 1)) so each channel gets its own statistics."
+    )
 
 
 def _channel_batches(g: torch.Generator) -> list[tuple[object, float | None]]:
@@ -438,34 +490,42 @@ def _normalize_variants(x: torch.Tensor, eps: float) -> list[tuple[torch.Tensor,
         return (x - mean) / torch.sqrt(var + eps)
 
     variants = [
-        (lambda: norm((0, 2, 3), keepdim=False), _KEEPDIM_HINT),
+        (lambda: norm((0, 2, 3), keepdim=False), _keepdim_hint()),
         (
             lambda: norm((0, 1, 2, 3)),
-            " You normalised with one mean and variance for the whole batch: each channel needs "
-            "its own, over dims (0, 2, 3).",
+            _(
+                " You normalised with one mean and variance for the whole batch: each channel needs "
+                "its own, over dims (0, 2, 3)."
+            ),
         ),
         (
             lambda: norm((2, 3)),
-            " You normalised each image's channel separately (over (2, 3)): per-channel "
-            "statistics also pool the batch, dims (0, 2, 3).",
+            _(
+                " You normalised each image's channel separately (over (2, 3)): per-channel "
+                "statistics also pool the batch, dims (0, 2, 3)."
+            ),
         ),
         (
             lambda: norm((1, 2, 3)),
-            " You normalised each sample separately (over (1, 2, 3)): reduce over (0, 2, 3).",
+            _(" You normalised each sample separately (over (1, 2, 3)): reduce over (0, 2, 3)."),
         ),
         (
             lambda: norm((0, 2, 3), correction=1),
-            " The variance divides by n - 1 (torch.var's default): pass correction=0.",
+            _(" The variance divides by n - 1 (torch.var's default): pass correction=0."),
         ),
         (
             lambda: norm((0, 2, 3), eps=1e-5),
-            f" This was called with eps={eps:g} and your result matches eps=1e-5: use the eps "
-            "argument, not a constant (F.batch_norm and nn.BatchNorm2d also need it passed).",
+            _(
+                " This was called with eps={eps:g} and your result matches eps=1e-5: use the eps "
+                "argument, not a constant (F.batch_norm and nn.BatchNorm2d also need it passed)."
+            ).format(eps=eps),
         ),
         (
             lambda: norm((0, 2, 3), outside=True),
-            " eps belongs inside the square root: divide by torch.sqrt(var + eps), not by "
-            "torch.sqrt(var) + eps (with a large eps the two differ a lot).",
+            _(
+                " eps belongs inside the square root: divide by torch.sqrt(var + eps), not by "
+                "torch.sqrt(var) + eps (with a large eps the two differ a lot)."
+            ),
         ),
     ]
     out = []
@@ -493,7 +553,7 @@ def check_normalize_per_channel(normalize_per_channel) -> None:
             what,
             spec,
             kwargs=kwargs,
-            hint=_KEEPDIM_HINT,
+            hint=_keepdim_hint(),
             when="must match the size",
         )
         used_eps = 1e-5 if eps is None else eps
@@ -502,25 +562,29 @@ def check_normalize_per_channel(normalize_per_channel) -> None:
         expected = F.batch_norm(x.double(), None, None, training=True, eps=used_eps).to(x.dtype)
         if bool(torch.isnan(out).any()):
             raise CheckError(
-                f"{what} contains NaN. A channel whose values are all equal has variance 0, and "
-                "0 / 0 is NaN: that is what eps is for. Divide by torch.sqrt(var + eps)."
+                _(
+                    "{what} contains NaN. A channel whose values are all equal has variance 0, and "
+                    "0 / 0 is NaN: that is what eps is for. Divide by torch.sqrt(var + eps)."
+                ).format(what=what)
             )
         if x.dtype == torch.float64 and out.dtype != torch.float64:
             raise CheckError(
-                f"{what} has dtype {out.dtype}, expected torch.float64: compute in x's dtype "
-                "(no .float() working copy)."
+                _(
+                    "{what} has dtype {dtype}, expected torch.float64: compute in x's dtype "
+                    "(no .float() working copy)."
+                ).format(what=what, dtype=out.dtype)
             )
         tol = 1e-6 if x.dtype == torch.float64 else 5e-4
         try:
             assert_close(out, expected, what=what, rtol=tol, atol=tol)
         except CheckError as err:
-            hint = (
-                f" The channel means of your result are {_fmt(out.detach().double().mean(dim=(0, 2, 3)))}"
+            hint = _(
+                " The channel means of your result are {means}"
                 " (they should be 0) and each channel's values must be divided by "
                 "sqrt(var + eps), with var over (N, H, W) and correction=0."
-            )
+            ).format(means=_fmt(out.detach().double().mean(dim=(0, 2, 3))))
             if x.dtype == torch.float64:
-                hint += (
+                hint += _(
                     " x is float64 here: a float32 working copy (x.float()) keeps only about 7 "
                     "digits; compute in x's own dtype."
                 )
@@ -576,7 +640,7 @@ def check_pairwise_distances(pairwise_distances) -> None:
         what = f"pairwise_distances(a {shape_str(a.shape)}, b {shape_str(b.shape)}, {a.dtype})"
         hint = ""
         if a.shape[0] == 0 or b.shape[0] == 0:
-            hint = (
+            hint = _(
                 " One of the sets is empty here: the answer is an empty (N, M) tensor. "
                 "Broadcasting handles that; a loop with torch.stack does not."
             )
@@ -585,8 +649,10 @@ def check_pairwise_distances(pairwise_distances) -> None:
         check_shape(out, (a.shape[0], b.shape[0]), names="N M", what=what)
         if out.dtype != a.dtype:
             raise CheckError(
-                f"{what} has dtype {out.dtype}, expected {a.dtype} (the inputs' dtype): compute "
-                "in the inputs' dtype, without a .float() copy or a float32 tensor to fill."
+                _(
+                    "{what} has dtype {dtype}, expected {expected} (the inputs' dtype): compute "
+                    "in the inputs' dtype, without a .float() copy or a float32 tensor to fill."
+                ).format(what=what, dtype=out.dtype, expected=a.dtype)
             )
         check_device(out, device, what)
         expected = _reference_distances(a, b)
@@ -596,29 +662,33 @@ def check_pairwise_distances(pairwise_distances) -> None:
         except CheckError as err:
             hint = ""
             if a.shape[0] == b.shape[0] and torch.allclose(out.double(), expected.T.double()):
-                hint = " It is the transpose of the answer: row i must belong to a[i]."
+                hint = _(" It is the transpose of the answer: row i must belong to a[i].")
             elif torch.allclose(out.double(), expected.double() ** 2, rtol=1e-4, atol=1e-4):
-                hint = " These are squared distances: take the square root."
+                hint = _(" These are squared distances: take the square root.")
             elif a.dtype == torch.float64:
-                hint = (
+                hint = _(
                     " The points are float64 and close together: a float32 working copy loses "
                     "the digits that tell them apart."
                 )
             elif a.shape[1] != 2:
-                hint = f" Sum the squared differences over all D = {a.shape[1]} features."
+                hint = _(" Sum the squared differences over all D = {d} features.").format(
+                    d=a.shape[1]
+                )
             raise CheckError(f"{err}{hint}") from None
         _check_untouched(what, changed, ["a", "b"])
     # Distances of a set to itself: the diagonal is exactly 0, and must not be NaN.
     a = (torch.randn(64, 16, generator=g) * 3).to(device)
-    what = "pairwise_distances(a, a) for a of shape (64, 16)"
+    what = _("pairwise_distances(a, a) for a of shape (64, 16)")
     out = _run(pairwise_distances, what, a, a)
     check_type(out, torch.Tensor, what)
     check_shape(out, (64, 64), names="N M", what=what)
     if bool(torch.isnan(out).any()):
         raise CheckError(
-            f"{what} contains NaN. With |a|^2 + |b|^2 - 2 a.b, rounding can make a squared "
-            "distance slightly negative, and its square root is NaN: clamp at 0 before sqrt "
-            "(or subtract the points directly)."
+            _(
+                "{what} contains NaN. With |a|^2 + |b|^2 - 2 a.b, rounding can make a squared "
+                "distance slightly negative, and its square root is NaN: clamp at 0 before sqrt "
+                "(or subtract the points directly)."
+            ).format(what=what)
         )
     assert_close(out, _reference_distances(a, a), what=what, rtol=1e-3, atol=1e-2)
 
@@ -670,10 +740,10 @@ def check_masked_mean(masked_mean) -> None:
         _padded_batch(2, 5, 3, [3, 1], g, pad="-inf"),
         _padded_batch(3, 3, 2, [1, 0, 2], g, pad="inf"),
     ]
-    x64, len64, _ = _padded_batch(3, 8, 4, [8, 5, 1], g)
+    x64, len64, _pad = _padded_batch(3, 8, 4, [8, 5, 1], g)  # not `_`: the message lookup
     x64 = x64.double() * 1e-3 + 1e3  # float64 data with digits float32 cannot hold
     cases.append((x64, len64, "large"))
-    xt, lent, _ = _padded_batch(2, 5, 4, [2, 5], g)
+    xt, lent, _pad = _padded_batch(2, 5, 4, [2, 5], g)
     # the same values, non-contiguous
     cases.append(
         (layout(xt, ["transpose", 1, 2], ["contiguous"], ["transpose", 1, 2]), lent, "large")
@@ -681,11 +751,11 @@ def check_masked_mean(masked_mean) -> None:
     for x_cpu, lengths_cpu, pad in cases:
         x_spec, lengths = _on(device, x_cpu), lengths_cpu.to(device)
         x = build(x_spec)
-        pad_note = "" if pad == "large" else f", padding filled with {pad}"
+        pad_note = "" if pad == "large" else _(", padding filled with {pad}").format(pad=pad)
         what = f"masked_mean({_describe(x)}, lengths={lengths_cpu.tolist()}{pad_note})"
         hint = ""
         if x.shape[0] == 0:
-            hint = (
+            hint = _(
                 " The batch is empty (B = 0): the answer is an empty (0, F) tensor. "
                 "lengths.max() and friends fail on an empty tensor; use T = x.shape[1]."
             )
@@ -694,8 +764,10 @@ def check_masked_mean(masked_mean) -> None:
         check_shape(out, (x.shape[0], x.shape[2]), names="B F", what=what)
         if x.dtype == torch.float64 and out.dtype != torch.float64:
             raise CheckError(
-                f"{what} has dtype {out.dtype}, expected torch.float64: compute in x's dtype "
-                "(no .float() working copy)."
+                _(
+                    "{what} has dtype {dtype}, expected torch.float64: compute in x's dtype "
+                    "(no .float() working copy)."
+                ).format(what=what, dtype=out.dtype)
             )
         check_device(out, device, what)
         expected = _reference_masked_mean(x, lengths)
@@ -706,34 +778,40 @@ def check_masked_mean(masked_mean) -> None:
             real = bad_rows & (lengths_cpu > 0)
             if pad != "large" and (bool(real.any()) or bool(torch.isinf(out).any())):
                 raise CheckError(
-                    f"{what} contains NaN or inf in rows that have real steps. The padding "
-                    f"holds {pad} here, and multiplying by a mask does not remove it: "
-                    f"{pad} * 0 is nan. Select the real steps instead: torch.where(mask, x, 0) "
-                    "or x.masked_fill(~mask, 0), then sum."
+                    _(
+                        "{what} contains NaN or inf in rows that have real steps. The padding "
+                        "holds {pad} here, and multiplying by a mask does not remove it: "
+                        "{pad} * 0 is nan. Select the real steps instead: torch.where(mask, x, 0) "
+                        "or x.masked_fill(~mask, 0), then sum."
+                    ).format(what=what, pad=pad)
                 )
             raise CheckError(
-                f"{what} contains NaN. A sequence of length 0 divides 0 by 0: divide by "
-                "lengths.clamp(min=1) so that it gives zeros."
+                _(
+                    "{what} contains NaN. A sequence of length 0 divides 0 by 0: divide by "
+                    "lengths.clamp(min=1) so that it gives zeros."
+                ).format(what=what)
             )
         tol = 1e-9 if x.dtype == torch.float64 else 1e-4
         try:
             assert_close(out, expected, what=what, rtol=tol, atol=tol)
         except CheckError as err:
-            hint = (
+            hint = _(
                 " Padding positions hold large values here (about 500): they must not enter the "
                 "sum, and each row must be divided by its own length, not by T."
             )
             if x.dtype == torch.float64:
-                hint += " x is float64: a float32 working copy loses digits; keep x's dtype."
+                hint += _(" x is float64: a float32 working copy loses digits; keep x's dtype.")
             raise CheckError(f"{err}{hint}") from None
         _check_untouched(what, changed, ["x", "lengths"])
-    what = "masked_mean(x on another device (meta, a stand-in for a GPU), lengths on it too)"
+    what = _("masked_mean(x on another device (meta, a stand-in for a GPU), lengths on it too)")
     _check_on_meta(
         masked_mean,
         what,
         [{"shape": [3, 5, 2], "dtype": "float32"}, {"shape": [3], "dtype": "int64"}],
-        "Make every tensor you create on x's device: torch.arange(T, device=x.device). On a "
-        "GPU, a CPU tensor next to x fails the same way.",
+        _(
+            "Make every tensor you create on x's device: torch.arange(T, device=x.device). On a "
+            "GPU, a CPU tensor next to x fails the same way."
+        ),
     )
 
 
@@ -765,10 +843,10 @@ def check_attention_scores(attention_scores) -> None:
     for q_cpu, k_cpu in cases:
         q_spec, k_spec = _on(device, q_cpu), _on(device, k_cpu)
         q, k = build(q_spec), build(k_spec)
-        what = f"attention_scores(q {_describe(q)[2:]}, k {_describe(k)[2:]})"
+        what = f"attention_scores({_describe(q, 'q')}, {_describe(k, 'k')})"
         hint = ""
         if not q.is_contiguous():
-            hint = (
+            hint = _(
                 " q and k are non-contiguous here (heads split off with a transpose), and view "
                 "needs contiguous memory: use reshape, or matmul / einsum on the 4-d tensors."
             )
@@ -778,8 +856,10 @@ def check_attention_scores(attention_scores) -> None:
         check_shape(out, (b, h, t, k.shape[2]), names="B H T S", what=what)
         if out.dtype != q.dtype:
             raise CheckError(
-                f"{what} has dtype {out.dtype}, expected {q.dtype} (q's dtype): compute in the "
-                "inputs' dtype, without a .float() copy."
+                _(
+                    "{what} has dtype {dtype}, expected {expected} (q's dtype): compute in the "
+                    "inputs' dtype, without a .float() copy."
+                ).format(what=what, dtype=out.dtype, expected=q.dtype)
             )
         check_device(out, device, what)
         expected = (q.double() @ k.double().transpose(-2, -1) / math.sqrt(d)).to(q.dtype)
@@ -792,19 +872,22 @@ def check_attention_scores(attention_scores) -> None:
             ratio = (out.double() / expected.double()).flatten()
             ratio = ratio[torch.isfinite(ratio)]
             if ratio.numel() and torch.allclose(ratio, torch.full_like(ratio, math.sqrt(d))):
-                hint = " Every score is sqrt(D) times too big: divide by math.sqrt(D)."
+                hint = _(" Every score is sqrt(D) times too big: divide by math.sqrt(D).")
             elif (
                 ratio.numel()
                 and d > 1
                 and torch.allclose(ratio, torch.full_like(ratio, 1 / math.sqrt(d)))
             ):
-                hint = " Every score is sqrt(D) times too small: divide by sqrt(D), not by D."
+                hint = _(" Every score is sqrt(D) times too small: divide by sqrt(D), not by D.")
             elif q.dtype == torch.float64:
-                hint = (
+                hint = _(
                     " q and k are float64 here: a float32 working copy loses digits; keep "
                     "their dtype."
                 )
             elif t == k.shape[2]:
-                hint = " Row t must hold query t's scores against every key: scores[..., t, s] = q[..., t, :] . k[..., s, :] / sqrt(D)."
+                hint = _(
+                    " Row t must hold query t's scores against every key: "
+                    "scores[..., t, s] = q[..., t, :] . k[..., s, :] / sqrt(D)."
+                )
             raise CheckError(f"{err}{hint}") from None
         _check_untouched(what, changed, ["q", "k"])
