@@ -46,16 +46,16 @@ lab-instructor: $(STAMP) ## JupyterLab on the whole course with nbgrader's tools
 	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_AS_ROOT)
 
 test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients"
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients" --durations=15
 	@# The client tests install into and run from one shared Colab-like venv and a browser;
 	@# they run on their own, in one process, after everything else.
-	$(PY) -m pytest -m clients tests/clients
+	$(PY) -m pytest -m clients tests/clients --durations=10
 
 test-fast: $(STAMP) ## Tests that run no notebook and no client (seconds)
 	$(PY) -m pytest -m "not lesson and not clients"
 
 test-clients: $(STAMP) ## Only the real-client tests: JupyterLab in Chromium, a Colab-like venv
-	$(PY) -m pytest -m clients tests/clients
+	$(PY) -m pytest -m clients tests/clients --durations=10
 
 lint: $(STAMP) ## ruff lint and format check of all Python (notebooks excluded)
 	$(VENV)/bin/ruff check .

@@ -7,7 +7,9 @@ can save it, merge it into the class gradebook and write feedback.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import re
 import shutil
 import signal
 import sys
@@ -75,6 +77,9 @@ class Result:
     max_score: float = 0.0
     message: str = ""
     seconds: float = 0.0
+    # The grading worker's own peak memory while it graded this submission, in MiB (None
+    # where the system cannot say): however much a notebook prints, it stays bounded.
+    grader_peak_mb: int | None = None
     tests: list[TestResult] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -306,6 +311,7 @@ def grade_one(
     from nbgrader.coursedir import CourseDirectory
 
     start = time.perf_counter()
+    _reset_peak_memory()
     root = Path(work)
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(template, root)  # source/<assignment> and a gradebook that knows it
@@ -331,11 +337,28 @@ def grade_one(
     if graded.is_file() and api.generate_feedback(assignment, student, force=True)["success"]:
         feedback = root / "feedback" / student / assignment / f"{assignment}.html"
     result.seconds = time.perf_counter() - start
+    result.grader_peak_mb = _peak_memory_mb()
     return {
         **result.to_dict(),
         "autograded": str(graded) if graded.is_file() else None,
         "feedback": str(feedback) if feedback and feedback.is_file() else None,
     }
+
+
+def _reset_peak_memory() -> None:
+    """Start this process's peak resident memory (VmHWM) afresh: Linux's clear_refs."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def _peak_memory_mb() -> int | None:
+    """This process's peak resident memory since the last reset, in MiB (Linux only)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    return int(found[1]) // 1024 if found else None
 
 
 def _trust_only_the_lessons_cells(nb, source) -> None:

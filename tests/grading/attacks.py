@@ -646,8 +646,38 @@ CHANNELS = (
 )
 
 # Processes that only burn CPU, started by one submission; its other cells go on meanwhile.
-BUSY_PROCESSES = 40
-BUSY_SECONDS = 20
+BUSY_PROCESSES = 80
+BUSY_SECONDS = 30
+
+CPU_HOG = Attack(
+    "0_cpu_hog",
+    f"right answers, and {BUSY_PROCESSES} busy processes for {BUSY_SECONDS} s while the "
+    "next submissions are graded beside it",
+    base="right",
+    cell=_code(
+        f"""
+        import os, time
+        _go_read, _go = os.pipe()  # they all start spinning once every one is forked
+        _hogs = []
+        for _ in range({BUSY_PROCESSES}):
+            _pid = os.fork()
+            if _pid == 0:  # spin, then leave quietly (an interrupt too)
+                try:
+                    # A session each: Linux's autogroup shares the CPU fairly between
+                    # sessions, not between sandboxes; forty sessions outweigh one victim.
+                    os.setsid()
+                    os.read(_go_read, 1)
+                    _end = time.time() + {BUSY_SECONDS}
+                    while time.time() < _end:
+                        pass
+                finally:
+                    os._exit(0)
+            _hogs.append(_pid)
+        os.write(_go, b"x" * len(_hogs))
+        print("HOGS", len(_hogs))
+        """
+    ),
+)
 
 PER_SUBMISSION = [
     Attack(
@@ -660,32 +690,6 @@ PER_SUBMISSION = [
             _child = "import time; _b = b'x' * (2 << 30); time.sleep(2)"
             _kids = [subprocess.Popen([sys.executable, "-c", _child]) for _ in range(3)]
             print("CHILDREN", [k.wait() for k in _kids])
-            """
-        ),
-    ),
-    Attack(
-        "0_cpu_hog",
-        f"right answers, and {BUSY_PROCESSES} busy processes for {BUSY_SECONDS} s while the "
-        "next submissions are graded beside it",
-        base="right",
-        cell=_code(
-            f"""
-            import os, time
-            _go_read, _go = os.pipe()  # they all start spinning once every one is forked
-            _hogs = []
-            for _ in range({BUSY_PROCESSES}):
-                _pid = os.fork()
-                if _pid == 0:  # spin, then leave quietly (an interrupt too)
-                    try:
-                        os.read(_go_read, 1)
-                        _end = time.time() + {BUSY_SECONDS}
-                        while time.time() < _end:
-                            pass
-                    finally:
-                        os._exit(0)
-                _hogs.append(_pid)
-            os.write(_go, b"x" * len(_hogs))
-            print("HOGS", len(_hogs))
             """
         ),
     ),
@@ -703,11 +707,16 @@ PER_SUBMISSION = [
 
 def per_submission_corpus() -> dict[str, NotebookNode]:
     """Student id -> notebook: attacks on what one submission may cost another (sandbox
-    only), and right answers graded beside the CPU hog (``0_cpu_victim_*``, sorted right
-    after it, so the other job grades them while it runs)."""
+    only); the CPU hog is graded in a run of its own (``cpu_contest``)."""
+    return {a.name: build(a) for a in PER_SUBMISSION}
+
+
+def cpu_contest() -> dict[str, NotebookNode]:
+    """The CPU hog and right answers graded beside it (``0_cpu_victim_*``, sorted right after
+    it, so the other job grades them while it runs): a run of their own, under a per-cell
+    limit short enough that a victim starved of CPU would lose points."""
     right = samples.solution(LESSON)
-    victims = {f"0_cpu_victim_{i}": right for i in range(3)}
-    return {**victims, **{a.name: build(a) for a in PER_SUBMISSION}}
+    return {CPU_HOG.name: build(CPU_HOG), **{f"0_cpu_victim_{i}": right for i in range(3)}}
 
 
 def _first_answer_index(nb: NotebookNode) -> int:

@@ -33,6 +33,9 @@ BUDGET_S = 75  # the class's --submission-timeout: slow_cells' twelve 8 s cells 
 # of writes and the reclaim before the out-of-memory kill take about 25 s when idle here;
 # 20 s and 45 s both ran out under load.
 PER_CELL_S = 90
+# The CPU contest's per-cell limit: 00_welcome's slowest cell takes about a second, so a
+# victim with a fortieth of the CPU runs past it, one with a fair share does not.
+CONTEST_PER_CELL_S = 5
 DISK_MB = 256
 
 
@@ -278,9 +281,31 @@ def test_children_together_cannot_pass_the_memory_limit(graded):
     assert -9 in codes, codes  # at least one child was ended, inside the cell
 
 
-def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(graded):
+def grade_the_cpu_contest(root: Path) -> tuple[dict[str, dict], Path]:
+    """The CPU hog and three right answers, graded two at a time under a short per-cell
+    limit: a victim whose kernel got a fortieth of the CPU would time out and lose points."""
+    subs, out = root / "submissions", root / "out"
+    samples.write_class(subs, LESSON, attacks.cpu_contest())
+    opts = GradeOptions(
+        subs, out, [LESSON], jobs=2, timeout_s=CONTEST_PER_CELL_S, memory_mb=4096, progress=False
+    )
+    return {r["student"]: r for r in grade(opts)}, out
+
+
+def print_the_cpu_contest() -> None:
+    """Grade the contest in a scratch folder and print each row: for docs/sandbox.md's
+    comparison with the control groups hidden."""
+    import tempfile
+
+    print("control groups:", cgroups.unavailable() or "one per sandbox")
+    results, _ = grade_the_cpu_contest(Path(tempfile.mkdtemp(prefix="cpu-contest-")))
+    for student, r in sorted(results.items()):
+        print(f"{student:16} {r['status']:8} {r['score']:g}/{r['max_score']:g}")
+
+
+def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(tmp_path):
     _needs_control_groups()
-    results, out, _ = graded
+    results, out = grade_the_cpu_contest(tmp_path)
     assert f"HOGS {attacks.BUSY_PROCESSES}" in _printed(out, "0_cpu_hog")
     for victim in (f"0_cpu_victim_{i}" for i in range(3)):
         r = results[victim]
@@ -293,6 +318,11 @@ def test_a_thousand_cell_printer_is_capped(graded):
     results, out, _ = graded
     r = results["thousand_cells"]
     assert r["status"] == "output-limit", r["message"]
+    # The grading worker's peak while it graded this notebook: about what an honest one
+    # needs (some 650 MiB here), not the gigabytes a worker that kept every output used.
+    honest = results["honest_right"]["grader_peak_mb"]
+    assert r["grader_peak_mb"] is not None and honest is not None, "Linux reports VmHWM"
+    assert r["grader_peak_mb"] < max(honest + 300, 1024), (r["grader_peak_mb"], honest)
     kept = out / "autograded" / "thousand_cells" / LESSON / f"{LESSON}.ipynb"
     assert kept.stat().st_size < 2 * execute.MAX_NOTEBOOK_OUTPUT
     written = sum(p.stat().st_size for p in out.rglob("*") if "thousand_cells" in str(p))
