@@ -15,6 +15,7 @@ from autograder.boundary import AnswerRaised, call, observe
 from autograder.probes import layers as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 
 def _rule_kept(seen: dict, what: str, rule: str) -> None:
@@ -22,39 +23,51 @@ def _rule_kept(seen: dict, what: str, rule: str) -> None:
     each call, and makes it raise, while the answer runs)."""
     if seen.get("broken"):
         raise CheckError(
-            f"{what} called {' and '.join(seen['broken'])}, which this exercise does not allow "
-            f"(the grader makes it raise while your function runs). {rule}"
+            _(
+                "{what} called {calls}, which this exercise does not allow "
+                "(the grader makes it raise while your function runs). {rule}"
+            ).format(what=what, calls=_(" and ").join(seen["broken"]), rule=rule)
         )
 
 
-_BATCH_NORM_RULE = (
-    "Write BatchNorm by hand: the mean and the biased variance over every axis but 1 "
-    "(x.mean, x.var(correction=0)), then (x - mean) / sqrt(var + eps) * weight + bias. "
-    "F.batch_norm is what you check yourself against, not what you call."
-)
-_ATTENTION_RULE = (
-    "Write attention by hand: scores = q @ k.transpose(-2, -1) / sqrt(D), hidden keys filled "
-    "with -inf, softmax over the keys, then @ v. F.scaled_dot_product_attention is what you "
-    "check yourself against, not what you call."
-)
-_ENCODER_RULE = (
-    "Compute the layer from its parts: q, k, v from self_attn.in_proj_weight and "
-    "in_proj_bias, your own attention over the heads (matrix products, or your attention "
-    "from Exercise 6), then self_attn.out_proj, the norms and the feed-forward. Calling the "
-    "layer, or its self_attn, would only repeat what you are asked to rebuild."
-)
+# The rules are functions: a message is looked up in the language of the moment it is shown.
+def _batch_norm_rule() -> str:
+    return _(
+        "Write BatchNorm by hand: the mean and the biased variance over every axis but 1 "
+        "(x.mean, x.var(correction=0)), then (x - mean) / sqrt(var + eps) * weight + bias. "
+        "F.batch_norm is what you check yourself against, not what you call."
+    )
+
+
+def _attention_rule() -> str:
+    return _(
+        "Write attention by hand: scores = q @ k.transpose(-2, -1) / sqrt(D), hidden keys filled "
+        "with -inf, softmax over the keys, then @ v. F.scaled_dot_product_attention is what you "
+        "check yourself against, not what you call."
+    )
+
+
+def _encoder_rule() -> str:
+    return _(
+        "Compute the layer from its parts: q, k, v from self_attn.in_proj_weight and "
+        "in_proj_bias, your own attention over the heads (matrix products, or your attention "
+        "from Exercise 6), then self_attn.out_proj, the norms and the feed-forward. Calling the "
+        "layer, or its self_attn, would only repeat what you are asked to rebuild."
+    )
 
 
 def _int(value, what: str) -> int:
     """An int (a bool is not one); a float that is whole is named as the likely slip."""
     if type(value) is float and value.is_integer():
         raise CheckError(
-            f"{what} returned the float {value}; sizes are ints. Use floor division (//) "
-            "rather than / and int() or math.floor afterwards."
+            _(
+                "{what} returned the float {value}; sizes are ints. Use floor division (//) "
+                "rather than / and int() or math.floor afterwards."
+            ).format(what=what, value=value)
         )
     check_type(value, int, what)
     if type(value) is bool:
-        raise CheckError(f"{what} returned a bool, expected an int.")
+        raise CheckError(_("{what} returned a bool, expected an int.").format(what=what))
     return value
 
 
@@ -77,7 +90,7 @@ def check_conv_output_size(conv_output_size) -> None:
     g = torch.Generator().manual_seed(40)
     cases = [(9, 2, 2, 0, 1), (10, 3, 4, 0, 1), (5, 5, 1, 0, 1), (6, 3, 1, 0, 2), (1, 1, 1, 0, 1)]
     cases += [(2, 3, 1, 1, 1), (1, 3, 1, 1, 1), (3, 5, 2, 1, 1)]  # fits only thanks to padding
-    for _ in range(40):
+    for _draw in range(40):
         k, s, p, d = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in _RANGES)
         cases.append((int(torch.randint(1, 40, (1,), generator=g)), k, s, min(p, k // 2 + 1), d))
     too_small = [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1)]
@@ -91,9 +104,11 @@ def check_conv_output_size(conv_output_size) -> None:
         got = _int(observe(call, conv_output_size, case, what)["result"], what)
         if got != expected:
             raise CheckError(
-                f"{what} returned {got}, but a real nn.Conv1d gives {expected} positions. The "
-                "dilated kernel spans dilation*(kernel_size-1)+1 inputs, padding adds to both "
-                "ends, and the division by the stride is floored (not rounded) before the +1."
+                _(
+                    "{what} returned {got}, but a real nn.Conv1d gives {expected} positions. The "
+                    "dilated kernel spans dilation*(kernel_size-1)+1 inputs, padding adds to both "
+                    "ends, and the division by the stride is floored (not rounded) before the +1."
+                ).format(what=what, got=got, expected=expected)
             )
     for size, k, s, p, d in too_small:
         what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
@@ -104,12 +119,16 @@ def check_conv_output_size(conv_output_size) -> None:
             if err.type_name == "ValueError":
                 continue
             raise CheckError(
-                f"{what} raised {err.type_name}: the kernel does not fit, so raise ValueError "
-                "with a message that says so."
+                _(
+                    "{what} raised {error}: the kernel does not fit, so raise ValueError "
+                    "with a message that says so."
+                ).format(what=what, error=err.type_name)
             ) from None
         raise CheckError(
-            f"{what} returned {got!r}, but the dilated kernel does not fit in the padded input "
-            "(a real convolution refuses it). Raise ValueError instead of returning a size."
+            _(
+                "{what} returned {got!r}, but the dilated kernel does not fit in the padded input "
+                "(a real convolution refuses it). Raise ValueError instead of returning a size."
+            ).format(what=what, got=got)
         )
 
 
@@ -146,7 +165,7 @@ def check_receptive_field(receptive_field) -> None:
     g = torch.Generator().manual_seed(41)
     stacks = [[], [(5, 1)], [(2, 2), (3, 1)], [(3, 1), (2, 2)], [(3, 2), (3, 2), (3, 2)]]
     stacks += [[(1, 3), (3, 1)], [(3, 1), (3, 1), (2, 2), (3, 1), (3, 1), (2, 2), (3, 1)]]
-    for _ in range(12):
+    for _stack in range(12):
         depth = int(torch.randint(1, 6, (1,), generator=g))
         stacks.append(
             [
@@ -154,7 +173,7 @@ def check_receptive_field(receptive_field) -> None:
                     int(torch.randint(1, 6, (1,), generator=g)),
                     int(torch.randint(1, 4, (1,), generator=g)),
                 )
-                for _ in range(depth)
+                for _layer in range(depth)
             ]
         )
     for layers in stacks:
@@ -164,15 +183,19 @@ def check_receptive_field(receptive_field) -> None:
         expected = _measured_field(layers)
         if got != expected:
             raise CheckError(
-                f"{what} returned {got}, but one output of that stack spans {expected} input "
-                "positions, first to last (measured with autograd). Each layer adds (kernel_size - 1) "
-                "times the product of the strides of all the layers BEFORE it; its own stride "
-                "only matters for the layers after it."
+                _(
+                    "{what} returned {got}, but one output of that stack spans {expected} input "
+                    "positions, first to last (measured with autograd). Each layer adds "
+                    "(kernel_size - 1) times the product of the strides of all the layers BEFORE "
+                    "it; its own stride only matters for the layers after it."
+                ).format(what=what, got=got, expected=expected)
             )
         if seen["layers_after"] != [list(pair) for pair in layers]:
             raise CheckError(
-                f"{what} changed the caller's list (it became {seen['layers_after']}). Read "
-                "the layers without popping, reversing or sorting the list in place."
+                _(
+                    "{what} changed the caller's list (it became {after}). Read "
+                    "the layers without popping, reversing or sorting the list in place."
+                ).format(what=what, after=seen["layers_after"])
             )
 
 
@@ -226,15 +249,19 @@ def check_batch_norm(batch_norm) -> None:
             if len(shape) == 2:
                 raise
             raise CheckError(
-                f"{err} For an input with more than two axes, reduce over every axis but axis 1 "
-                "(for (N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to "
-                "(1, C, 1, 1) so they broadcast."
+                _(
+                    "{err} For an input with more than two axes, reduce over every axis but axis 1 "
+                    "(for (N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to "
+                    "(1, C, 1, 1) so they broadcast."
+                ).format(err=err)
             ) from None
-        _rule_kept(seen, what, _BATCH_NORM_RULE)
+        _rule_kept(seen, what, _batch_norm_rule())
         result = seen["result"]
         check_type(result, tuple, what)
         if len(result) != 3:
-            raise CheckError(f"{what} should return (y, new_running_mean, new_running_var).")
+            raise CheckError(
+                _("{what} should return (y, new_running_mean, new_running_var).").format(what=what)
+            )
         mean, var = case["running_mean"].clone(), case["running_var"].clone()
         expected = F.batch_norm(
             case["x"], mean, var, case["weight"], case["bias"], training,
@@ -245,22 +272,30 @@ def check_batch_norm(batch_norm) -> None:
             {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
         )
         try:
-            assert_close(y, expected, what=f"y from {what}", **tol)
+            assert_close(y, expected, what=_("y from {what}").format(what=what), **tol)
         except CheckError as err:
             if dtype != torch.float64:
                 raise
             raise CheckError(
-                f"{err} Compute in the input's dtype: a float32 working copy (even one cast "
-                "back at the end) is only good to about 1e-7, and float64 inputs are compared "
-                "to 1e-9."
+                _(
+                    "{err} Compute in the input's dtype: a float32 working copy (even one cast "
+                    "back at the end) is only good to about 1e-7, and float64 inputs are compared "
+                    "to 1e-9."
+                ).format(err=err)
             ) from None
-        assert_close(new_mean, mean, what=f"the new running mean from {what}", **tol)
-        assert_close(new_var, var, what=f"the new running variance from {what}", **tol)
+        assert_close(
+            new_mean, mean, what=_("the new running mean from {what}").format(what=what), **tol
+        )
+        assert_close(
+            new_var, var, what=_("the new running variance from {what}").format(what=what), **tol
+        )
         if seen["changed"]:
             raise CheckError(
-                f"{what} changed the caller's {', '.join(seen['changed'])} in place. Return "
-                "new tensors (e.g. (1 - momentum) * running_mean + momentum * mean) and leave "
-                "the arguments as they were."
+                _(
+                    "{what} changed the caller's {names} in place. Return "
+                    "new tensors (e.g. (1 - momentum) * running_mean + momentum * mean) and leave "
+                    "the arguments as they were."
+                ).format(what=what, names=", ".join(seen["changed"]))
             )
 
 
@@ -312,28 +347,36 @@ def check_mean_embedding(mean_embedding) -> None:
         check_shape(out, (b, dim), names="B D", what=what)
         if bool(torch.isnan(out).any()):
             raise CheckError(
-                f"{what} has NaN in rows {torch.isnan(out).any(1).nonzero().flatten().tolist()}: "
-                "a row of only pads divides by a count of zero. Clamp the count to at least 1 "
-                "so such a row comes out as zeros."
+                _(
+                    "{what} has NaN in rows {rows}: "
+                    "a row of only pads divides by a count of zero. Clamp the count to at least 1 "
+                    "so such a row comes out as zeros."
+                ).format(what=what, rows=torch.isnan(out).any(1).nonzero().flatten().tolist())
             )
         assert_close(out, expected, what=what, rtol=1e-4, atol=1e-5)
         if seen["tokens_changed"]:
             raise CheckError(
-                f"{what} changed the caller's tokens in place. Build a mask (tokens != pad_id) "
-                "instead of overwriting the pads."
+                _(
+                    "{what} changed the caller's tokens in place. Build a mask (tokens != pad_id) "
+                    "instead of overwriting the pads."
+                ).format(what=what)
             )
         grad = seen["grad"]
         if grad is None:
             raise CheckError(
-                f"{what} is cut off from the table's weights: no gradient reaches "
-                "embedding.weight. Look the vectors up with embedding(tokens) (no .detach(), no "
-                "torch.no_grad(), no .data), so the table can learn."
+                _(
+                    "{what} is cut off from the table's weights: no gradient reaches "
+                    "embedding.weight. Look the vectors up with embedding(tokens) (no .detach(), no "
+                    "torch.no_grad(), no .data), so the table can learn."
+                ).format(what=what)
             )
         if bool(torch.isnan(grad).any()):
             raise CheckError(
-                f"{what} sends NaN gradients to the table: dividing by a zero count and then "
-                "replacing the NaN (nan_to_num, torch.where) still sends NaN backwards. Clamp "
-                "the count to at least 1 before dividing."
+                _(
+                    "{what} sends NaN gradients to the table: dividing by a zero count and then "
+                    "replacing the NaN (nan_to_num, torch.where) still sends NaN backwards. Clamp "
+                    "the count to at least 1 before dividing."
+                ).format(what=what)
             )
         expected_grad = torch.zeros_like(w)  # d/dW of sum(out * weights)
         share = (mask / count.clamp(min=1).unsqueeze(1)).squeeze(-1)  # (B, T)
@@ -348,7 +391,7 @@ def check_mean_embedding(mean_embedding) -> None:
         assert_close(
             grad,
             expected_grad,
-            what=f"the gradient {what} sends to the table",
+            what=_("the gradient {what} sends to the table").format(what=what),
             rtol=1e-4,
             atol=1e-5,
         )
@@ -371,11 +414,22 @@ def check_causal_mask(causal_mask) -> None:
         check_dtype(got, torch.bool, what)
         if not torch.equal(got.cpu(), expected):
             i, j = (int(v) for v in (got.cpu() != expected).nonzero()[0])
+            whether = _("(not in its future)") if expected[i, j] else _("(its future)")
             raise CheckError(
-                f"{what}[{i}, {j}] is {bool(got[i, j])}: query {i} sits at position "
-                f"{t_k - t_q + i} of the {t_k} keys, so it may see key {j} "
-                f"{'(not in its future)' if expected[i, j] else '(its future)'}. The mask is "
-                f"torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
+                _(
+                    "{what}[{i}, {j}] is {value}: query {i} sits at position "
+                    "{position} of the {t_k} keys, so it may see key {j} "
+                    "{whether}. The mask is "
+                    "torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
+                ).format(
+                    what=what,
+                    i=i,
+                    j=j,
+                    value=bool(got[i, j]),
+                    position=t_k - t_q + i,
+                    t_k=t_k,
+                    whether=whether,
+                )
             )
         what = f"causal_mask({t_q}, {t_k}, device={device})"
         got = observe(
@@ -399,11 +453,15 @@ def _check_causal_mask_device(causal_mask) -> None:
     except (AnswerRaised, NotImplementedError):
         return  # an operation the meta device lacks: the values were checked above
     if seen.get("device") != "meta":
-        where = seen.get("device", f"no device (it returned a {seen.get('type')})")
+        where = seen.get(
+            "device", _("no device (it returned a {type})").format(type=seen.get("type"))
+        )
         raise CheckError(
-            f"{what} returned a mask on {where}, not on the device it was asked for. Create it "
-            "there: torch.ones(t_q, t_k, dtype=torch.bool, device=device) (or .to(device)); a "
-            "mask left on the CPU fails in masked_fill against scores on a GPU."
+            _(
+                "{what} returned a mask on {where}, not on the device it was asked for. Create it "
+                "there: torch.ones(t_q, t_k, dtype=torch.bool, device=device) (or .to(device)); a "
+                "mask left on the CPU fails in masked_fill against scores on a GPU."
+            ).format(what=what, where=where)
         )
 
 
@@ -443,7 +501,7 @@ def check_attention(attention) -> None:
         )
         case = {"q": q, "k": k, "v": v, "mask": mask}
         seen = observe(probes.probe_attention, attention, case, what)
-        _rule_kept(seen, what, _ATTENTION_RULE)
+        _rule_kept(seen, what, _attention_rule())
         expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         out = seen["result"]
         check_type(out, torch.Tensor, what)
@@ -457,9 +515,11 @@ def check_attention(attention) -> None:
         except CheckError as err:
             hint = ""
             if d != d_v:
-                hint = " Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."
+                hint = _(
+                    " Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."
+                )
             elif dtype == torch.float64:
-                hint = (
+                hint = _(
                     " Compute in the inputs' dtype: a float32 working copy (even one cast back "
                     "to float64 at the end) is only good to about 1e-7, and float64 inputs are "
                     "compared to 1e-9."
@@ -467,7 +527,9 @@ def check_attention(attention) -> None:
             raise CheckError(f"{err}{hint}") from None
         for name, before, after in zip("qkv", (q, k, v), seen["args"][:3], strict=True):
             if not torch.equal(before, after):
-                raise CheckError(f"{what} changed the caller's {name} in place.")
+                raise CheckError(
+                    _("{what} changed the caller's {name} in place.").format(what=what, name=name)
+                )
 
 
 # ---------------------------------------------------------------------------------------
@@ -501,12 +563,14 @@ def check_split_heads(split_heads) -> None:
             assert_close(out, expected, what=what)
         except CheckError as err:
             raise CheckError(
-                f"{err} Head j must hold channels j*D to (j+1)*D of every position: view as "
-                "(B, T, H, D) first, then swap T and H; viewing straight as (B, H, T, D) mixes "
-                "positions into heads."
+                _(
+                    "{err} Head j must hold channels j*D to (j+1)*D of every position: view as "
+                    "(B, T, H, D) first, then swap T and H; viewing straight as (B, H, T, D) mixes "
+                    "positions into heads."
+                ).format(err=err)
             ) from None
         if seen["x_changed"]:
-            raise CheckError(f"{what} changed the caller's x in place.")
+            raise CheckError(_("{what} changed the caller's x in place.").format(what=what))
     what = "split_heads(x of shape (2, 3, 10), n_heads=4)"
     try:
         observe(
@@ -516,11 +580,15 @@ def check_split_heads(split_heads) -> None:
         if err.type_name == "ValueError":
             return
         raise CheckError(
-            f"{what} raised {err.type_name}: check that C is divisible by n_heads first and "
-            "raise ValueError with a message that names both numbers."
+            _(
+                "{what} raised {error}: check that C is divisible by n_heads first and "
+                "raise ValueError with a message that names both numbers."
+            ).format(what=what, error=err.type_name)
         ) from None
     raise CheckError(
-        f"{what} returned a result: 10 channels cannot be split into 4 heads. Raise ValueError."
+        _(
+            "{what} returned a result: 10 channels cannot be split into 4 heads. Raise ValueError."
+        ).format(what=what)
     )
 
 
@@ -558,7 +626,7 @@ def check_encoder_layer_forward(encoder_layer_forward) -> None:
             f"{'train' if training else 'eval'} mode; x of shape ({b}, {t}, {c}))"
         )
         seen = observe(probes.probe_encoder_layer_forward, encoder_layer_forward, case, what)
-        _rule_kept(seen, what, _ENCODER_RULE)
+        _rule_kept(seen, what, _encoder_rule())
         layer = probes.build_encoder_layer(case)
         with torch.no_grad():
             expected = layer(case["x"])
@@ -571,18 +639,20 @@ def check_encoder_layer_forward(encoder_layer_forward) -> None:
             raise CheckError(f"{err}{_encoder_hint(norm_first, activation, h)}") from None
         if seen["training_after"] != training:
             raise CheckError(
-                f"{what} left the layer in {'train' if seen['training_after'] else 'eval'} mode. "
-                "Do not call layer.eval() or layer.train(): the caller owns its mode."
+                _(
+                    "{what} left the layer in {mode} mode. "
+                    "Do not call layer.eval() or layer.train(): the caller owns its mode."
+                ).format(what=what, mode="train" if seen["training_after"] else "eval")
             )
 
 
 def _encoder_hint(norm_first: bool, activation: str, heads: int) -> str:
     order = (
-        "pre-norm (norm_first=True): x + attn(norm1(x)), then x + ff(norm2(x))"
+        _("pre-norm (norm_first=True): x + attn(norm1(x)), then x + ff(norm2(x))")
         if norm_first
-        else "post-norm (norm_first=False): norm1(x + attn(x)), then norm2(x + ff(x))"
+        else _("post-norm (norm_first=False): norm1(x + attn(x)), then norm2(x + ff(x))")
     )
-    return (
-        f" This layer is {order}; its feed-forward uses layer.activation ({activation}); "
-        f"attention splits C into {heads} heads and scales by sqrt(C / heads)."
-    )
+    return _(
+        " This layer is {order}; its feed-forward uses layer.activation ({activation}); "
+        "attention splits C into {heads} heads and scales by sqrt(C / heads)."
+    ).format(order=order, activation=activation, heads=heads)
