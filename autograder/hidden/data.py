@@ -19,6 +19,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import data as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 GLOBAL_RNG_HINT = (
     "It drew from or reseeded the global generator. Create a private one, "
@@ -37,9 +38,13 @@ def _gen(seed: int) -> torch.Generator:
 
 def _wrong_type(type_name: str, wanted: str, what: str) -> CheckError:
     """The error check_type would give, for an object known only by its type's name."""
-    hint = " Did you forget a `return`?" if type_name == "NoneType" else ""
+    hint = _(" Did you forget a `return`?") if type_name == "NoneType" else ""
     article = "an" if wanted[:1].lower() in "aeiou" else "a"
-    return CheckError(f"{what} should be {article} {wanted}, got {type_name}.{hint}")
+    return CheckError(
+        _("{what} should be {article} {wanted}, got {got}.{hint}").format(
+            what=what, article=article, wanted=wanted, got=type_name, hint=hint
+        )
+    )
 
 
 def _assert_close(actual: object, expected: object, what: str, **kwargs) -> None:
@@ -62,7 +67,11 @@ def _pair(item: object, what: str) -> tuple:
     if isinstance(item, wire.Unsendable) or not isinstance(item, (tuple, list)):
         raise _wrong_type(wire.type_name(item), "(data, label) tuple", what)
     if len(item) != 2:
-        raise CheckError(f"{what} should be a (data, label) pair, got {len(item)} items.")
+        raise CheckError(
+            _("{what} should be a (data, label) pair, got {n} items.").format(
+                what=what, n=len(item)
+            )
+        )
     return tuple(item)
 
 
@@ -72,7 +81,9 @@ def _label(y: object, what: str) -> int:
         return int(torch.as_tensor(y))
     except (TypeError, ValueError, RuntimeError):
         raise CheckError(
-            f"{what} should be a number or a one-element tensor, got {wire.type_name(y)}."
+            _("{what} should be a number or a one-element tensor, got {got}.").format(
+                what=what, got=wire.type_name(y)
+            )
         ) from None
 
 
@@ -82,9 +93,11 @@ def _same_data(xi: object, expected: torch.Tensor, what: str, source: str) -> No
         raise _wrong_type(wire.type_name(xi), "Tensor", what)
     if xi.shape == expected.shape and xi.dtype != expected.dtype:
         raise CheckError(
-            f"{what} has dtype {xi.dtype}, but {source} has dtype {expected.dtype}: return the "
-            "data as it is. A conversion (.float(), torch.tensor(..., dtype=...)) changes what "
-            "the caller stored and rounds float64 values to float32."
+            _(
+                "{what} has dtype {got}, but {source} has dtype {expected}: return the "
+                "data as it is. A conversion (.float(), torch.tensor(..., dtype=...)) changes what "
+                "the caller stored and rounds float64 values to float32."
+            ).format(what=what, got=xi.dtype, source=source, expected=expected.dtype)
         )
     _assert_close(xi, expected, what=what, same_device=False)
 
@@ -94,12 +107,15 @@ def _same_label(yi: object, expected: torch.Tensor, what: str) -> None:
     if isinstance(yi, torch.Tensor):
         if yi.numel() != 1:
             raise CheckError(
-                f"{what} should be one label, got a tensor of shape {tuple(yi.shape)}."
+                _("{what} should be one label, got a tensor of shape {shape}.").format(
+                    what=what, shape=tuple(yi.shape)
+                )
             )
         if yi.dtype != expected.dtype:
             raise CheckError(
-                f"{what} has dtype {yi.dtype}, but y has dtype {expected.dtype}: return y[i] "
-                "as it is."
+                _(
+                    "{what} has dtype {got}, but y has dtype {expected}: return y[i] as it is."
+                ).format(what=what, got=yi.dtype, expected=expected.dtype)
             )
         value = yi.reshape(()).item()
     elif type(yi) in (int, float):
@@ -107,7 +123,11 @@ def _same_label(yi: object, expected: torch.Tensor, what: str) -> None:
     else:
         raise _wrong_type(wire.type_name(yi), "Tensor (y[i])", what)
     if value != expected.item():
-        raise CheckError(f"{what} is {value}, expected y[i] = {expected.item()}.")
+        raise CheckError(
+            _("{what} is {value}, expected y[i] = {expected}.").format(
+                what=what, value=value, expected=expected.item()
+            )
+        )
 
 
 # ---------------------------------------------------------------- TensorPairDataset
@@ -136,29 +156,35 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
         n = view.shape[0]
         y = torch.randint(0, 3, (n,), generator=g).to(device)
         kind = f"{dtype}".removeprefix("torch.")
-        what = f"TensorPairDataset(x of shape {tuple(view.shape)} {kind}, y of shape ({n},))"
+        what = _("TensorPairDataset(x of shape {shape} {kind}, y of shape ({n},))").format(
+            shape=tuple(view.shape), kind=kind, n=n
+        )
         if permute is not None:
-            what = what.replace(")", ", a non-contiguous view)", 1)
+            what = what.replace(")", _(", a non-contiguous view)"), 1)
         case = {"x": x, "y": y, "permute": permute}
         seen = observe(probes.probe_TensorPairDataset, TensorPairDataset, case, what)
         if seen["len"] != n:
             raise CheckError(
-                f"len({what}) is {seen['len']}, expected {n}: the length is the number of "
-                "samples, x.shape[0], not the number of features."
+                _(
+                    "len({what}) is {got}, expected {n}: the length is the number of "
+                    "samples, x.shape[0], not the number of features."
+                ).format(what=what, got=seen["len"], n=n)
             )
         if seen["inputs_changed"]:
             raise CheckError(
-                f"{what} changed the caller's x or y. A dataset only reads the tensors it was "
-                "given: no in-place operations on them."
+                _(
+                    "{what} changed the caller's x or y. A dataset only reads the tensors it was "
+                    "given: no in-place operations on them."
+                ).format(what=what)
             )
         for i, item in enumerate(seen["items"]):
             xi, yi = _pair(item, f"{what}[{i}]")
-            _same_data(xi, view[i], f"the data of {what}[{i}]", "x")
-            _same_label(yi, y[i], f"the label of {what}[{i}]")
+            _same_data(xi, view[i], _("the data of {what}[{i}]").format(what=what, i=i), "x")
+            _same_label(yi, y[i], _("the label of {what}[{i}]").format(what=what, i=i))
     x = torch.randn(6, 3, generator=g).to(device)
     y = torch.arange(6, device=device)
     reads = [0, 5, 0]
-    what = "TensorPairDataset(x of shape (6, 3), y, transform=a transform that adds 1)"
+    what = _("TensorPairDataset(x of shape (6, 3), y, transform=a transform that adds 1)")
     seen = observe(
         probes.probe_TensorPairDataset_transform,
         TensorPairDataset,
@@ -167,52 +193,68 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
     )
     if seen["calls_in_init"]:
         raise CheckError(
-            f"TensorPairDataset called the transform in __init__ ({seen['calls_in_init']} calls). "
-            "Apply it in __getitem__, one item at a time, so a random augmentation differs "
-            "every time an item is read."
+            _(
+                "TensorPairDataset called the transform in __init__ ({calls} calls). "
+                "Apply it in __getitem__, one item at a time, so a random augmentation differs "
+                "every time an item is read."
+            ).format(calls=seen["calls_in_init"])
         )
     if seen["inputs_changed"]:
         raise CheckError(
-            f"{what} changed the caller's x: after reading item 0 twice, x no longer holds "
-            "what the caller passed. Keep the transformed item in a new variable; never "
-            "write it back into self.x (which is the caller's tensor)."
+            _(
+                "{what} changed the caller's x: after reading item 0 twice, x no longer holds "
+                "what the caller passed. Keep the transformed item in a new variable; never "
+                "write it back into self.x (which is the caller's tensor)."
+            ).format(what=what)
         )
     wrong_shapes = [s for s in seen["shapes"] if s != [3]]
     if [] in wrong_shapes:
         raise CheckError(
-            "the transform was called on the label (a 0-d tensor) too: it is for the data "
-            "only. Return (transform(x[i]), y[i])."
+            _(
+                "the transform was called on the label (a 0-d tensor) too: it is for the data "
+                "only. Return (transform(x[i]), y[i])."
+            )
         )
     if wrong_shapes:
         raise CheckError(
-            f"the transform was called on a tensor of shape {tuple(wrong_shapes[0])}; it "
-            "should get one item, x[i], of shape (3,). Call transform(self.x[i]), not "
-            "transform(self.x)[i]: a random augmentation of the whole tensor is one draw for "
-            "every item, and it costs the whole data set per item."
+            _(
+                "the transform was called on a tensor of shape {shape}; it "
+                "should get one item, x[i], of shape (3,). Call transform(self.x[i]), not "
+                "transform(self.x)[i]: a random augmentation of the whole tensor is one draw for "
+                "every item, and it costs the whole data set per item."
+            ).format(shape=tuple(wrong_shapes[0]))
         )
     for i, item in zip(reads, seen["items"], strict=True):
         xi, yi = _pair(item, f"TensorPairDataset(..., transform)[{i}]")
-        _assert_close(xi, x[i] + 1, what=f"the data of item {i} with a transform that adds 1")
+        _assert_close(
+            xi, x[i] + 1, what=_("the data of item {i} with a transform that adds 1").format(i=i)
+        )
         try:
-            _same_label(yi, y[i], f"the label of item {i} with a transform that adds 1")
+            _same_label(
+                yi, y[i], _("the label of item {i} with a transform that adds 1").format(i=i)
+            )
         except CheckError as err:
             raise CheckError(
-                f"{err} The transform is for the data only, never the label."
+                _("{err} The transform is for the data only, never the label.").format(err=err)
             ) from None
     if seen["calls"] != len(reads):
         raise CheckError(
-            f"reading three items called the transform {seen['calls']} times, expected 3: "
-            "call it once per __getitem__, every time (no caching of transformed items)."
+            _(
+                "reading three items called the transform {calls} times, expected 3: "
+                "call it once per __getitem__, every time (no caching of transformed items)."
+            ).format(calls=seen["calls"])
         )
     for nx, ny in [(5, 4), (1, 2)]:
-        what = f"TensorPairDataset(x with {nx} rows, y with {ny} rows)"
+        what = _("TensorPairDataset(x with {nx} rows, y with {ny} rows)").format(nx=nx, ny=ny)
         seen = observe(
             probes.probe_TensorPairDataset_mismatch, TensorPairDataset, {"nx": nx, "ny": ny}, what
         )
         if not seen["raised_value_error"]:
             raise CheckError(
-                f"{what} should raise ValueError: mismatched lengths mean some samples have "
-                "no label. Compare len(x) with len(y) in __init__."
+                _(
+                    "{what} should raise ValueError: mismatched lengths mean some samples have "
+                    "no label. Compare len(x) with len(y) in __init__."
+                ).format(what=what)
             )
 
 
@@ -1132,7 +1174,7 @@ def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
             {"preds": empty, "targets": empty.clone(), "num_classes": 3, "dtype": "int64"},
         )
     )
-    for _, case in cases:
+    for _description, case in cases:  # `_` is the message marker here
         case["preds"], case["targets"] = case["preds"].to(device), case["targets"].to(device)
     return cases
 
