@@ -24,6 +24,7 @@ from tutorial_lib.checks import (
     check_type,
 )
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 _LEFT_BEHIND = (
     "After .to(device) something the module uses stayed behind: a layer kept in a plain Python "
@@ -47,7 +48,11 @@ def _take(seen: dict, key: str, what: str, calling: bool = False) -> Any:
     if calling and "RuntimeError" in raised.get("bases", []):
         first = (message.strip().splitlines() or [type_name])[0]
         if any(word in first for word in ("device", "dtype", "same type", "Half", "Double")):
-            raise CheckError(f"{what} failed with: {first}. {_LEFT_BEHIND}")
+            raise CheckError(
+                _("{what} failed with: {first}. {left_behind}").format(
+                    what=what, first=first, left_behind=_(_LEFT_BEHIND)
+                )
+            )
     raise AnswerRaised(what, type_name, message)
 
 
@@ -60,22 +65,27 @@ def _check_module(seen: dict, what: str) -> None:
         and "before Module.__init__() call" in str(raised.get("message"))
     ):
         raise CheckError(
-            f"{what} raised {raised.get('type')}: {raised.get('message')}. Call "
-            "super().__init__() first in __init__, before assigning any submodule, "
-            "parameter or buffer."
+            _(
+                "{what} raised {type}: {message}. Call super().__init__() first in __init__, "
+                "before assigning any submodule, parameter or buffer."
+            ).format(what=what, type=raised.get("type"), message=raised.get("message"))
         )
     type_name = _take(seen, "type", what)
     if seen.get("is_module") is not True:
-        raise CheckError(f"{what} should be a Module, got {type_name}.")
+        raise CheckError(
+            _("{what} should be a Module, got {type_name}.").format(what=what, type_name=type_name)
+        )
 
 
 def _no_parameters(what: str) -> CheckError:
     return CheckError(
-        f"{what} has no parameters (model.parameters() is empty), so an optimizer cannot train "
-        "it, .to(device) cannot move it and state_dict() cannot save it. Layers kept in a plain "
-        "Python list or dict, or created inside forward, are invisible to nn.Module: assign "
-        "them in __init__ (self.fc = nn.Linear(...)) or keep them in nn.ModuleList / "
-        "nn.ModuleDict."
+        _(
+            "{what} has no parameters (model.parameters() is empty), so an optimizer "
+            "cannot train it, .to(device) cannot move it and state_dict() cannot save "
+            "it. Layers kept in a plain Python list or dict, or created inside forward, "
+            "are invisible to nn.Module: assign them in __init__ (self.fc = "
+            "nn.Linear(...)) or keep them in nn.ModuleList / nn.ModuleDict."
+        ).format(what=what)
     )
 
 
@@ -127,8 +137,10 @@ def check_MLP(MLP) -> None:
         _check_module(seen, what)
         if seen.get("sizes unchanged") is False:
             raise CheckError(
-                f"{what} changed the caller's sizes list (pop, append, ...); read it, do not "
-                "modify it."
+                _(
+                    "{what} changed the caller's sizes list (pop, append, ...); read it, do not "
+                    "modify it."
+                ).format(what=what)
             )
         named = _take(seen, "parameters", what)
         if not named:
@@ -142,21 +154,25 @@ def check_MLP(MLP) -> None:
             prelus = [s_ for s_ in shapes if s_ == (1,)]
             if [s_ for s_ in shapes if s_ != (1,)] == expected and len(prelus) != fresh:
                 raise CheckError(
-                    f"{what} has {len(prelus)} PReLU weight(s), expected {fresh}: create a "
-                    "fresh instance activation() for every hidden layer. One instance used "
-                    "after every layer shares its parameters between them."
+                    _(
+                        "{what} has {n_prelus} PReLU weight(s), expected {fresh}: create a fresh "
+                        "instance activation() for every hidden layer. One instance used after every "
+                        "layer shares its parameters between them."
+                    ).format(what=what, n_prelus=len(prelus), fresh=fresh)
                 )
             shapes = [s_ for s_ in shapes if s_ != (1,)]
         if shapes != expected:
             raise CheckError(
-                f"{what} has parameters of shapes {shapes}, expected {expected}: one "
-                "nn.Linear(sizes[i], sizes[i + 1]) (with a bias) for each consecutive pair of "
-                "sizes, registered in order, and no other parameters."
+                _(
+                    "{what} has parameters of shapes {shapes}, expected {expected}: one "
+                    "nn.Linear(sizes[i], sizes[i + 1]) (with a bias) for each consecutive pair "
+                    "of sizes, registered in order, and no other parameters."
+                ).format(what=what, shapes=shapes, expected=expected)
             )
         params = _take(seen, "weights", f"{what}.to({device})")
         for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
             x = x_cpu.to(device)
-            label = f"{what} on x of shape ({n}, {sizes[0]})"
+            label = _("{what} on x of shape ({n}, {size})").format(what=what, n=n, size=sizes[0])
             out = _take(seen, f"out {i}", label, calling=True)
             with torch.no_grad():
                 ref = _mlp_reference(x, params, activation)
@@ -166,13 +182,17 @@ def check_MLP(MLP) -> None:
             except CheckError as err:
                 if n and torch.allclose(out, activation()(ref), rtol=1e-4, atol=1e-5):
                     raise CheckError(
-                        f"{label}: the activation is applied after the last layer too. The "
-                        "last nn.Linear's output (the scores, or logits) must stay unbounded."
+                        _(
+                            "{label}: the activation is applied after the last layer too. The last "
+                            "nn.Linear's output (the scores, or logits) must stay unbounded."
+                        ).format(label=label)
                     ) from None
                 if activation is not nn.ReLU and n:
                     raise CheckError(
-                        f"{err} Did you use the activation passed in (nn.{name}), "
-                        "creating a fresh instance with activation()?"
+                        _(
+                            "{err} Did you use the activation passed in (nn.{name}), creating a fresh "
+                            "instance with activation()?"
+                        ).format(err=err, name=name)
                     ) from None
                 raise
     # .double() on the CPU stands in for .to(device)
@@ -185,7 +205,7 @@ def check_MLP(MLP) -> None:
         "inputs": [x],
         "seed": 3,
     }
-    label = "MLP([3, 5, 2]).double() on float64 input"
+    label = _("MLP([3, 5, 2]).double() on float64 input")
     seen = observe(probes.probe_MLP, MLP, case, "MLP([3, 5, 2]).double()")
     out = _take(seen, "out 0", label, calling=True)
     check_dtype(out, torch.float64, label)
@@ -232,8 +252,10 @@ def check_ResidualBlock(ResidualBlock) -> None:
             raise _no_parameters(what)
         if keys != _RESIDUAL_KEYS:
             raise CheckError(
-                f"{what}.state_dict() has keys {sorted(keys)}, expected {sorted(_RESIDUAL_KEYS)}:"
-                " two layers named fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim)."
+                _(
+                    "{what}.state_dict() has keys {keys}, expected {residual_keys}: two layers "
+                    "named fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim)."
+                ).format(what=what, keys=sorted(keys), residual_keys=sorted(_RESIDUAL_KEYS))
             )
         sd = _take(seen, "state", f"{what}.to({device})")
         check_shape(sd["fc1.weight"], (hidden, dim), names="hidden dim", what=f"{what}.fc1.weight")
@@ -241,7 +263,7 @@ def check_ResidualBlock(ResidualBlock) -> None:
         for i, item in enumerate(inputs):
             x = item["x"].to(device)
             x = x.t() if item["t"] else x
-            label = f"{what} on x of shape {tuple(x.shape)}"
+            label = _("{what} on x of shape {shape}").format(what=what, shape=tuple(x.shape))
             out = _take(seen, f"out {i}", label, calling=True)
             with torch.no_grad():
                 h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
@@ -249,37 +271,47 @@ def check_ResidualBlock(ResidualBlock) -> None:
             check_shape(out, tuple(x.shape), what=label)
             if seen.get(f"x unchanged {i}") is False:
                 raise CheckError(
-                    f"{label}: forward changed the caller's x in place (x += ..., x.add_(...)). "
-                    "The caller's tensor is overwritten, and on a leaf that requires grad "
-                    "autograd refuses it: return x + self.fc2(...), a new tensor."
+                    _(
+                        "{label}: forward changed the caller's x in place (x += ..., x.add_(...)). "
+                        "The caller's tensor is overwritten, and on a leaf that requires grad "
+                        "autograd refuses it: return x + self.fc2(...), a new tensor."
+                    ).format(label=label)
                 )
             again = _take(seen, f"again {i}", f"{label} (a second call)", calling=True)
             check_shape(again, tuple(x.shape), what=f"{label} (a second call)")
             if x.numel() and not torch.allclose(out, again, rtol=1e-5, atol=1e-6):
                 raise CheckError(
-                    f"{label}: calling the block twice on the same x gave different outputs. "
-                    "Layers created inside forward get fresh random weights on every call and "
-                    "are never trained: create them once, in __init__."
+                    _(
+                        "{label}: calling the block twice on the same x gave different outputs. "
+                        "Layers created inside forward get fresh random weights on every call and "
+                        "are never trained: create them once, in __init__."
+                    ).format(label=label)
                 )
             try:
                 assert_close(out, ref, what=label, rtol=1e-4, atol=1e-5)
             except CheckError:
                 if x.numel() and torch.allclose(out, ref - x, rtol=1e-4, atol=1e-5):
                     raise CheckError(
-                        f"{label}: the skip connection is missing; return x + fc2(relu(fc1(x)))."
+                        _(
+                            "{label}: the skip connection is missing; return x + fc2(relu(fc1(x)))."
+                        ).format(label=label)
                     ) from None
                 if x.numel() and torch.allclose(out, torch.relu(ref), rtol=1e-4, atol=1e-5):
                     raise CheckError(
-                        f"{label}: there should be no ReLU after the sum; return "
-                        "x + fc2(relu(fc1(x)))."
+                        _(
+                            "{label}: there should be no ReLU after the sum; return x + "
+                            "fc2(relu(fc1(x)))."
+                        ).format(label=label)
                     ) from None
                 raise
         grads = _take(seen, "grads", f"{what}: block(x).pow(2).sum().backward()")
         missing = [name for name, grad in grads if grad is None]
         if missing:
             raise CheckError(
-                f"{what}: after backward these parameters have no gradient: {missing}. "
-                "forward must use the layers registered in __init__."
+                _(
+                    "{what}: after backward these parameters have no gradient: {missing}. "
+                    "forward must use the layers registered in __init__."
+                ).format(what=what, missing=missing)
             )
         x = backward_x.to(device).requires_grad_(True)
         with torch.enable_grad():
@@ -289,8 +321,10 @@ def check_ResidualBlock(ResidualBlock) -> None:
         got = seen.get("x.grad")
         if got is None:
             raise CheckError(
-                f"{label} is None: the gradient does not reach the input. Do not detach x or "
-                "compute the block under torch.no_grad()."
+                _(
+                    "{label} is None: the gradient does not reach the input. Do not detach x or "
+                    "compute the block under torch.no_grad()."
+                ).format(label=label)
             )
         assert_close(
             got,
@@ -301,7 +335,7 @@ def check_ResidualBlock(ResidualBlock) -> None:
         )
         if "double out" in seen or "raised" in seen:
             out = _take(seen, "double out", f"{what}.double() on float64 input", calling=True)
-            check_dtype(out, torch.float64, f"{what}.double() on float64 input")
+            check_dtype(out, torch.float64, _("{what}.double() on float64 input").format(what=what))
 
 
 # ---------------------------------------------------------------- Exercise: count_trainable
@@ -312,27 +346,33 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
     cases = [  # (the model the probe builds, its description, the expected count)
         ("linear", "nn.Linear(7, 3)", 24),
         ("linear-no-bias", "nn.Linear(1, 1, bias=False)", 1),
-        ("relu", "nn.ReLU() (no parameters)", 0),
+        ("relu", _("nn.ReLU() (no parameters)"), 0),
         (
             "batchnorm",
-            "Linear(4, 5) + BatchNorm1d(5) + Linear(5, 2) (the buffers are not parameters)",
+            _("Linear(4, 5) + BatchNorm1d(5) + Linear(5, 2) (the buffers are not parameters)"),
             47,
         ),
-        ("batchnorm-frozen", "the same model with its first Linear frozen", 22),
-        ("bias-frozen", "Linear(3, 3) + Linear(3, 1) with the first bias frozen", 13),
+        ("batchnorm-frozen", _("the same model with its first Linear frozen"), 22),
+        ("bias-frozen", _("Linear(3, 3) + Linear(3, 1) with the first bias frozen"), 13),
         (
             "cls-token",
-            "a model with a cls_token Parameter (1, 1, 6) and a frozen scale (6,) on the model "
-            "itself, a buffer (5, 6), and an encoder Linear(6, 6) + LayerNorm(6)",
+            _(
+                "a model with a cls_token Parameter (1, 1, 6) and a frozen scale (6,) on the model "
+                "itself, a buffer (5, 6), and an encoder Linear(6, 6) + LayerNorm(6)"
+            ),
             6 + 42 + 12,
         ),
-        ("tied", "an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)", 40),
+        ("tied", _("an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)"), 40),
         ("lstm", "nn.LSTM(3, 4)", 4 * 4 * 3 + 4 * 4 * 4 + 2 * 4 * 4),
-        ("shared-in-sequential", "Sequential(layer, ReLU, layer): one Linear(3, 3) used twice", 12),
-        ("empty", "an empty nn.Sequential()", 0),
+        (
+            "shared-in-sequential",
+            _("Sequential(layer, ReLU, layer): one Linear(3, 3) used twice"),
+            12,
+        ),
+        ("empty", _("an empty nn.Sequential()"), 0),
         (
             "conv",
-            "Conv2d(3, 4, 3, bias=False) + BatchNorm2d(4) with its bias frozen",
+            _("Conv2d(3, 4, 3, bias=False) + BatchNorm2d(4) with its bias frozen"),
             4 * 3 * 3 * 3 + 4,
         ),
     ]
@@ -344,27 +384,31 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
         )["result"]
         check_type(got, int, label)
         if got != expected:
-            hint = " Count elements with p.numel(), only where p.requires_grad is True."
+            hint = _(" Count elements with p.numel(), only where p.requires_grad is True.")
             if expected == 40 and got == 80:
-                hint = (
+                hint = _(
                     " A shared weight appears under two names but is one Parameter: "
                     "model.parameters() lists it once; model.modules() or state_dict() twice."
                 )
             elif "buffers" in what and got > expected:
-                hint = " Buffers (BatchNorm's running statistics) are not parameters."
+                hint = _(" Buffers (BatchNorm's running statistics) are not parameters.")
             elif model == "cls-token" and got < expected:
-                hint = (
+                hint = _(
                     " Parameters registered on the model itself (the cls_token) count too: "
-                    "model.parameters() lists them with its children's; walking the layers "
-                    "(leaf modules, or modules with .weight and .bias) misses them."
+                    "model.parameters() lists them with its children's; walking the layers (leaf "
+                    "modules, or modules with .weight and .bias) misses them."
                 )
             elif model in ("bias-frozen", "conv", "lstm"):
-                hint += (
+                hint += _(
                     " Look at every parameter on its own (model.parameters()): a layer's weight "
                     "and bias can be frozen separately, and not every layer calls them weight "
                     "and bias."
                 )
-            raise CheckError(f"{label} returned {got}, expected {expected}.{hint}")
+            raise CheckError(
+                _("{label} returned {got}, expected {expected}.{hint}").format(
+                    label=label, got=got, expected=expected, hint=hint
+                )
+            )
 
 
 # ---------------------------------------------------------------- Exercise: RunningMean
@@ -374,10 +418,12 @@ def _buffer(state: dict, what: str) -> torch.Tensor:
     """The running_mean entry of a state_dict the probe saw (keys and that tensor)."""
     if state.get("running_mean") is None:
         raise CheckError(
-            f"{what}.state_dict() has keys {state.get('keys')}, but no 'running_mean'. A tensor "
-            "kept as a plain attribute (self.running_mean = torch.zeros(...)) is neither saved "
-            "by state_dict() nor moved by .to(device): register it with "
-            "self.register_buffer('running_mean', torch.zeros(num_features))."
+            _(
+                "{what}.state_dict() has keys {keys}, but no 'running_mean'. A tensor kept "
+                "as a plain attribute (self.running_mean = torch.zeros(...)) is neither "
+                "saved by state_dict() nor moved by .to(device): register it with "
+                "self.register_buffer('running_mean', torch.zeros(num_features))."
+            ).format(what=what, keys=state.get("keys"))
         )
     buf = state["running_mean"]
     check_type(buf, torch.Tensor, f"{what}'s running_mean")
@@ -407,26 +453,33 @@ def check_RunningMean(RunningMean) -> None:
         params = _take(seen, "parameters", what)
         if params:
             raise CheckError(
-                f"{what} has parameters {params}. The running mean is not learned: an "
-                "nn.Parameter would be handed to the optimizer and trained. Use register_buffer."
+                _(
+                    "{what} has parameters {params}. The running mean is not learned: an "
+                    "nn.Parameter would be handed to the optimizer and trained. Use "
+                    "register_buffer."
+                ).format(what=what, params=params)
             )
         assert_close(buf, torch.zeros(num_features), what=f"{what}'s initial running_mean")
         ref = torch.zeros(num_features, device=device)
         for i, (n, x_cpu) in enumerate(zip(batches, train, strict=True)):
             x = x_cpu.to(device)
-            label = f"{what} in training mode on a batch of shape ({n}, {num_features})"
+            label = _("{what} in training mode on a batch of shape ({n}, {num_features})").format(
+                what=what, n=n, num_features=num_features
+            )
             out = _take(seen, f"out {i}", label, calling=True)
             ref = (1 - momentum) * ref + momentum * x.mean(0)
             buf = _buffer(_take(seen, f"buffer {i}", label), what)
             if buf.requires_grad:
                 raise CheckError(
-                    f"{label}: after the call running_mean requires grad, so it drags the "
-                    "autograd graph of every earlier batch along. Update it under "
-                    "torch.no_grad() (or from x.detach())."
+                    _(
+                        "{label}: after the call running_mean requires grad, so it drags the "
+                        "autograd graph of every earlier batch along. Update it under "
+                        "torch.no_grad() (or from x.detach())."
+                    ).format(label=label)
                 )
             assert_close(buf, ref, what=f"running_mean after {label}", rtol=1e-5, atol=1e-6)
             assert_close(out, x - ref, what=label, rtol=1e-5, atol=1e-6)
-            grad_what = f"x.grad after out.sum().backward() ({label})"
+            grad_what = _("x.grad after out.sum().backward() ({label})").format(label=label)
             grad = _take(seen, f"x.grad {i}", grad_what)
             assert_close(grad, torch.ones_like(x), what=grad_what, rtol=1e-5, atol=1e-6)
         out = _take(seen, "empty", f"{what} on an empty batch", calling=True)
@@ -436,9 +489,10 @@ def check_RunningMean(RunningMean) -> None:
             assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
         except CheckError:
             raise CheckError(
-                f"{what}: an empty batch changed running_mean to "
-                f"{buf.detach().cpu().tolist()}; the mean of zero rows is "
-                "NaN. Skip the update when the batch is empty."
+                _(
+                    "{what}: an empty batch changed running_mean to {values}; the mean of zero "
+                    "rows is NaN. Skip the update when the batch is empty."
+                ).format(what=what, values=buf.detach().cpu().tolist())
             ) from None
         x = eval_x.to(device)
         out = _take(seen, "eval", f"{what} in eval mode", calling=True)
@@ -447,11 +501,13 @@ def check_RunningMean(RunningMean) -> None:
             assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
         except CheckError:
             raise CheckError(
-                f"{what}: running_mean changed in eval mode. Update it only when "
-                "self.training is True."
+                _(
+                    "{what}: running_mean changed in eval mode. Update it only when "
+                    "self.training is True."
+                ).format(what=what)
             ) from None
         assert_close(out, x - ref, what=f"{what} in eval mode", rtol=1e-5, atol=1e-6)
-        fresh_what = f"a fresh {what} after load_state_dict"
+        fresh_what = _("a fresh {what} after load_state_dict").format(what=what)
         fresh = _take(seen, "fresh", fresh_what, calling=True)
         assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
     # .double() on the CPU stands in for .to(device)
@@ -469,7 +525,7 @@ def check_RunningMean(RunningMean) -> None:
     check_dtype(out, torch.float64, "RunningMean(2).double() on float64 input")
     x = torch.randn(5, 3, generator=g, dtype=torch.float64)
     case = {"num_features": 3, "momentum": None, "x": x, "seed": 5}
-    what = "RunningMean(3) (the default momentum, 0.1)"
+    what = _("RunningMean(3) (the default momentum, 0.1)")
     seen = observe(probes.probe_RunningMean_double, RunningMean, case, what)
     _check_module(seen, what)
     buf = _buffer(_take(seen, "buffer after", f"{what} after one training batch"), what)
@@ -504,9 +560,11 @@ def _compare_activation(got, expected, name: str, label: str) -> None:
     if isinstance(expected, tuple):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             raise CheckError(
-                f"{label}: the module returns a tuple of {len(expected)} tensors; store a "
-                "tuple (or list) of their detached copies, got "
-                f"{type(got).__name__}. In the hook: tuple(t.detach().clone() for t in output)."
+                _(
+                    "{label}: the module returns a tuple of {n_expected} tensors; store a tuple "
+                    "(or list) of their detached copies, got {type_name}. In the hook: "
+                    "tuple(t.detach().clone() for t in output)."
+                ).format(label=label, n_expected=len(expected), type_name=type(got).__name__)
             )
         for k, (g_, e_) in enumerate(zip(got, expected, strict=True)):
             _compare_activation(g_, e_, name, f"{label}[{k}]")
@@ -514,7 +572,10 @@ def _compare_activation(got, expected, name: str, label: str) -> None:
     check_type(got, torch.Tensor, label)
     if got.requires_grad:
         raise CheckError(
-            f"{label} requires grad: it keeps the whole graph alive. Store output.detach().clone()."
+            _(
+                "{label} requires grad: it keeps the whole graph alive. Store "
+                "output.detach().clone()."
+            ).format(label=label)
         )
     assert_close(got, expected, what=label, rtol=1e-5, atol=1e-6)
 
@@ -545,11 +606,17 @@ def check_capture_activations(capture_activations) -> None:
     )
     for i, call in enumerate(calls):
         x, names = call["x"].to(device), call["names"]
-        what = f"capture_activations(model, x of shape {tuple(x.shape)}, {names})"
+        what = _("capture_activations(model, x of shape {shape}, {names})").format(
+            shape=tuple(x.shape), names=names
+        )
         if call.get("raises"):
             if f"raised {i}" not in seen:
                 _take(seen, f"raised {i}", what)
-            _judge_hooks_left(seen, i, f"{what} (where model(x) raises: x has 7 features, not 4)")
+            _judge_hooks_left(
+                seen,
+                i,
+                _("{what} (where model(x) raises: x has 7 features, not 4)").format(what=what),
+            )
             continue
         try:
             type_name = _take(seen, f"type {i}", what)
@@ -557,49 +624,58 @@ def check_capture_activations(capture_activations) -> None:
             if "'tuple' object" in err.message and "split" in names:
                 raise CheckError(
                     err.with_hint(
-                        "The module 'split' returns a tuple of tensors: store a tuple of "
-                        "their detached copies, tuple(t.detach().clone() for t in output)."
+                        _(
+                            "The module 'split' returns a tuple of tensors: store a tuple of their "
+                            "detached copies, tuple(t.detach().clone() for t in output)."
+                        )
                     )
                 ) from None
             raise
         got = seen.get(f"result {i}")
         if got is None:
-            hint = " Did you forget a `return`?" if type_name == "NoneType" else ""
-            raise CheckError(f"{what} should be a dict, got {type_name}.{hint}")
+            hint = _(" Did you forget a `return`?") if type_name == "NoneType" else ""
+            raise CheckError(
+                _("{what} should be a dict, got {type_name}.{hint}").format(
+                    what=what, type_name=type_name, hint=hint
+                )
+            )
         if names and seen.get(f"model runs {i}") == 0:
             raise CheckError(
-                f"{what}: the model's own forward hooks did not run, so model(x) was never "
-                "called through __call__. Call model(x), not model.forward(x)."
+                _(
+                    "{what}: the model's own forward hooks did not run, so model(x) was never "
+                    "called through __call__. Call model(x), not model.forward(x)."
+                ).format(what=what)
             )
         if set(got) != set(names):
             missing = sorted(set(names) - set(got))
             extra = sorted(set(got) - set(names))
             hint = ""
             if "" in missing:
-                hint = (
-                    " '' is the model itself; its hooks only run when you call model(x), "
-                    "not model.forward(x)."
+                hint = _(
+                    " '' is the model itself; its hooks only run when you call model(x), not "
+                    "model.forward(x)."
                 )
             if "split" in missing:
-                hint += (
+                hint += _(
                     " 'split' returns a tuple of tensors: store a tuple of their detached "
                     "copies, tuple(t.detach().clone() for t in output)."
                 )
             if extra:
-                hint += " Start from an empty dict on every call."
+                hint += _(" Start from an empty dict on every call.")
             elif missing and len(got) == 1 and len(names) > 1:
-                hint += (
-                    " Every hook wrote under one key: a function defined in a loop reads "
-                    "the loop variable when it runs, not when it was defined. Bind it as a "
-                    "default argument: def hook(module, inputs, output, name=name)."
+                hint += _(
+                    " Every hook wrote under one key: a function defined in a loop reads the "
+                    "loop variable when it runs, not when it was defined. Bind it as a default "
+                    "argument: def hook(module, inputs, output, name=name)."
                 )
             raise CheckError(
-                f"{what} returned the keys {sorted(got)}; missing {missing}, unexpected "
-                f"{extra}.{hint}"
+                _(
+                    "{what} returned the keys {got}; missing {missing}, unexpected {extra}.{hint}"
+                ).format(what=what, got=sorted(got), missing=missing, extra=extra, hint=hint)
             )
         expected = _expected_activations(model, x)
         for name in names:
-            label = f"the activation of {name!r} from {what}"
+            label = _("the activation of {name!r} from {what}").format(name=name, what=what)
             try:
                 _compare_activation(got[name], expected[name], name, label)
             except CheckError as err:
@@ -611,9 +687,9 @@ def check_capture_activations(capture_activations) -> None:
                     and value.shape == expected["block"].shape
                     and torch.allclose(value, expected["block"])
                 ):
-                    hint = (
-                        " The in-place ReLU that runs after it changed the tensor your "
-                        "hook stored: store a copy, output.detach().clone()."
+                    hint = _(
+                        " The in-place ReLU that runs after it changed the tensor your hook stored: "
+                        "store a copy, output.detach().clone()."
                     )
                 if (
                     name == "shared"
@@ -622,32 +698,40 @@ def check_capture_activations(capture_activations) -> None:
                     and value.shape == expected["shared"].shape
                     and torch.allclose(value, expected["shared (first call)"])
                 ):
-                    hint = (
-                        " 'shared' runs twice in one forward pass and you kept its first "
-                        "output; keep the last one (let the second call overwrite the entry)."
+                    hint = _(
+                        " 'shared' runs twice in one forward pass and you kept its first output; "
+                        "keep the last one (let the second call overwrite the entry)."
                     )
                 if "tuple" in str(err):
                     raise
                 raise CheckError(
-                    f"{err}{hint} The hook's arguments are (module, inputs, output); "
-                    "store the output."
+                    _(
+                        "{err}{hint} The hook's arguments are (module, inputs, output); store the "
+                        "output."
+                    ).format(err=err, hint=hint)
                 ) from None
         _judge_hooks_left(seen, i, what)
         if names and seen.get(f"model runs {i}", 1) > 1:
             raise CheckError(
-                f"{what} ran the model {seen[f'model runs {i}']} times; run model(x) once, with "
-                "all the hooks registered."
+                _(
+                    "{what} ran the model {runs} times; run model(x) once, with all the hooks "
+                    "registered."
+                ).format(what=what, runs=seen[f"model runs {i}"])
             )
         if seen.get(f"training {i}") is False:
             raise CheckError(
-                f"{what} left the caller's model (or a submodule) in eval mode. Do not call "
-                "model.eval() here: capture the activations in the mode the model is in."
+                _(
+                    "{what} left the caller's model (or a submodule) in eval mode. Do not call "
+                    "model.eval() here: capture the activations in the mode the model is in."
+                ).format(what=what)
             )
         if seen.get(f"requires_grad {i}") is False:
             raise CheckError(
-                f"{what} switched off requires_grad on the caller's parameters. To keep the "
-                "stored activations out of the graph, detach them in the hook (or run under "
-                "torch.no_grad()); leave the model's flags alone."
+                _(
+                    "{what} switched off requires_grad on the caller's parameters. To keep the "
+                    "stored activations out of the graph, detach them in the hook (or run under "
+                    "torch.no_grad()); leave the model's flags alone."
+                ).format(what=what)
             )
 
 
@@ -656,17 +740,21 @@ def _judge_hooks_left(seen: dict, i: int, what: str) -> None:
     if kept is not None and set(kept) != {"", "block.fc"}:
         lost = sorted({"", "block.fc"} - set(kept))
         raise CheckError(
-            f"{what} removed forward hooks that the caller had registered before (on "
-            f"{[k or '(the model)' for k in lost]}). Remove only your own: keep the handle "
-            "that register_forward_hook returns and call handle.remove(), never "
-            "module._forward_hooks.clear()."
+            _(
+                "{what} removed forward hooks that the caller had registered before (on "
+                "{lost}). Remove only your own: keep the handle that register_forward_hook "
+                "returns and call handle.remove(), never module._forward_hooks.clear()."
+            ).format(what=what, lost=[k or _("(the model)") for k in lost])
         )
     left = seen.get(f"hooks left {i}")
     if left:
         raise CheckError(
-            f"{what} left forward hooks on {left}. Keep the handle that register_forward_hook "
-            "returns and call handle.remove() on each (in a finally: block, so that it runs "
-            "even when model(x) raises), or every later forward pass runs your hooks again."
+            _(
+                "{what} left forward hooks on {left}. Keep the handle that "
+                "register_forward_hook returns and call handle.remove() on each (in a "
+                "finally: block, so that it runs even when model(x) raises), or every later "
+                "forward pass runs your hooks again."
+            ).format(what=what, left=left)
         )
 
 
@@ -683,12 +771,14 @@ def check_init_weights(init_weights) -> None:
     if type(raised) is dict and raised.get("step") == "apply":
         if _APPLY_ERRORS & set(raised.get("bases", [])):
             raise CheckError(
-                f"model.apply(init_weights) failed with {raised['type']}: {raised['message']}. "
-                "apply calls init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout "
-                "and the Sequential itself): test isinstance(module, nn.Linear) and "
-                "isinstance(module, nn.LayerNorm), and leave other modules alone. A layer built "
-                "with bias=False (or a LayerNorm with elementwise_affine=False) has None there: "
-                "skip what is None."
+                _(
+                    "model.apply(init_weights) failed with {type}: {message}. apply calls "
+                    "init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout and the "
+                    "Sequential itself): test isinstance(module, nn.Linear) and "
+                    "isinstance(module, nn.LayerNorm), and leave other modules alone. A layer "
+                    "built with bias=False (or a LayerNorm with elementwise_affine=False) has "
+                    "None there: skip what is None."
+                ).format(type=raised["type"], message=raised["message"])
             )
         _take(seen, "layers", "model.apply(init_weights)")
     layers = _take(seen, "layers", "init_weights(nn.Linear(500, 250))")
@@ -698,17 +788,21 @@ def check_init_weights(init_weights) -> None:
         bool((ln["weight"] == 1).all()) and bool((ln["bias"] == 0).all())
     ):
         raise CheckError(
-            "after model.apply(init_weights) a LayerNorm should have weight all ones and bias "
-            "all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
+            _(
+                "after model.apply(init_weights) a LayerNorm should have weight all ones and "
+                "bias all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
+            )
         )
     raised = seen.get("raised")
     if type(raised) is dict and raised.get("step") == "apply extras":
         raise CheckError(
-            f"init_weights failed with {raised['type']}: {raised['message']}, applied to "
-            "Linear(200, 100, bias=False), LayerNorm(5, elementwise_affine=False), Embedding, "
-            "Conv1d, BatchNorm1d and a nested Linear. A layer built without a bias (or a "
-            "LayerNorm without elementwise_affine) has None there: skip what is None; leave "
-            "every module that is not an nn.Linear or nn.LayerNorm alone."
+            _(
+                "init_weights failed with {type}: {message}, applied to Linear(200, 100, "
+                "bias=False), LayerNorm(5, elementwise_affine=False), Embedding, Conv1d, "
+                "BatchNorm1d and a nested Linear. A layer built without a bias (or a "
+                "LayerNorm without elementwise_affine) has None there: skip what is None; "
+                "leave every module that is not an nn.Linear or nn.LayerNorm alone."
+            ).format(type=raised["type"], message=raised["message"])
         )
     _judge_linears(_take(seen, "extras", "extras.apply(init_weights)"))
     for name, before in seen["before"].items():
@@ -725,17 +819,21 @@ def check_init_weights(init_weights) -> None:
                 "extras[4]": "nn.BatchNorm1d",
             }
             raise CheckError(
-                f"model.apply(init_weights) changed the {' and '.join(changed)} of {name}, an "
-                f"{kind[name]}. Only nn.Linear and nn.LayerNorm are to be initialised: test "
-                "isinstance(module, nn.Linear) / isinstance(module, nn.LayerNorm), not "
-                "hasattr(module, 'weight') or the weight's number of dimensions."
+                _(
+                    "model.apply(init_weights) changed the {changed} of {name}, an {kind}. Only "
+                    "nn.Linear and nn.LayerNorm are to be initialised: test isinstance(module, "
+                    "nn.Linear) / isinstance(module, nn.LayerNorm), not hasattr(module, "
+                    "'weight') or the weight's number of dimensions."
+                ).format(changed=_(" and ").join(changed), name=name, kind=kind[name])
             )
     if _take(seen, "same draws after another seed", "model.apply(init_weights), twice"):
         raise CheckError(
-            "model.apply(init_weights) drew the same weights after two different seeds: "
-            "init_weights reseeds the global random generator (torch.manual_seed inside it). "
-            "That makes every layer of a shape identical and resets the caller's random "
-            "stream; leave seeding to the caller."
+            _(
+                "model.apply(init_weights) drew the same weights after two different seeds: "
+                "init_weights reseeds the global random generator (torch.manual_seed inside "
+                "it). That makes every layer of a shape identical and resets the caller's "
+                "random stream; leave seeding to the caller."
+            )
         )
 
 
@@ -749,7 +847,9 @@ def _judge_linears(layers: dict) -> None:
             pass
         elif not isinstance(bias, torch.Tensor) or not bool((bias == 0).all()):
             raise CheckError(
-                f"{name}.bias is not all zeros after init: nn.init.zeros_(module.bias)."
+                _("{name}.bias is not all zeros after init: nn.init.zeros_(module.bias).").format(
+                    name=name
+                )
             )
         check_type(weight, torch.Tensor, f"{name}.weight")
         weight = weight.detach().to("cpu", torch.float64)  # MPS has no float64
@@ -760,17 +860,25 @@ def _judge_linears(layers: dict) -> None:
         std = float(weight.std())
         if abs(std - want) > 0.03 * want:
             raise CheckError(
-                f"{name}.weight has standard deviation {std:.4f} after init, expected "
-                f"sqrt(2 / fan_in) = {want:.4f} (fan_in = in_features = {fan_in}). Use "
-                "nn.init.kaiming_normal_(m.weight, nonlinearity='relu') (mode='fan_in', the "
-                "default)."
+                _(
+                    "{name}.weight has standard deviation {std:.4f} after init, expected sqrt(2 "
+                    "/ fan_in) = {want:.4f} (fan_in = in_features = {fan_in}). Use "
+                    "nn.init.kaiming_normal_(m.weight, nonlinearity='relu') (mode='fan_in', the "
+                    "default)."
+                ).format(name=name, std=std, want=want, fan_in=fan_in)
             )
         if abs(float(weight.mean())) > 5 * want / math.sqrt(weight.numel()):
-            raise CheckError(f"{name}.weight should have mean 0, got {float(weight.mean()):.4f}.")
+            raise CheckError(
+                _("{name}.weight should have mean 0, got {mean:.4f}.").format(
+                    name=name, mean=float(weight.mean())
+                )
+            )
         if float(weight.abs().max()) < 2.5 * want:
             raise CheckError(
-                f"{name}.weight looks uniformly distributed (no value beyond 2.5 standard "
-                "deviations); use the normal version, nn.init.kaiming_normal_."
+                _(
+                    "{name}.weight looks uniformly distributed (no value beyond 2.5 standard "
+                    "deviations); use the normal version, nn.init.kaiming_normal_."
+                ).format(name=name)
             )
 
 
@@ -797,23 +905,29 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
         raise _no_parameters(what)
     if keys != expected_keys:
         raise CheckError(
-            f"{what}.state_dict() has keys {sorted(keys)}, expected {sorted(expected_keys)}: "
-            "store the parts as self.encoder and self.head."
+            _(
+                "{what}.state_dict() has keys {keys}, expected {expected_keys}: store the "
+                "parts as self.encoder and self.head."
+            ).format(what=what, keys=sorted(keys), expected_keys=sorted(expected_keys))
         )
     for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
         x = x_cpu.to(device)
-        label = f"{what} on x of shape ({n}, 5)"
+        label = _("{what} on x of shape ({n}, 5)").format(what=what, n=n)
         out = _take(seen, f"out {i}", label, calling=True)
         if not seen.get(f"hook ran {i}"):
             raise CheckError(
-                f"{label}: the encoder's forward hooks did not run. Call the part as "
-                "self.encoder(x), never self.encoder.forward(x): hooks only run through "
-                "__call__."
+                _(
+                    "{label}: the encoder's forward hooks did not run. Call the part as "
+                    "self.encoder(x), never self.encoder.forward(x): hooks only run through "
+                    "__call__."
+                ).format(label=label)
             )
         if not seen.get(f"head hook ran {i}", True):
             raise CheckError(
-                f"{label}: the head's forward hooks did not run. Call it as self.head(...), "
-                "never self.head.forward(...): hooks only run through __call__."
+                _(
+                    "{label}: the head's forward hooks did not run. Call it as self.head(...), "
+                    "never self.head.forward(...): hooks only run through __call__."
+                ).format(label=label)
             )
         with torch.no_grad():
             ref = head(encoder(x))
@@ -821,45 +935,62 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
         assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
     if seen.get("holds the given parts") is False:
         raise CheckError(
-            f"{what} does not keep the modules it was given as self.encoder and self.head (a "
-            "copy, or a wrapper): train the model and the caller's encoder would not change. "
-            "Assign them as they are: self.encoder = encoder."
+            _(
+                "{what} does not keep the modules it was given as self.encoder and self.head "
+                "(a copy, or a wrapper): train the model and the caller's encoder would not "
+                "change. Assign them as they are: self.encoder = encoder."
+            ).format(what=what)
         )
     grads = _take(seen, "grads", f"{what}(x).pow(2).sum().backward()")
     cut = [part for part, ok in grads.items() if not ok]
     if cut:
         raise CheckError(
-            f"after {what}(x).pow(2).sum().backward() the {' and '.join(cut)} parameters have no "
-            "gradient: forward must not run a part under torch.no_grad() or detach its output. "
-            "Freezing is the caller's choice (requires_grad_(False)), not the model's."
+            _(
+                "after {what}(x).pow(2).sum().backward() the {cut} parameters have no "
+                "gradient: forward must not run a part under torch.no_grad() or detach its "
+                "output. Freezing is the caller's choice (requires_grad_(False)), not the "
+                "model's."
+            ).format(what=what, cut=_(" and ").join(cut))
         )
     if any(_take(seen, "parts training after eval", f"{what}.eval()")):
-        raise CheckError(f"{what}.eval() did not reach the encoder and head: register them.")
+        raise CheckError(
+            _("{what}.eval() did not reach the encoder and head: register them.").format(what=what)
+        )
     returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
     if not returned_old:
         raise CheckError(
-            f"{what}.swap_head(new_head) should return the head it replaced (the old one)."
+            _(
+                "{what}.swap_head(new_head) should return the head it replaced (the old one)."
+            ).format(what=what)
         )
     keys = set(_take(seen, "keys after swap", f"{what}.swap_head(new_head)"))
     expected_keys = {"encoder.0.weight", "encoder.0.bias", "head.0.weight", "head.0.bias"}
     if keys != expected_keys:
         raise CheckError(
-            f"after swap_head(nn.Sequential(nn.Linear(8, 4), nn.Tanh())) the state_dict has "
-            f"keys {sorted(keys)}, expected {sorted(expected_keys)}: the new head must replace "
-            "self.head (assign it: self.head = new_head)."
+            _(
+                "after swap_head(nn.Sequential(nn.Linear(8, 4), nn.Tanh())) the state_dict "
+                "has keys {keys}, expected {expected_keys}: the new head must replace "
+                "self.head (assign it: self.head = new_head)."
+            ).format(keys=sorted(keys), expected_keys=sorted(expected_keys))
         )
     n_params = _take(seen, "parameters after swap", f"{what}.swap_head(new_head)")
     if n_params != 5 * 8 + 8 + 8 * 4 + 4:
         raise CheckError(
-            f"after swap_head the model has {n_params} parameters, expected 84 (the encoder's "
-            "48 and the new head's 36)."
+            _(
+                "after swap_head the model has {n_params} parameters, expected 84 (the "
+                "encoder's 48 and the new head's 36)."
+            ).format(n_params=n_params)
         )
     for i, (n, x_cpu) in enumerate(zip(batches_after, inputs_after, strict=True)):
         x = x_cpu.to(device)
-        label = f"{what} after swap_head, on x of shape ({n}, 5)"
+        label = _("{what} after swap_head, on x of shape ({n}, 5)").format(what=what, n=n)
         out = _take(seen, f"swapped out {i}", label, calling=True)
         if not seen.get(f"swapped hook ran {i}"):
-            raise CheckError(f"{label}: the encoder's hooks did not run; call self.encoder(x).")
+            raise CheckError(
+                _("{label}: the encoder's hooks did not run; call self.encoder(x).").format(
+                    label=label
+                )
+            )
         with torch.no_grad():
             ref = new_head(encoder(x))
         check_shape(out, (n, 4), names="N classes", what=label)
@@ -878,37 +1009,50 @@ def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) 
     wrong_off = [name for name, on in flags.items() if not on and name in expected]
     if wrong_off and "" in prefixes:
         raise CheckError(
-            f"after {what} these parameters are frozen but should train: {wrong_off}. '' is "
-            "the name named_modules() gives the model itself, so every parameter is inside it "
-            "(prefix + '.' never matches for ''): treat '' as the whole model."
+            _(
+                "after {what} these parameters are frozen but should train: {wrong_off}. '' "
+                "is the name named_modules() gives the model itself, so every parameter is "
+                "inside it (prefix + '.' never matches for ''): treat '' as the whole model."
+            ).format(what=what, wrong_off=wrong_off)
         )
     if wrong_on:
         if prefixes and all(name.startswith(tuple(prefixes)) for name in wrong_on):
-            hint = (
+            hint = _(
                 "A name in trainable names a module: '1' covers '1.weight' but not "
                 "'10.weight'; test name.startswith(prefix + '.')."
             )
         else:
-            hint = (
+            hint = _(
                 "Freeze with p.requires_grad_(False). Setting p.grad = None only forgets the "
                 "last gradient (the next backward computes it again and optimizer.step() "
                 "updates the weight), and eval() changes layer behaviour, not gradients."
             )
-        shown = wrong_on if len(wrong_on) <= 6 else [*wrong_on[:6], f"... ({len(wrong_on)} in all)"]
+        shown = (
+            wrong_on
+            if len(wrong_on) <= 6
+            else [*wrong_on[:6], _("... ({count} in all)").format(count=len(wrong_on))]
+        )
         raise CheckError(
-            f"after {what} these parameters still have requires_grad=True: {shown}. {hint}"
+            _(
+                "after {what} these parameters still have requires_grad=True: {shown}. {hint}"
+            ).format(what=what, shown=shown, hint=hint)
         )
     if wrong_off:
         raise CheckError(
-            f"after {what} these parameters are frozen but should train: {wrong_off}. Every "
-            "parameter whose name starts with one of the names plus '.' trains, nested names "
-            "such as 'encoder.2' included (compare against model.named_parameters() names), "
-            "and gets requires_grad_(True) in case an earlier call froze it."
+            _(
+                "after {what} these parameters are frozen but should train: {wrong_off}. "
+                "Every parameter whose name starts with one of the names plus '.' trains, "
+                "nested names such as 'encoder.2' included (compare against "
+                "model.named_parameters() names), and gets requires_grad_(True) in case an "
+                "earlier call froze it."
+            ).format(what=what, wrong_off=wrong_off)
         )
     if got != expected:
         raise CheckError(
-            f"{what} returned {got}, expected the trainable parameter names {expected}, in "
-            "model.named_parameters() order."
+            _(
+                "{what} returned {got}, expected the trainable parameter names {expected}, "
+                "in model.named_parameters() order."
+            ).format(what=what, got=got, expected=expected)
         )
     if not expected:
         return
@@ -917,9 +1061,17 @@ def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) 
     for name in flags:
         changed = not torch.equal(after[name], before[name])
         if name in expected and not changed:
-            raise CheckError(f"after {what} and one SGD step, {name} did not change.")
+            raise CheckError(
+                _("after {what} and one SGD step, {name} did not change.").format(
+                    what=what, name=name
+                )
+            )
         if name not in expected and changed:
-            raise CheckError(f"after {what} and one SGD step, the frozen {name} changed.")
+            raise CheckError(
+                _("after {what} and one SGD step, the frozen {name} changed.").format(
+                    what=what, name=name
+                )
+            )
 
 
 def check_freeze_except(freeze_except) -> None:
@@ -949,5 +1101,5 @@ def check_freeze_except(freeze_except) -> None:
     ]
     case = {"seed": 9, "device": get_device(), "calls": calls}
     seen = observe(probes.probe_freeze_except, freeze_except, case, "freeze_except(...)")
-    for i, (_, trainable, expected) in enumerate(plan):
+    for i, (_model, trainable, expected) in enumerate(plan):
         _judge_freeze(seen, i, trainable, expected)
