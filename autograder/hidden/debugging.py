@@ -13,6 +13,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import debugging as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -88,7 +89,11 @@ def _junk_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor]:
 
 def _as_float(value, what: str) -> float:
     if isinstance(value, torch.Tensor):
-        raise CheckError(f"{what} is a tensor; return a Python float with .item() (or float(...)).")
+        raise CheckError(
+            _("{what} is a tensor; return a Python float with .item() (or float(...)).").format(
+                what=what
+            )
+        )
     check_type(value, (float, int), what)
     return float(value)
 
@@ -99,7 +104,7 @@ def _as_float(value, what: str) -> float:
 def _reference_overfit(model, x, y, loss_fn, num_steps, lr) -> list[float]:
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
-    for _ in range(num_steps):
+    for _step in range(num_steps):
         optimizer.zero_grad()
         loss = loss_fn(model(x), y)
         losses.append(loss.item())
@@ -144,16 +149,20 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
         losses = seen["losses"]
         check_type(losses, list, what)
         if len(losses) != steps:
-            hint = " The signature's defaults are num_steps=100, lr=1e-2." if defaults else ""
+            hint = _(" The signature's defaults are num_steps=100, lr=1e-2.") if defaults else ""
             raise CheckError(
-                f"{what} returned {len(losses)} losses, expected one per step ({steps}).{hint}"
+                _(
+                    "{what} returned {n_losses} losses, expected one per step ({steps}).{hint}"
+                ).format(what=what, n_losses=len(losses), steps=steps, hint=hint)
             )
         for i, value in enumerate(losses):
             if isinstance(value, torch.Tensor):
                 raise CheckError(
-                    f"entry {i} of {what} is a tensor. Store loss.item(): a stored loss tensor keeps "
-                    "its whole autograd graph (every saved activation of that step) alive, so memory "
-                    "grows with every step."
+                    _(
+                        "entry {i} of {what} is a tensor. Store loss.item(): a stored loss "
+                        "tensor keeps its whole autograd graph (every saved activation of that "
+                        "step) alive, so memory grows with every step."
+                    ).format(i=i, what=what)
                 )
             check_type(value, float, f"entry {i} of {what}")
         try:
@@ -166,22 +175,27 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
             )
         except CheckError as err:
             hint = (
-                " The defaults are num_steps=100, lr=1e-2."
+                _(" The defaults are num_steps=100, lr=1e-2.")
                 if defaults
-                else f" Use lr={lr:g}, the lr you were given."
+                else _(" Use lr={lr:g}, the lr you were given.").format(lr=lr)
             )
             raise CheckError(
-                f"{err} Build one torch.optim.Adam(model.parameters(), lr=lr) before the loop; every "
-                "step: zero_grad, forward, loss, record loss.item(), backward, step. Entry 0 is the "
-                f"loss before any update.{hint}"
+                _(
+                    "{err} Build one torch.optim.Adam(model.parameters(), lr=lr) before "
+                    "the loop; every step: zero_grad, forward, loss, record loss.item(), "
+                    "backward, step. Entry 0 is the loss before any update.{hint}"
+                ).format(err=err, hint=hint)
             ) from None
         if not _params_close(seen["params"], _params(reference)):
             raise CheckError(
-                f"{what}: the losses match a reference run within tolerance, but the model's "
-                "weights after training differ from it. Use torch.optim.Adam(model.parameters(), "
-                "lr=lr) with its other settings left at their defaults (betas, eps, no weight "
-                "decay, no amsgrad), train the model you were given in place, and do not change "
-                "its weights after the last step."
+                _(
+                    "{what}: the losses match a reference run within tolerance, but the "
+                    "model's weights after training differ from it. Use "
+                    "torch.optim.Adam(model.parameters(), lr=lr) with its other settings "
+                    "left at their defaults (betas, eps, no weight decay, no amsgrad), "
+                    "train the model you were given in place, and do not change its "
+                    "weights after the last step."
+                ).format(what=what)
             )
         _check_no_side_effects(seen, what)
 
@@ -190,20 +204,28 @@ def _check_no_side_effects(seen: dict, what: str) -> None:
     """The caller's model mode, tensors and global random state, as a training helper leaves them."""
     if seen["training"]:
         raise CheckError(
-            f"{what} left {seen['training']} in eval mode. The model came in training mode and a "
-            "training helper must leave it so: drop the model.eval() (or call model.train() "
-            "again before returning)."
+            _(
+                "{what} left {training} in eval mode. The model came in training mode "
+                "and a training helper must leave it so: drop the model.eval() (or "
+                "call model.train() again before returning)."
+            ).format(what=what, training=seen["training"])
         )
     if seen["inputs_changed"]:
         raise CheckError(
-            f"{what} changed the caller's x or y in place. Leave the inputs alone: compute on "
-            "them, or on a copy (x.clone()), without in-place operations."
+            _(
+                "{what} changed the caller's x or y in place. Leave the inputs alone: "
+                "compute on them, or on a copy (x.clone()), without in-place "
+                "operations."
+            ).format(what=what)
         )
     if seen.get("rng_changed"):
         raise CheckError(
-            f"{what} changed torch's global random state (a torch.manual_seed(...) inside, or "
-            "random draws). Seeding belongs to the caller: a helper that reseeds silently makes "
-            "every later random number of the caller's run repeat. Remove it."
+            _(
+                "{what} changed torch's global random state (a torch.manual_seed(...) "
+                "inside, or random draws). Seeding belongs to the caller: a helper "
+                "that reseeds silently makes every later random number of the caller's "
+                "run repeat. Remove it."
+            ).format(what=what)
         )
 
 
@@ -290,55 +312,64 @@ def check_clipped_step(clipped_step) -> None:
                 if _params_close(seen["params"], _params(refs[h]))
             ]
             if total > max_norm and "none" in matches:
-                hint = (
+                hint = _(
                     "the weights moved by the full, unclipped gradient. Clip between "
-                    "loss.backward() and optimizer.step() with the max_norm you were given; "
-                    "clipping after the step changes nothing that was used."
+                    "loss.backward() and optimizer.step() with the max_norm you were "
+                    "given; clipping after the step changes nothing that was used."
                 )
             elif "always" in matches:
-                hint = (
-                    f"the gradient norm {total:.4g} is below max_norm, so clipping must leave it "
-                    "alone, but your step rescaled it to length max_norm. clip_grad_norm_ only "
-                    "scales down (by max_norm / norm when norm > max_norm)."
-                )
-            elif "per_parameter" in matches:
-                hint = (
-                    "your update matches clipping every parameter's gradient separately. Clip them "
-                    "together, by one norm over all of them: clip_grad_norm_(model.parameters(), "
+                hint = _(
+                    "the gradient norm {total:.4g} is below max_norm, so clipping must "
+                    "leave it alone, but your step rescaled it to length max_norm. "
+                    "clip_grad_norm_ only scales down (by max_norm / norm when norm > "
                     "max_norm)."
+                ).format(total=total)
+            elif "per_parameter" in matches:
+                hint = _(
+                    "your update matches clipping every parameter's gradient separately. "
+                    "Clip them together, by one norm over all of them: "
+                    "clip_grad_norm_(model.parameters(), max_norm)."
                 )
             else:
-                hint = (
+                hint = _(
                     "the weights after the step differ from zero_grad -> backward -> "
-                    "clip_grad_norm_(model.parameters(), max_norm) -> step. Did you zero the old "
-                    "gradients first, use the max_norm you were given, and clip by norm (not by "
-                    "value)?"
+                    "clip_grad_norm_(model.parameters(), max_norm) -> step. Did you zero "
+                    "the old gradients first, use the max_norm you were given, and clip by "
+                    "norm (not by value)?"
                 )
-            raise CheckError(f"{what}: {hint}")
+            raise CheckError(_("{what}: {hint}").format(what=what, hint=hint))
         if total > max_norm and abs(got - max_norm) <= 1e-4 * max_norm:
             raise CheckError(
-                f"{what} returned {got:.6g}, which is max_norm: that is the norm after clipping. "
-                f"Return the norm before clipping ({total:.6g}): clip_grad_norm_ returns it."
+                _(
+                    "{what} returned {got:.6g}, which is max_norm: that is the norm after "
+                    "clipping. Return the norm before clipping ({total:.6g}): "
+                    "clip_grad_norm_ returns it."
+                ).format(what=what, got=got, total=total)
             )
         tight = next(iter(seen["params"])).dtype == torch.float64
         if tight and 1e-10 * max(1.0, total) < abs(got - total) <= 1e-5 * max(1.0, total):
             raise CheckError(
-                f"{what} returned {got!r}; the total gradient norm before clipping is {total!r}. "
-                "Right to about 7 digits only: the gradients are float64 here and the norm was "
-                "computed in float32. Return what clip_grad_norm_ gives back (.item())."
+                _(
+                    "{what} returned {got!r}; the total gradient norm before clipping is "
+                    "{total!r}. Right to about 7 digits only: the gradients are float64 "
+                    "here and the norm was computed in float32. Return what "
+                    "clip_grad_norm_ gives back (.item())."
+                ).format(what=what, got=got, total=total)
             )
         if abs(got - total) > 1e-4 * max(1.0, total):
             per_param = [float(gr.double().norm()) for gr in _fresh_grads(spec, x, y, loss_fn)]
             hint = ""
             if abs(got - sum(per_param)) <= 1e-4 * max(1.0, got):
-                hint = (
-                    " Your value is the sum of the per-parameter norms; the total norm is the "
-                    "square root of the sum of their squares."
+                hint = _(
+                    " Your value is the sum of the per-parameter norms; the total norm is "
+                    "the square root of the sum of their squares."
                 )
             raise CheckError(
-                f"{what} returned {got:.6g}; the total gradient norm before clipping is "
-                f"{total:.6g}. Return the value clip_grad_norm_ gives back (one L2 norm over all "
-                f"parameters together).{hint}"
+                _(
+                    "{what} returned {got:.6g}; the total gradient norm before clipping is "
+                    "{total:.6g}. Return the value clip_grad_norm_ gives back (one L2 norm "
+                    "over all parameters together).{hint}"
+                ).format(what=what, got=got, total=total, hint=hint)
             )
 
 
@@ -387,8 +418,10 @@ def check_grad_norms(grad_norms) -> None:
         except AnswerRaised as err:
             if err.type_name in ("AttributeError", "TypeError") and "NoneType" in err.message:
                 raise CheckError(
-                    f"{err}. Parameters that got no gradient (frozen ones, unused ones) have "
-                    "p.grad None: skip them."
+                    _(
+                        "{err}. Parameters that got no gradient (frozen ones, unused ones) "
+                        "have p.grad None: skip them."
+                    ).format(err=err)
                 ) from None
             raise
         got = seen["result"]
@@ -397,24 +430,34 @@ def check_grad_norms(grad_norms) -> None:
         extra = [n for n in got if n not in expected]
         if extra:
             raise CheckError(
-                f"{what} has entries {extra} for parameters whose .grad is None; leave those out "
-                "(a frozen or unused parameter has no gradient, which is not the same as zero)."
+                _(
+                    "{what} has entries {extra} for parameters whose .grad is None; leave "
+                    "those out (a frozen or unused parameter has no gradient, which is not "
+                    "the same as zero)."
+                ).format(what=what, extra=extra)
             )
         if missing and all(expected[n] == 0.0 for n in missing):
             raise CheckError(
-                f"{what} is missing {missing}, whose gradients are exactly zero (a dead ReLU): "
-                "a zero gradient is still a gradient, so keep those entries (0.0); leave out only "
-                "parameters whose .grad is None."
+                _(
+                    "{what} is missing {missing}, whose gradients are exactly zero (a dead "
+                    "ReLU): a zero gradient is still a gradient, so keep those entries "
+                    "(0.0); leave out only parameters whose .grad is None."
+                ).format(what=what, missing=missing)
             )
         if missing:
             raise CheckError(
-                f"{what} is missing {missing}; use the names from model.named_parameters(), which "
-                "lists every parameter: nested ones and ones registered on the model itself (not "
-                "only the .weight and .bias of its layers)."
+                _(
+                    "{what} is missing {missing}; use the names from "
+                    "model.named_parameters(), which lists every parameter: nested ones "
+                    "and ones registered on the model itself (not only the .weight and "
+                    ".bias of its layers)."
+                ).format(what=what, missing=missing)
             )
         if list(got) != list(expected):
             raise CheckError(
-                f"{what} lists {list(got)}; keep the order of model.named_parameters()."
+                _("{what} lists {got}; keep the order of model.named_parameters().").format(
+                    what=what, got=list(got)
+                )
             )
         rtol = 1e-10 if dtype == torch.float64 else 1e-5
         for name, value in got.items():
@@ -423,18 +466,25 @@ def check_grad_norms(grad_norms) -> None:
             if err > rtol * max(1e-6, expected[name]) + 1e-12:
                 if dtype == torch.float64 and err <= 1e-5 * expected[name]:
                     raise CheckError(
-                        f"the entry {name!r} of {what} is {value!r}, expected {expected[name]!r}: "
-                        f"right to about 7 digits, so it was computed in float32. The gradients are "
-                        "float64 here; take p.grad.norm() in the gradient's own dtype (no .float())."
+                        _(
+                            "the entry {name!r} of {what} is {value!r}, expected {value2!r}: right "
+                            "to about 7 digits, so it was computed in float32. The gradients are "
+                            "float64 here; take p.grad.norm() in the gradient's own dtype (no "
+                            ".float())."
+                        ).format(name=name, what=what, value=value, value2=expected[name])
                     )
                 raise CheckError(
-                    f"the entry {name!r} of {what} is {value:.6g}, expected {expected[name]:.6g}: the "
-                    "L2 norm of p.grad over all its elements (p.grad.norm()), not of the weights "
-                    "and not a mean."
+                    _(
+                        "the entry {name!r} of {what} is {value:.6g}, expected {value2:.6g}: "
+                        "the L2 norm of p.grad over all its elements (p.grad.norm()), not of "
+                        "the weights and not a mean."
+                    ).format(name=name, what=what, value=value, value2=expected[name])
                 )
         if seen["changed"]:
             raise CheckError(
-                f"{what} changed the gradient of {seen['changed'][0]!r}; only read the gradients."
+                _("{what} changed the gradient of {value!r}; only read the gradients.").format(
+                    what=what, value=seen["changed"][0]
+                )
             )
 
 
@@ -479,7 +529,7 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
         ({"0.weight": 1.0, "2.weight": inf}, {"explode_norm": inf}),  # inf is not finite
     ]
     g = torch.Generator().manual_seed(63)
-    for _ in range(20):
+    for _draw in range(20):
         size = int(torch.randint(1, 8, (1,), generator=g))
         values = (10 ** (torch.rand(size, generator=g) * 10 - 6)).tolist()
         cases.append(({f"{i}.weight": v for i, v in enumerate(values)}, {}))
@@ -496,24 +546,37 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
         except AnswerRaised as err:
             if err.type_name == "ZeroDivisionError":
                 raise CheckError(
-                    f"{what} raised ZeroDivisionError: when every norm is 0, a ratio divides by "
-                    "zero. Compare first <= vanish_ratio * largest instead of dividing."
+                    _(
+                        "{what} raised ZeroDivisionError: when every norm is 0, a ratio "
+                        "divides by zero. Compare first <= vanish_ratio * largest instead of "
+                        "dividing."
+                    ).format(what=what)
                 ) from None
             raise
         if seen["norms_changed"]:
             raise CheckError(
-                f"{what} changed the dict it was given; read the norms without modifying the "
-                "caller's dict (copy it if you need to reorder or remove entries)."
+                _(
+                    "{what} changed the dict it was given; read the norms without "
+                    "modifying the caller's dict (copy it if you need to reorder or remove "
+                    "entries)."
+                ).format(what=what)
             )
         got = seen["result"]
         check_type(got, str, what)
         if got != expected:
             raise CheckError(
-                f"{what} returned {got!r}, expected {expected!r}: "
-                f"{_why_diagnosis(norms, vanish_ratio, explode_norm)}. Check in order: any NaN/inf "
-                "or a norm above explode_norm -> 'exploding'; the first (input-side) norm at most "
-                "vanish_ratio times the largest -> 'vanishing'; else 'healthy'. Use the arguments "
-                "you were given, not fixed numbers."
+                _(
+                    "{what} returned {got!r}, expected {expected!r}: {_why_diagnosis}. "
+                    "Check in order: any NaN/inf or a norm above explode_norm -> "
+                    "'exploding'; the first (input-side) norm at most vanish_ratio times "
+                    "the largest -> 'vanishing'; else 'healthy'. Use the arguments you "
+                    "were given, not fixed numbers."
+                ).format(
+                    what=what,
+                    got=got,
+                    expected=expected,
+                    _why_diagnosis=_why_diagnosis(norms, vanish_ratio, explode_norm),
+                )
             )
 
 
@@ -592,25 +655,32 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
         got = seen["result"]
         if seen["left"]:
             raise CheckError(
-                f"{what} left hooks behind on {seen['left']}"
-                + (" (the forward pass raised)" if seen["raised"] else "")
-                + ". Keep the handle each register_*_hook returns and call handle.remove() on "
-                "every one in a finally: block, so they go even when model(x) raises; otherwise "
-                "every later forward pass runs your hooks again."
+                _("{what} left hooks behind on {left}").format(what=what, left=seen["left"])
+                + (_(" (the forward pass raised)") if seen["raised"] else "")
+                + _(
+                    ". Keep the handle each register_*_hook returns and call "
+                    "handle.remove() on every one in a finally: block, so they go even "
+                    "when model(x) raises; otherwise every later forward pass runs your "
+                    "hooks again."
+                )
             )
         if seen["removed"]:
             raise CheckError(
-                f"{what} removed hooks that were there before the call, on {seen['removed']}: "
-                "they belong to the caller. Remove only your own hooks, through the handles "
-                "register_forward_hook returned (handle.remove()), never by clearing a module's "
-                "_forward_hooks."
+                _(
+                    "{what} removed hooks that were there before the call, on {removed}: "
+                    "they belong to the caller. Remove only your own hooks, through the "
+                    "handles register_forward_hook returned (handle.remove()), never by "
+                    "clearing a module's _forward_hooks."
+                ).format(what=what, removed=seen["removed"])
             )
         if seen["mode_changed"]:
             raise CheckError(
-                f"{what} switched {seen['mode_changed']} to eval mode and left them there. The "
-                "model came in training mode; a debugging helper must leave it as it found it "
-                "(no model.eval(), or restore the mode with model.train(was_training) before "
-                "returning)."
+                _(
+                    "{what} switched {mode_changed} to eval mode and left them there. The "
+                    "model came in training mode; a debugging helper must leave it as it "
+                    "found it (no model.eval(), or restore the mode with "
+                    "model.train(was_training) before returning)."
+                ).format(what=what, mode_changed=seen["mode_changed"])
             )
         if extra.get("may_raise"):
             continue
@@ -618,38 +688,45 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
             check_type(got, str, what)
         if got == expected:
             continue
-        model, _ = probes.nonfinite_model(case)
+        model, _inputs = probes.nonfinite_model(case)
         order = _execution_order(*probes.nonfinite_model(case))
         containers = {n for n, m in model.named_modules() if n and any(True for _ in m.children())}
         hint = ""
         if expected is None:
-            hint = " Every output in this model is finite, so return None."
+            hint = _(" Every output in this model is finite, so return None.")
         elif expected in containers and (got is None or got not in containers):
-            hint = (
-                f" {expected!r} is a module with children, and its own forward (an operation it "
-                "calls itself, like torch.log) makes the NaN: its children's outputs are finite. "
-                "Hook every module in model.named_modules() (except the model itself, name ''), "
-                "containers too, not only the leaves."
-            )
+            hint = _(
+                " {expected!r} is a module with children, and its own forward (an "
+                "operation it calls itself, like torch.log) makes the NaN: its "
+                "children's outputs are finite. Hook every module in "
+                "model.named_modules() (except the model itself, name ''), containers "
+                "too, not only the leaves."
+            ).format(expected=expected)
         elif got is None:
-            hint = (
-                " A module inside produced NaN or inf even if the final output is finite (or you "
-                "only looked for NaN or only for inf: torch.isfinite catches both; or a tuple "
-                "output hid it). Hook every submodule and test each tensor it outputs with "
-                "torch.isfinite."
+            hint = _(
+                " A module inside produced NaN or inf even if the final output is "
+                "finite (or you only looked for NaN or only for inf: torch.isfinite "
+                "catches both; or a tuple output hid it). Hook every submodule and "
+                "test each tensor it outputs with torch.isfinite."
             )
         elif expected.startswith(got + "."):
-            hint = (
-                " That is the container; name the innermost module (the first hook to fire): "
-                "model.named_modules() reaches nested modules, model.named_children() does not."
+            hint = _(
+                " That is the container; name the innermost module (the first hook to "
+                "fire): model.named_modules() reaches nested modules, "
+                "model.named_children() does not."
             )
         elif got in order and order.index(got) > order.index(expected):
-            hint = (
-                f" {got!r} runs after {expected!r} in the forward pass and only inherited the "
-                "NaN/inf. Return the module whose hook fires first with a non-finite output (the "
-                "order the forward pass runs modules, not the order of named_modules())."
+            hint = _(
+                " {got!r} runs after {expected!r} in the forward pass and only "
+                "inherited the NaN/inf. Return the module whose hook fires first with "
+                "a non-finite output (the order the forward pass runs modules, not the "
+                "order of named_modules())."
+            ).format(got=got, expected=expected)
+        raise CheckError(
+            _("{what} returned {got!r}, expected {expected!r}.{hint}").format(
+                what=what, got=got, expected=expected, hint=hint
             )
-        raise CheckError(f"{what} returned {got!r}, expected {expected!r}.{hint}")
+        )
 
 
 # ----------------------------------------------------------------------------- accumulated_step
@@ -734,67 +811,84 @@ def check_accumulated_step(accumulated_step) -> None:
         params = seen["params"]
         if seen["rows"] and max(seen["rows"]) > micro:
             raise CheckError(
-                f"{what} ran the model on {max(seen['rows'])} rows at once (its forward passes saw "
-                f"{seen['rows']} rows); no forward pass may see more than micro_batch={micro}, "
-                "or the memory saving is gone. x.split(micro_batch) gives pieces of micro_batch "
-                "rows (x.chunk(k) gives k pieces, a different thing); compute the returned loss "
-                "from the pieces too."
+                _(
+                    "{what} ran the model on {max} rows at once (its forward passes saw "
+                    "{rows} rows); no forward pass may see more than micro_batch={micro}, "
+                    "or the memory saving is gone. x.split(micro_batch) gives pieces of "
+                    "micro_batch rows (x.chunk(k) gives k pieces, a different thing); "
+                    "compute the returned loss from the pieces too."
+                ).format(what=what, max=max(seen["rows"]), rows=seen["rows"], micro=micro)
             )
         if seen["inputs_changed"]:
             raise CheckError(
-                f"{what} changed the caller's x or y in place. Split them (x.split(micro_batch) "
-                "gives views) and compute on the pieces without in-place operations."
+                _(
+                    "{what} changed the caller's x or y in place. Split them "
+                    "(x.split(micro_batch) gives views) and compute on the pieces without "
+                    "in-place operations."
+                ).format(what=what)
             )
         if _params_close(params, _params(big), rtol=rtol, atol=atol):
             full = full_loss.item()
             if abs(got - full) > (1e-10 if tight else 1e-4) * max(1.0, abs(full)):
-                hint = " Add up the scaled micro-batch losses as Python floats (loss.item())."
+                hint = _(" Add up the scaled micro-batch losses as Python floats (loss.item()).")
                 if tight and abs(got - full) <= 1e-5 * max(1.0, abs(full)):
-                    hint = (
+                    hint = _(
                         " It is right to about 7 digits only: the sum was kept in float32 (a "
                         "torch.zeros(()) accumulator, or a .float()). Add Python floats, "
                         "loss.item(), which keep the float64 precision."
                     )
                 raise CheckError(
-                    f"{what} returned {got!r}; the mean loss over the whole batch is "
-                    f"{full!r}.{hint}"
+                    _(
+                        "{what} returned {got!r}; the mean loss over the whole batch is "
+                        "{full!r}.{hint}"
+                    ).format(what=what, got=got, full=full, hint=hint)
                 )
             continue
         if tight and _params_close(params, _params(big), rtol=1e-4, atol=1e-6):
             raise CheckError(
-                f"{what}: the weights match one step on the whole batch to about 7 digits only; "
-                "on float64 they should match to 9 or more. Somewhere the computation went "
-                "through float32 (a .float(), a float32 scale tensor): keep x's dtype."
+                _(
+                    "{what}: the weights match one step on the whole batch to about 7 "
+                    "digits only; on float64 they should match to 9 or more. Somewhere the "
+                    "computation went through float32 (a .float(), a float32 scale "
+                    "tensor): keep x's dtype."
+                ).format(what=what)
             )
         if _params_close(params, _params(variants["none"]), rtol=rtol, atol=atol):
-            hint = (
-                " Your update matches adding up the micro-batch *mean* losses unscaled: the summed "
-                "gradient is about N / micro_batch times too big. Multiply each micro-batch loss "
-                "by len(x_chunk) / len(x) before backward()."
+            hint = _(
+                " Your update matches adding up the micro-batch *mean* losses "
+                "unscaled: the summed gradient is about N / micro_batch times too big. "
+                "Multiply each micro-batch loss by len(x_chunk) / len(x) before "
+                "backward()."
             )
         elif _params_close(params, _params(variants["count"]), rtol=rtol, atol=atol):
-            hint = (
-                " Your update matches dividing every loss by the number of micro-batches; that is "
-                "only right when all micro-batches are the same size. Here the last one is "
-                "smaller: weight each by len(x_chunk) / len(x)."
+            hint = _(
+                " Your update matches dividing every loss by the number of "
+                "micro-batches; that is only right when all micro-batches are the same "
+                "size. Here the last one is smaller: weight each by len(x_chunk) / "
+                "len(x)."
             )
         elif n % micro and _params_close(params, _params(variants["micro"]), rtol=rtol, atol=atol):
-            hint = (
-                " Your update matches weighting every piece by micro_batch / len(x); the last "
-                "piece is smaller here: weight each by its own size, len(x_chunk) / len(x)."
+            hint = _(
+                " Your update matches weighting every piece by micro_batch / len(x); "
+                "the last piece is smaller here: weight each by its own size, "
+                "len(x_chunk) / len(x)."
             )
         elif _params_close(params, _params(variants["stale"]), rtol=rtol, atol=atol):
-            hint = (
-                " Your update includes the gradients that were already in .grad when the function "
-                "was called (from an earlier step): call optimizer.zero_grad() once, before the "
-                "first backward()."
+            hint = _(
+                " Your update includes the gradients that were already in .grad when "
+                "the function was called (from an earlier step): call "
+                "optimizer.zero_grad() once, before the first backward()."
             )
         else:
-            hint = (
-                " Zero the old gradients once before the loop, call backward() for every "
-                "micro-batch, and optimizer.step() once after the loop."
+            hint = _(
+                " Zero the old gradients once before the loop, call backward() for "
+                "every micro-batch, and optimizer.step() once after the loop."
             )
-        raise CheckError(f"{what}: the weights differ from one step on the whole batch.{hint}")
+        raise CheckError(
+            _("{what}: the weights differ from one step on the whole batch.{hint}").format(
+                what=what, hint=hint
+            )
+        )
 
 
 # ----------------------------------------------------------------------------- autocast_step
@@ -867,35 +961,44 @@ def _check_step_result(seen: dict, what: str) -> tuple[float, float]:
     """The returned dict's loss and grad_norm as floats, and its checkpoint's keys."""
     if seen.get("returned") is not None:
         raise CheckError(
-            f"{what} returned {seen['returned']}; return a dict {{'loss': float, 'grad_norm': "
-            "float, 'checkpoint': {'model': ..., 'optimizer': ..., 'scaler': ...}}."
+            _(
+                "{what} returned {returned}; return a dict {{'loss': float, "
+                "'grad_norm': float, 'checkpoint': {{'model': ..., 'optimizer': ..., "
+                "'scaler': ...}}}}."
+            ).format(what=what, returned=seen["returned"])
         )
     missing = [k for k in ("loss", "grad_norm", "checkpoint") if k not in seen["keys"]]
     if missing:
         raise CheckError(
-            f"{what} returned a dict with the keys {seen['keys']}; it is missing {missing}."
+            _("{what} returned a dict with the keys {keys}; it is missing {missing}.").format(
+                what=what, keys=seen["keys"], missing=missing
+            )
         )
     loss = _as_float(seen["loss"], f"the 'loss' {what} returned")
     norm = _as_float(seen["grad_norm"], f"the 'grad_norm' {what} returned")
     if seen["checkpoint_error"]:
         raise CheckError(
-            f"the 'checkpoint' {what} returned does not save and load with torch.save and "
-            f"torch.load(weights_only=True): {seen['checkpoint_error']}. Store the three "
-            "state_dict()s (model.state_dict(), optimizer.state_dict(), scaler.state_dict()), "
-            "not the objects."
+            _(
+                "the 'checkpoint' {what} returned does not save and load with "
+                "torch.save and torch.load(weights_only=True): {checkpoint_error}. "
+                "Store the three state_dict()s (model.state_dict(), "
+                "optimizer.state_dict(), scaler.state_dict()), not the objects."
+            ).format(what=what, checkpoint_error=seen["checkpoint_error"])
         )
     keys = seen["checkpoint_keys"]
     if sorted(keys) != sorted(_CHECKPOINT_KEYS):
         hint = ""
         if "scaler" not in keys:
-            hint = (
-                " Without the scaler's state a resumed run starts again from the initial scale "
-                "(65536 by default) and has to back off step by step: save "
-                "scaler.state_dict() next to the model's and the optimizer's."
+            hint = _(
+                " Without the scaler's state a resumed run starts again from the "
+                "initial scale (65536 by default) and has to back off step by step: "
+                "save scaler.state_dict() next to the model's and the optimizer's."
             )
         raise CheckError(
-            f"the 'checkpoint' {what} returned has the keys {sorted(keys)}, expected "
-            f"{_CHECKPOINT_KEYS}.{hint}"
+            _(
+                "the 'checkpoint' {what} returned has the keys {keys}, expected "
+                "{_CHECKPOINT_KEYS}.{hint}"
+            ).format(what=what, keys=sorted(keys), _CHECKPOINT_KEYS=_CHECKPOINT_KEYS, hint=hint)
         )
     return loss, norm
 
@@ -942,35 +1045,46 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         seen = seen_step["linear_dtypes"]
         if not seen or any(dt not in low for dt in seen):
             raise CheckError(
-                f"{what}: the Linear layers computed in {sorted({str(d) for d in seen})}, expected "
-                f"{named}. Run the forward pass and the loss inside torch.autocast(device_type="
-                f"x.device.type, dtype=...) with {named} for device type {device.type!r} (bfloat16 "
-                "for 'cpu', float16 for 'cuda')."
+                _(
+                    "{what}: the Linear layers computed in {value}, expected {named}. Run "
+                    "the forward pass and the loss inside "
+                    "torch.autocast(device_type=x.device.type, dtype=...) with {named} for "
+                    "device type {type!r} (bfloat16 for 'cpu', float16 for 'cuda')."
+                ).format(
+                    what=what, value=sorted({str(d) for d in seen}), named=named, type=device.type
+                )
             )
         wrong = [n for n, dt in seen_step["param_dtypes"].items() if dt != torch.float32]
         if wrong:
             raise CheckError(
-                f"{what} changed the dtype of {wrong}. Keep the weights in float32; autocast "
-                "casts inside the operations, you never call model.to(bfloat16) or .half()."
+                _(
+                    "{what} changed the dtype of {wrong}. Keep the weights in float32; "
+                    "autocast casts inside the operations, you never call "
+                    "model.to(bfloat16) or .half()."
+                ).format(what=what, wrong=wrong)
             )
         params = seen_step["params"]
         if len(params) != len(before) or any(
             p.shape != b.shape for p, b in zip(params, before, strict=False)
         ):
             raise CheckError(
-                f"{what} changed the model's parameters themselves (their number or shapes); "
-                "only update their values with one optimizer step."
+                _(
+                    "{what} changed the model's parameters themselves (their number or "
+                    "shapes); only update their values with one optimizer step."
+                ).format(what=what)
             )
         if abs(got_loss - ref_loss) > 3e-2 * max(1.0, abs(ref_loss)):
-            hint = "Return the unscaled loss, loss.item() (not scaler.scale(loss))."
+            hint = _("Return the unscaled loss, loss.item() (not scaler.scale(loss)).")
             if run == "resume":
-                hint = (
+                hint = _(
                     "Load the checkpoint's weights before the forward pass: "
                     "model.load_state_dict(resume['model'])."
                 )
             raise CheckError(
-                f"{what} returned the loss {got_loss:.5g}; a float32 forward pass gives "
-                f"{ref_loss:.5g}. {hint}"
+                _(
+                    "{what} returned the loss {got_loss:.5g}; a float32 forward pass gives "
+                    "{ref_loss:.5g}. {hint}"
+                ).format(what=what, got_loss=got_loss, ref_loss=ref_loss, hint=hint)
             )
         step = torch.cat(
             [(p.to(b.device, b.dtype) - b).flatten() for p, b in zip(params, before, strict=True)]
@@ -978,92 +1092,117 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
         if run == "overflow":
             if not bool(torch.isfinite(step).all()) or float(step.abs().max()) > 0:
                 raise CheckError(
-                    f"{what}: the weights changed (to "
-                    f"{'non-finite values' if not bool(torch.isfinite(step).all()) else 'other values'}). "
-                    "When the scaled gradients hold inf or NaN the step must be skipped: "
-                    "scaler.step(optimizer) does that check (unscale_ records the inf), "
-                    "optimizer.step() does not. Call scaler.step(optimizer), then scaler.update()."
+                    _(
+                        "{what}: the weights changed (to {value}). When the scaled gradients "
+                        "hold inf or NaN the step must be skipped: scaler.step(optimizer) does "
+                        "that check (unscale_ records the inf), optimizer.step() does not. "
+                        "Call scaler.step(optimizer), then scaler.update()."
+                    ).format(
+                        what=what,
+                        value="non-finite values"
+                        if not bool(torch.isfinite(step).all())
+                        else "other values",
+                    )
                 )
             if seen_step["scale"] != 2.0**119:
                 raise CheckError(
-                    f"{what}: the scaler's scale is {seen_step['scale']:g} after a step whose "
-                    "gradients overflowed; it should have backed off to half (2**119). Call "
-                    "scaler.update() after scaler.step(optimizer)."
+                    _(
+                        "{what}: the scaler's scale is {scale:g} after a step whose gradients "
+                        "overflowed; it should have backed off to half (2**119). Call "
+                        "scaler.update() after scaler.step(optimizer)."
+                    ).format(what=what, scale=seen_step["scale"])
                 )
             continue
         if abs(got_norm - ref_norm) > 0.05 * ref_norm:
             ratio = got_norm / ref_norm if ref_norm else float("inf")
             hint = ""
             if scaled and ratio > 100:
-                hint = (
-                    f" It is about {ratio:.0f} times too large: the scale factor. The gradients "
-                    "were still multiplied by the scale when clip_grad_norm_ measured them; call "
-                    "scaler.unscale_(optimizer) between the scaled backward and the clipping."
-                )
+                hint = _(
+                    " It is about {ratio:.0f} times too large: the scale factor. The "
+                    "gradients were still multiplied by the scale when clip_grad_norm_ "
+                    "measured them; call scaler.unscale_(optimizer) between the scaled "
+                    "backward and the clipping."
+                ).format(ratio=ratio)
             raise CheckError(
-                f"{what} returned grad_norm {got_norm:.5g}; the true gradient norm before "
-                f"clipping is {ref_norm:.5g}. Return what clip_grad_norm_ gives back, measured on "
-                f"unscaled gradients.{hint}"
+                _(
+                    "{what} returned grad_norm {got_norm:.5g}; the true gradient norm "
+                    "before clipping is {ref_norm:.5g}. Return what clip_grad_norm_ gives "
+                    "back, measured on unscaled gradients.{hint}"
+                ).format(what=what, got_norm=got_norm, ref_norm=ref_norm, hint=hint)
             )
         after_ref = _params(reference)
         ref_step = torch.cat([(r - b).flatten() for r, b in zip(after_ref, before, strict=True)])
         rel_err = float((step - ref_step).norm() / ref_step.norm())
         if rel_err > 0.25:
             ratio = float(step.norm() / ref_step.norm())
-            hint = (
-                " Did you zero the old gradients first (optimizer.zero_grad()), and clip the "
-                "unscaled gradients with the max_norm you were given?"
+            hint = _(
+                " Did you zero the old gradients first (optimizer.zero_grad()), and "
+                "clip the unscaled gradients with the max_norm you were given?"
             )
             if run == "resume":
-                hint = (
+                hint = _(
                     " Resume all three states before the step: model.load_state_dict, "
                     "optimizer.load_state_dict (its momentum buffers change the step) and "
                     "scaler.load_state_dict."
                 )
             elif ratio > 1.5 and ratio < 2.5:
-                hint = (
+                hint = _(
                     " The update is about as long as an unclipped one: clip with "
-                    "clip_grad_norm_(model.parameters(), max_norm) after scaler.unscale_ and "
-                    "before scaler.step."
+                    "clip_grad_norm_(model.parameters(), max_norm) after scaler.unscale_ "
+                    "and before scaler.step."
                 )
             elif scaled and ratio > 100:
-                hint = (
-                    " The step is about the scale factor too large: call scaler.step(optimizer) "
-                    "(it unscales the gradients first), not optimizer.step()."
+                hint = _(
+                    " The step is about the scale factor too large: call "
+                    "scaler.step(optimizer) (it unscales the gradients first), not "
+                    "optimizer.step()."
                 )
             elif scaled and ratio < 1e-2:
-                hint = (
-                    " The step is about 1/scale too small: the gradients were clipped while still "
-                    "scaled (call scaler.unscale_(optimizer) before clip_grad_norm_), or the "
-                    "plain loss was backpropagated (use scaler.scale(loss).backward())."
+                hint = _(
+                    " The step is about 1/scale too small: the gradients were clipped "
+                    "while still scaled (call scaler.unscale_(optimizer) before "
+                    "clip_grad_norm_), or the plain loss was backpropagated (use "
+                    "scaler.scale(loss).backward())."
                 )
             raise CheckError(
-                f"{what}: the weight update is {ratio:.3g} times as long as a float32 step with "
-                f"clipping and differs from it by {rel_err:.0%} (allowed: 25%).{hint}"
+                _(
+                    "{what}: the weight update is {ratio:.3g} times as long as a float32 "
+                    "step with clipping and differs from it by {rel_err:.0%} (allowed: "
+                    "25%).{hint}"
+                ).format(what=what, ratio=ratio, rel_err=rel_err, hint=hint)
             )
         if scaled:
             expected_scale = 2.0**6 if run == "resume" else 2.0**11
             if seen_step["scale"] != expected_scale:
                 if run == "resume" and seen_step["scale"] in (2.0**10, 2.0**11):
-                    hint = (
+                    hint = _(
                         "the scaler started from its own initial scale, not the checkpoint's "
                         "(2**5): call scaler.load_state_dict(resume['scaler'])."
                     )
                 else:
-                    hint = (
+                    hint = _(
                         "with growth_interval=1 it grows to twice its value at every step "
                         "without overflow. Call scaler.update() after scaler.step(optimizer)."
                     )
                 raise CheckError(
-                    f"{what}: the scaler's scale is {seen_step['scale']:g} after the step, "
-                    f"expected {expected_scale:g}: {hint}"
+                    _(
+                        "{what}: the scaler's scale is {scale:g} after the step, expected "
+                        "{expected_scale:g}: {hint}"
+                    ).format(
+                        what=what,
+                        scale=seen_step["scale"],
+                        expected_scale=expected_scale,
+                        hint=hint,
+                    )
                 )
             saved = seen_step["checkpoint"]["scaler"]
             if not isinstance(saved, dict) or saved.get("scale") != expected_scale:
                 raise CheckError(
-                    f"the checkpoint's 'scaler' entry from {what} is {saved!r}; expected the "
-                    f"scaler's state after the step (scale {expected_scale:g}): save "
-                    "scaler.state_dict() after scaler.update()."
+                    _(
+                        "the checkpoint's 'scaler' entry from {what} is {saved!r}; expected "
+                        "the scaler's state after the step (scale {expected_scale:g}): save "
+                        "scaler.state_dict() after scaler.update()."
+                    ).format(what=what, saved=saved, expected_scale=expected_scale)
                 )
         saved_model = seen_step["checkpoint"]["model"]
         if not isinstance(saved_model, dict) or not _params_close(
@@ -1071,16 +1210,20 @@ def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) 
             [p.to(b.device) for p, b in zip(params, before, strict=True)],
         ):
             raise CheckError(
-                f"the checkpoint's 'model' entry from {what} does not hold the weights after the "
-                "step: save model.state_dict() after scaler.step."
+                _(
+                    "the checkpoint's 'model' entry from {what} does not hold the weights "
+                    "after the step: save model.state_dict() after scaler.step."
+                ).format(what=what)
             )
         if (
             not isinstance(seen_step["checkpoint"]["optimizer"], dict)
             or "param_groups" not in seen_step["checkpoint"]["optimizer"]
         ):
             raise CheckError(
-                f"the checkpoint's 'optimizer' entry from {what} is not an optimizer's "
-                "state_dict: save optimizer.state_dict()."
+                _(
+                    "the checkpoint's 'optimizer' entry from {what} is not an optimizer's "
+                    "state_dict: save optimizer.state_dict()."
+                ).format(what=what)
             )
 
 
@@ -1096,7 +1239,9 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
     seen = observe(probes.probe_autocast_step, autocast_step, case, what)
     states = seen["autocast"]
     if not states:
-        raise CheckError(f"{what}: the model's forward pass never ran; call model(x).")
+        raise CheckError(
+            _("{what}: the model's forward pass never ran; call model(x).").format(what=what)
+        )
     cpu_on = any(state["cpu"][0] for state in states)
     cuda_dtypes = {state["cuda"][1] for state in states}
     if cpu_on or cuda_dtypes != {torch.float16}:
@@ -1109,11 +1254,14 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
                 f"{sorted(str(d) for d in cuda_dtypes)})"
             )
         raise CheckError(
-            f"{what}: the forward pass ran under {' and '.join(asked)}. Derive both choices from "
-            "the input: torch.autocast(device_type=x.device.type, dtype=torch.float16 if "
-            "x.device.type == 'cuda' else torch.bfloat16). A hard-coded 'cpu', the notebook's "
-            "`device`, or torch.cuda.is_available() pick the wrong autocast when x lives "
-            "elsewhere."
+            _(
+                "{what}: the forward pass ran under {asked}. Derive both choices from "
+                "the input: torch.autocast(device_type=x.device.type, "
+                "dtype=torch.float16 if x.device.type == 'cuda' else torch.bfloat16). "
+                "A hard-coded 'cpu', the notebook's `device`, or "
+                "torch.cuda.is_available() pick the wrong autocast when x lives "
+                "elsewhere."
+            ).format(what=what, asked=" and ".join(asked))
         )
 
 
@@ -1156,24 +1304,32 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
     except AnswerRaised as err:
         if err.type_name == "ValueError":
             raise CheckError(
-                f"{what} raised ValueError: {err.message}. NumPy only takes seeds below 2**32: "
-                "pass seed % 2**32 to np.random.seed (Python's random and torch take the seed "
-                "as is)."
+                _(
+                    "{what} raised ValueError: {message}. NumPy only takes seeds below "
+                    "2**32: pass seed % 2**32 to np.random.seed (Python's random and torch "
+                    "take the seed as is)."
+                ).format(what=what, message=err.message)
             ) from None
         raise
     if not seen["generator"]:
         check_type(seen["returned"], torch.Generator, f"the value {what} returned")
     if seen["is_global"] or seen["generator_moves_global"]:
         raise CheckError(
-            f"{what} returned torch's global generator (torch.manual_seed(seed) returns it), not "
-            "a new one: a DataLoader drawing from it moves the global random state, so the "
-            "shuffle order and everything else seeded from torch depend on each other. Return "
-            "g = torch.Generator(); g.manual_seed(seed)."
+            _(
+                "{what} returned torch's global generator (torch.manual_seed(seed) "
+                "returns it), not a new one: a DataLoader drawing from it moves the "
+                "global random state, so the shuffle order and everything else seeded "
+                "from torch depend on each other. Return g = torch.Generator(); "
+                "g.manual_seed(seed)."
+            ).format(what=what)
         )
     if torch.device(seen["generator_device"]).type != "cpu":
         raise CheckError(
-            f"{what} returned a generator on {seen['generator_device']}; DataLoader's shuffling "
-            "needs a CPU generator: torch.Generator() (no device argument)."
+            _(
+                "{what} returned a generator on {generator_device}; DataLoader's "
+                "shuffling needs a CPU generator: torch.Generator() (no device "
+                "argument)."
+            ).format(what=what, generator_device=seen["generator_device"])
         )
     if seed < 2**32:
         fresh = torch.Generator().manual_seed(seed)
@@ -1191,8 +1347,12 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
             got = seen["draws"].get(source)
             if got != expected:
                 raise CheckError(
-                    f"after {what}, {source} gave {got}; seeded with {seed} it gives {expected}. "
-                    f"Use {hint}."
+                    _(
+                        "after {what}, {source} gave {got}; seeded with {seed} it gives "
+                        "{expected}. Use {hint}."
+                    ).format(
+                        what=what, source=source, got=got, seed=seed, expected=expected, hint=hint
+                    )
                 )
     return seen["draws"]
 
@@ -1211,18 +1371,30 @@ def check_set_seed(set_seed) -> None:
         )
         for draws in (first, second, third):
             if type(draws) is not dict or set(draws) != expected_sources:
-                raise CheckError(f"the hidden check could not draw numbers after {what}.")
+                raise CheckError(
+                    _("the hidden check could not draw numbers after {what}.").format(what=what)
+                )
         for source in first:
             if first[source] != second[source]:
                 raise CheckError(
-                    f"after {what} twice, {source} gave different numbers: {first[source][:2]} vs "
-                    f"{second[source][:2]}. Seed it too: {_HOW[source]}. Seeding only torch leaves "
-                    "shuffles and augmentations written with random or NumPy unrepeatable."
+                    _(
+                        "after {what} twice, {source} gave different numbers: {value} vs "
+                        "{value2}. Seed it too: {value3}. Seeding only torch leaves shuffles "
+                        "and augmentations written with random or NumPy unrepeatable."
+                    ).format(
+                        what=what,
+                        source=source,
+                        value=first[source][:2],
+                        value2=second[source][:2],
+                        value3=_HOW[source],
+                    )
                 )
             if first[source] == third[source]:
                 raise CheckError(
-                    f"set_seed({seed}) and set_seed({seed + 1}) give the same numbers from {source}: "
-                    f"use the seed you were given ({_HOW[source]})."
+                    _(
+                        "set_seed({seed}) and set_seed({value}) give the same numbers from "
+                        "{source}: use the seed you were given ({value2})."
+                    ).format(seed=seed, value=seed + 1, source=source, value2=_HOW[source])
                 )
     runs = [
         observe(
@@ -1234,14 +1406,18 @@ def check_set_seed(set_seed) -> None:
         check_type(run, torch.Tensor, "the batches of a DataLoader run")
     if not torch.equal(runs[0], runs[1]):
         raise CheckError(
-            "two DataLoader runs with num_workers=2 and generator=set_seed(3) gave different "
-            "batches: return a torch.Generator seeded with the seed, so the shuffle order and the "
-            "workers' seeds repeat."
+            _(
+                "two DataLoader runs with num_workers=2 and generator=set_seed(3) gave "
+                "different batches: return a torch.Generator seeded with the seed, so "
+                "the shuffle order and the workers' seeds repeat."
+            )
         )
     if torch.equal(runs[0], runs[2]):
         raise CheckError(
-            "DataLoader runs with set_seed(3) and set_seed(4) were identical: "
-            "seed the returned generator with the seed you were given."
+            _(
+                "DataLoader runs with set_seed(3) and set_seed(4) were identical: seed "
+                "the returned generator with the seed you were given."
+            )
         )
 
 
@@ -1360,19 +1536,25 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
         n = len(x)
         if not isinstance(got, torch.Tensor):
             raise CheckError(
-                f"{what} returned {type(got).__name__}; return a tensor of shape ({n},): one norm "
-                "per example (torch.stack a list of norms, or .norm(dim=1) of the flattened "
-                "per-example gradients)."
+                _(
+                    "{what} returned {__name__}; return a tensor of shape ({n},): one norm "
+                    "per example (torch.stack a list of norms, or .norm(dim=1) of the "
+                    "flattened per-example gradients)."
+                ).format(what=what, __name__=type(got).__name__, n=n)
             )
         if tuple(got.shape) != (n,):
             raise CheckError(
-                f"{what} returned shape {tuple(got.shape)}, expected ({n},) (N): one norm per "
-                "example, over all the parameters together."
+                _(
+                    "{what} returned shape {shape}, expected ({n},) (N): one norm per "
+                    "example, over all the parameters together."
+                ).format(what=what, shape=tuple(got.shape), n=n)
             )
         if got.dtype != expected.dtype:
             raise CheckError(
-                f"{what} returned {got.dtype}; the parameters are {expected.dtype}. Keep their "
-                "dtype (no .float())."
+                _(
+                    "{what} returned {dtype}; the parameters are {dtype2}. Keep their "
+                    "dtype (no .float())."
+                ).format(what=what, dtype=got.dtype, dtype2=expected.dtype)
             )
         stale_trainable = [
             s for s, p in zip(stale, reference.parameters(), strict=True) if p.requires_grad
@@ -1391,20 +1573,28 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
                 got.to(expected.device), reference, loss_fn, x, y, per_example, stale_trainable
             )
             if not hint and tight and torch.allclose(got.to(expected.device), expected, rtol=1e-5):
-                hint = (
+                hint = _(
                     " Right to about 7 digits only: the model is float64 and something was "
                     "computed in float32."
                 )
-            raise CheckError(f"{err}{hint}") from None
+            raise CheckError(_("{err}{hint}").format(err=err, hint=hint)) from None
         if seen["weights_changed"]:
             raise CheckError(
-                f"{what} changed the model's weights. Only compute gradients: no optimizer step, "
-                "no in-place update."
+                _(
+                    "{what} changed the model's weights. Only compute gradients: no "
+                    "optimizer step, no in-place update."
+                ).format(what=what)
             )
         if seen["inputs_changed"]:
-            raise CheckError(f"{what} changed the caller's x or y in place; leave them alone.")
+            raise CheckError(
+                _("{what} changed the caller's x or y in place; leave them alone.").format(
+                    what=what
+                )
+            )
         if seen["mode_changed"]:
             raise CheckError(
-                f"{what} switched the model between train() and eval() and left it so; put back "
-                "the mode you found."
+                _(
+                    "{what} switched the model between train() and eval() and left it so; "
+                    "put back the mode you found."
+                ).format(what=what)
             )
