@@ -17,6 +17,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import gpt as probes
 from tutorial_lib.checks import CheckError, assert_close, check_shape, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -79,30 +80,46 @@ def check_next_token_loss(next_token_loss) -> None:
             )
             if torch.allclose(loss.to(unshifted), unshifted.detach(), atol=1e-5):
                 raise CheckError(
-                    f"{what} scored logits[:, i] against tokens[:, i]: shift the targets by "
-                    "one (tokens[:, 1:] against logits[:, :-1])."
+                    _(
+                        "{what} scored logits[:, i] against tokens[:, i]: shift the targets by "
+                        "one (tokens[:, 1:] against logits[:, :-1])."
+                    ).format(what=what)
                 ) from None
             hint = (
-                " Pass ignore_index on to F.cross_entropy: the caller chose another value "
-                "than -100, and those targets must not count."
+                _(
+                    " Pass ignore_index on to F.cross_entropy: the caller chose another value "
+                    "than -100, and those targets must not count."
+                )
                 if ignore is not None
-                else " Average over the counted targets, all rows together (a row with "
-                "fewer counted targets must not weigh more), and leave the ignored ones out."
+                else _(
+                    " Average over the counted targets, all rows together (a row with "
+                    "fewer counted targets must not weigh more), and leave the ignored ones out."
+                )
                 if fraction
                 else ""
             )
             raise CheckError(
-                f"{what}: wrong value, {loss.item():.5f} instead of {expected.item():.5f}.{hint}"
+                _("{what}: wrong value, {got:.5f} instead of {expected:.5f}.{hint}").format(
+                    what=what, got=loss.item(), expected=expected.item(), hint=hint
+                )
             ) from None
         if seen["grad"] is None:
             raise CheckError(
-                f"{what} returned a loss that does not reach the logits' gradient: "
-                "compute it from logits with torch operations, no .item() or .detach()."
+                _(
+                    "{what} returned a loss that does not reach the logits' gradient: "
+                    "compute it from logits with torch operations, no .item() or .detach()."
+                ).format(what=what)
             )
-        assert_close(seen["grad"], expected_grad, what=f"the gradient of {what} to the logits")
+        assert_close(
+            seen["grad"],
+            expected_grad,
+            what=_("the gradient of {what} to the logits").format(what=what),
+        )
         if seen["tokens_changed"] or seen["logits_changed"]:
             raise CheckError(
-                f"{what} changed the caller's tensors in place; leave them as they are."
+                _("{what} changed the caller's tensors in place; leave them as they are.").format(
+                    what=what
+                )
             )
 
 
@@ -137,7 +154,11 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
             probes.probe_GPTEmbedding, GPTEmbedding, case, f"{name} in {_dtype_name(dtype)}"
         )
         if seen["context"] != context:
-            raise CheckError(f"{name}.context is {seen['context']!r}, expected {context}.")
+            raise CheckError(
+                _("{name}.context is {got!r}, expected {context}.").format(
+                    name=name, got=seen["context"], context=context
+                )
+            )
         tok_d, pos_d = tok.to(device), pos.to(device)
         for (b, t, start), call, got in zip(calls, case_calls, seen["calls"], strict=True):
             s = 0 if start is None else start
@@ -145,14 +166,30 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
             if s + t > context:
                 if got.get("raised") != "ValueError":
                     raise CheckError(
-                        f"{what} needs positions {s}..{s + t - 1} of a table with {context} rows: "
-                        f"raise ValueError (got {got.get('raised') or 'a result'})."
+                        _(
+                            "{what} needs positions {first}..{last} of a table with {context} "
+                            "rows: raise ValueError (got {got})."
+                        ).format(
+                            what=what,
+                            first=s,
+                            last=s + t - 1,
+                            context=context,
+                            got=got.get("raised") or _("a result"),
+                        )
                     )
                 continue
             if "raised" in got:
                 raise CheckError(
-                    f"{what} raised {got['raised']}, but positions {s}..{s + t - 1} fit a "
-                    f"context of {context} (the condition is start + T > context)."
+                    _(
+                        "{what} raised {error_type}, but positions {first}..{last} fit a "
+                        "context of {context} (the condition is start + T > context)."
+                    ).format(
+                        what=what,
+                        error_type=got["raised"],
+                        first=s,
+                        last=s + t - 1,
+                        context=context,
+                    )
                 )
             expected = tok_d[call["idx"]] + pos_d[s : s + t]
             out = got["out"]
@@ -163,18 +200,25 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
             except CheckError as err:
                 if torch.allclose(out.to(expected), tok_d[call["idx"]]):
                     raise CheckError(
-                        f"{what} returned the token embeddings alone: add the position embeddings."
+                        _(
+                            "{what} returned the token embeddings alone: add the position "
+                            "embeddings."
+                        ).format(what=what)
                     ) from None
                 if start and torch.allclose(out.to(expected), tok_d[call["idx"]] + pos_d[:t]):
                     raise CheckError(
-                        f"{what} used positions 0..{t - 1}: the tokens are at "
-                        f"positions start..start+T-1 = {s}..{s + t - 1}."
+                        _(
+                            "{what} used positions 0..{used_last}: the tokens are at "
+                            "positions start..start+T-1 = {first}..{last}."
+                        ).format(what=what, used_last=t - 1, first=s, last=s + t - 1)
                     ) from None
                 raise err from None
             if got["tok_grad"] is None or got["pos_grad"] is None:
                 raise CheckError(
-                    f"{what}: no gradient reached the tables; use self.tok and "
-                    "self.pos (nn.Embedding modules) on the forward path."
+                    _(
+                        "{what}: no gradient reached the tables; use self.tok and "
+                        "self.pos (nn.Embedding modules) on the forward path."
+                    ).format(what=what)
                 )
             w = call["w"]
             tok_grad = torch.zeros_like(tok_d).index_add_(
@@ -182,8 +226,9 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
             )
             pos_grad = torch.zeros_like(pos_d)
             pos_grad[s : s + t] = w.sum(0)
-            assert_close(got["tok_grad"], tok_grad, what=f"the gradient {what} sends to tok")
-            assert_close(got["pos_grad"], pos_grad, what=f"the gradient {what} sends to pos")
+            sends = _("the gradient {what} sends to {table}")
+            assert_close(got["tok_grad"], tok_grad, what=sends.format(what=what, table="tok"))
+            assert_close(got["pos_grad"], pos_grad, what=sends.format(what=what, table="pos"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -235,9 +280,11 @@ def check_causal_attention(causal_attention) -> None:
                 top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)
                 if torch.allclose(out.to(top_left), top_left, atol=1e-5):
                     raise CheckError(
-                        f"{what} let query i see keys 0..i (is_causal=True, or tril() without "
-                        "a diagonal): the queries are the LAST T_q positions, so query i sees "
-                        "keys 0..T_k - T_q + i, tril(diagonal=T_k - T_q)."
+                        _(
+                            "{what} let query i see keys 0..i (is_causal=True, or tril() without "
+                            "a diagonal): the queries are the LAST T_q positions, so query i sees "
+                            "keys 0..T_k - T_q + i, tril(diagonal=T_k - T_q)."
+                        ).format(what=what)
                     ) from None
             if d != d_v:
                 scaled = F.scaled_dot_product_attention(
@@ -249,14 +296,20 @@ def check_causal_attention(causal_attention) -> None:
                 )
                 if torch.allclose(out.to(scaled), scaled, atol=1e-5):
                     raise CheckError(
-                        f"{what} scaled the scores by sqrt({d_v}), v's width: the "
-                        f"scale is sqrt of the width of q and k, sqrt({d})."
+                        _(
+                            "{what} scaled the scores by sqrt({d_v}), v's width: the "
+                            "scale is sqrt of the width of q and k, sqrt({d})."
+                        ).format(what=what, d_v=d_v, d=d)
                     ) from None
             raise err from None
         if seen["grads"] is None or any(gr is None for gr in seen["grads"]):
-            raise CheckError(f"{what}: the output does not carry gradients to q, k and v.")
+            raise CheckError(
+                _("{what}: the output does not carry gradients to q, k and v.").format(what=what)
+            )
         for name, got, ref in zip("qkv", seen["grads"], (qr.grad, kr.grad, vr.grad), strict=True):
-            assert_close(got, ref, what=f"the gradient of {what} to {name}")
+            assert_close(
+                got, ref, what=_("the gradient of {what} to {name}").format(what=what, name=name)
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -333,8 +386,10 @@ def check_Block(Block) -> None:
         seen = observe(probes.probe_Block, Block, case, what)
         if "missing" in seen:
             raise CheckError(
-                f"Block({d_model}, {n_heads}) has no parameters named {seen['missing']}: use "
-                "exactly the submodules ln1, qkv, proj, ln2 and mlp (Linear, GELU, Linear)."
+                _(
+                    "Block({d_model}, {n_heads}) has no parameters named {missing}: use "
+                    "exactly the submodules ln1, qkv, proj, ln2 and mlp (Linear, GELU, Linear)."
+                ).format(d_model=d_model, n_heads=n_heads, missing=seen["missing"])
             )
         xr = x.clone().requires_grad_(True)
         expected, (k, v) = _reference_block(state, xr, n_heads, past)
@@ -342,26 +397,44 @@ def check_Block(Block) -> None:
         check_type(seen["y"], torch.Tensor, what)
         if not isinstance(seen["kv"], list) or len(seen["kv"]) != 2:
             raise CheckError(
-                f"{what} should return (y, (k, v)); got {type(seen['kv']).__name__} "
-                "as the second item."
+                _("{what} should return (y, (k, v)); got {type_name} as the second item.").format(
+                    what=what, type_name=type(seen["kv"]).__name__
+                )
             )
         tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == torch.float32 else {}
         try:
-            assert_close(seen["y"], expected.detach(), what=f"the output of {what}", **tol)
+            assert_close(
+                seen["y"],
+                expected.detach(),
+                what=_("the output of {what}").format(what=what),
+                **tol,
+            )
         except CheckError as err:
             raise CheckError(
-                f"{err} Pre-norm: x = x + proj(attention of the heads of qkv(ln1(x))), then "
-                "y = x + mlp(ln2(x)), each LayerNorm used in its own branch."
+                _(
+                    "{error} Pre-norm: x = x + proj(attention of the heads of qkv(ln1(x))), then "
+                    "y = x + mlp(ln2(x)), each LayerNorm used in its own branch."
+                ).format(error=err)
             ) from None
         assert_close(
-            seen["kv"][0], k.detach(), what=f"the keys {what} returns (cache + new)", **tol
+            seen["kv"][0],
+            k.detach(),
+            what=_("the keys {what} returns (cache + new)").format(what=what),
+            **tol,
         )
         assert_close(
-            seen["kv"][1], v.detach(), what=f"the values {what} returns (cache + new)", **tol
+            seen["kv"][1],
+            v.detach(),
+            what=_("the values {what} returns (cache + new)").format(what=what),
+            **tol,
         )
         if seen["grad"] is None:
-            raise CheckError(f"{what}: the output does not carry gradients back to x.")
-        assert_close(seen["grad"], xr.grad, what=f"the gradient of {what} to x", **tol)
+            raise CheckError(
+                _("{what}: the output does not carry gradients back to x.").format(what=what)
+            )
+        assert_close(
+            seen["grad"], xr.grad, what=_("the gradient of {what} to x").format(what=what), **tol
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -405,8 +478,10 @@ def check_next_token_probs(next_token_probs) -> None:
         except AnswerRaised as err:
             if kwargs.get("top_k", 0) >= v:
                 raise CheckError(
-                    f"{err}. A top_k of at least V ({v}) keeps every token: "
-                    "skip the masking (topk cannot pick more than V)."
+                    _(
+                        "{error}. A top_k of at least V ({v}) keeps every token: "
+                        "skip the masking (topk cannot pick more than V)."
+                    ).format(error=err, v=v)
                 ) from None
             raise
         expected = _reference_probs(logits, **kwargs)
@@ -416,28 +491,36 @@ def check_next_token_probs(next_token_probs) -> None:
         sums = probs.to(torch.float64).sum(-1)
         if bool(sums.isnan().any()) and "top_k" in kwargs:
             raise CheckError(
-                f"{what}: a row came out NaN, every logit in it masked. Keep the top_k largest "
-                "logits of EACH row (topk along dim=-1, each row's own k-th value), not the "
-                "whole batch's."
+                _(
+                    "{what}: a row came out NaN, every logit in it masked. Keep the top_k largest "
+                    "logits of EACH row (topk along dim=-1, each row's own k-th value), not the "
+                    "whole batch's."
+                ).format(what=what)
             )
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             raise CheckError(
-                f"{what}: the rows sum to {sums.tolist()}, not 1. Mask with -inf "
-                "before the softmax, so that what is kept is renormalised."
+                _(
+                    "{what}: the rows sum to {sums}, not 1. Mask with -inf "
+                    "before the softmax, so that what is kept is renormalised."
+                ).format(what=what, sums=sums.tolist())
             )
         try:
             assert_close(probs, expected, what=what)
         except CheckError as err:
             if "top_k" in kwargs and b > 1:
                 raise CheckError(
-                    f"{err} Keep the top_k largest logits of EACH row (topk along "
-                    "dim=-1, the k-th value per row), not of the whole batch."
+                    _(
+                        "{error} Keep the top_k largest logits of EACH row (topk along "
+                        "dim=-1, the k-th value per row), not of the whole batch."
+                    ).format(error=err)
                 ) from None
             raise
         if seen["logits_changed"]:
             raise CheckError(
-                f"{what} changed the caller's logits in place (/=, masked_fill_ or "
-                "an indexed assignment on them): work on a new tensor."
+                _(
+                    "{what} changed the caller's logits in place (/=, masked_fill_ or "
+                    "an indexed assignment on them): work on a new tensor."
+                ).format(what=what)
             )
 
 
@@ -489,40 +572,55 @@ def check_sample_cached(sample_cached) -> None:
         if not torch.equal(out.to(expected), expected):
             too_long = [c for c in calls if c[0] > context]
             hint = (
-                " The prompt is longer than the context: the first call reads its last "
-                "`context` tokens only."
+                _(
+                    " The prompt is longer than the context: the first call reads its last "
+                    "`context` tokens only."
+                )
                 if too_long and t > context
-                else " Draw one token per step with torch.multinomial(probs, 1, generator=generator) "
-                "from next_token_probs(logits[:, -1], temperature, top_k), and once the cache is "
-                "full, run the last `context` tokens without a cache."
+                else _(
+                    " Draw one token per step with torch.multinomial(probs, 1, "
+                    "generator=generator) from next_token_probs(logits[:, -1], temperature, "
+                    "top_k), and once the cache is full, run the last `context` tokens without "
+                    "a cache."
+                )
             )
             raise CheckError(
-                f"{what} drew {out.tolist()}, but sampling without a cache draws "
-                f"{expected.tolist()} with the same generator.{hint}"
+                _(
+                    "{what} drew {got}, but sampling without a cache draws "
+                    "{expected} with the same generator.{hint}"
+                ).format(what=what, got=out.tolist(), expected=expected.tolist(), hint=hint)
             )
         if any(c[2] for c in calls):
             raise CheckError(
-                f"{what} ran the model with gradients enabled: sample under "
-                "torch.no_grad() (or the @torch.no_grad() decorator)."
+                _(
+                    "{what} ran the model with gradients enabled: sample under "
+                    "torch.no_grad() (or the @torch.no_grad() decorator)."
+                ).format(what=what)
             )
         if any(c[1] > 0 and c[0] != 1 for c in calls):
             raise CheckError(
-                f"{what} fed more than the one new token together with a cache: "
-                "with past, pass only the token just drawn."
+                _(
+                    "{what} fed more than the one new token together with a cache: "
+                    "with past, pass only the token just drawn."
+                ).format(what=what)
             )
         room = min(t, context) < context  # the prompt leaves the cache room to grow
         if new > 1 and room and not any(c[1] > 0 for c in calls):
             raise CheckError(
-                f"{what} gave the right tokens but never passed a cache to the model: it "
-                "recomputed the whole window at every step. Keep `present` from each call and "
-                "pass it as `past` with the new token alone."
+                _(
+                    "{what} gave the right tokens but never passed a cache to the model: it "
+                    "recomputed the whole window at every step. Keep `present` from each call and "
+                    "pass it as `past` with the new token alone."
+                ).format(what=what)
             )
         full_windows = sum(1 for c in calls if c[1] == 0)
         allowed = 1 + max(0, min(t, context) + new - 1 - context) + 1
         if full_windows > allowed:
             raise CheckError(
-                f"{what} ran {full_windows} calls without a cache where {allowed} at most are "
-                "needed: reuse the cache while it holds fewer than `context` positions."
+                _(
+                    "{what} ran {full_windows} calls without a cache where {allowed} at most are "
+                    "needed: reuse the cache while it holds fewer than `context` positions."
+                ).format(what=what, full_windows=full_windows, allowed=allowed)
             )
 
 
@@ -550,23 +648,33 @@ def check_export_gpt(export_gpt) -> None:
         )
         if not seen["is_program"]:
             raise CheckError(
-                f"{what} returned a {seen['type']}, not the ExportedProgram that "
-                "torch.export.export returns (no .module() on it)."
+                _(
+                    "{what} returned a {type_name}, not the ExportedProgram that "
+                    "torch.export.export returns (no .module() on it)."
+                ).format(what=what, type_name=seen["type"])
             )
         if seen["training_after"] != training:
             raise CheckError(
-                f"{what} changed the model's mode (train: {training} before, "
-                f"{seen['training_after']} after); leave it as the caller set it."
+                _(
+                    "{what} changed the model's mode (train: {before} before, "
+                    "{after} after); leave it as the caller set it."
+                ).format(what=what, before=training, after=seen["training_after"])
             )
         model = probes.build_toy(toy)
         model.recording = False
         for n, idx, got in zip(lengths, inputs, seen["outputs"], strict=True):
             if isinstance(got, str):
                 raise CheckError(
-                    f"the program {what} returned refused idx of shape ({b}, {n}): {got}. The "
-                    f"sequence axis must be dynamic from 1 to model.context ({context} here): "
-                    "Dim('T', max=model.context), not a number from the lesson."
+                    _(
+                        "the program {what} returned refused idx of shape ({b}, {n}): {error}. "
+                        "The sequence axis must be dynamic from 1 to model.context ({context} "
+                        "here): Dim('T', max=model.context), not a number from the lesson."
+                    ).format(what=what, b=b, n=n, error=got, context=context)
                 )
             with torch.no_grad():
                 expected = model(idx)[0]
-            assert_close(got, expected, what=f"the program's logits for idx of shape ({b}, {n})")
+            assert_close(
+                got,
+                expected,
+                what=_("the program's logits for idx of shape ({b}, {n})").format(b=b, n=n),
+            )
