@@ -283,13 +283,15 @@ def _check_folder_item(
 ) -> None:
     xi, yi = _pair(item, what)
     if isinstance(xi, wire.Unsendable) or not isinstance(xi, torch.Tensor):
-        raise _wrong_type(wire.type_name(xi), "Tensor", f"the data of {what}")
+        raise _wrong_type(wire.type_name(xi), "Tensor", _("the data of {what}").format(what=what))
     xc = xi.detach().cpu()
     if xc.shape == old_xs[i].shape and xc.dtype == old_xs[i].dtype and torch.equal(xc, old_xs[i]):
         raise CheckError(
-            f"{what} returned what the file held when the dataset was built, not what it "
-            "holds now: the files were read in __init__. Keep only the paths in __init__ "
-            "and call torch.load in __getitem__."
+            _(
+                "{what} returned what the file held when the dataset was built, not what it "
+                "holds now: the files were read in __init__. Keep only the paths in __init__ "
+                "and call torch.load in __getitem__."
+            ).format(what=what)
         )
     match = next(
         (
@@ -301,14 +303,20 @@ def _check_folder_item(
     )
     if match is not None and match != i:
         raise CheckError(
-            f"{what} returned the contents of {names[match]}, expected {names[i]}: sort the "
-            "file names so that item i is the i-th name in sorted order (os.listdir and "
-            "Path.iterdir return them in no particular order)."
+            _(
+                "{what} returned the contents of {got}, expected {expected}: sort the "
+                "file names so that item i is the i-th name in sorted order (os.listdir and "
+                "Path.iterdir return them in no particular order)."
+            ).format(what=what, got=names[match], expected=names[i])
         )
-    _same_data(xi, x, f"the data of {what}", "the file's 'x'")
-    label = _label(yi, f"the label of {what}")
+    _same_data(xi, x, _("the data of {what}").format(what=what), _("the file's 'x'"))
+    label = _label(yi, _("the label of {what}").format(what=what))
     if label != y:
-        raise CheckError(f"the label of {what} is {label}, expected {y}, the file's 'y'.")
+        raise CheckError(
+            _("the label of {what} is {label}, expected {y}, the file's 'y'.").format(
+                what=what, label=label, y=y
+            )
+        )
 
 
 def check_DigitFolder(DigitFolder) -> None:
@@ -330,8 +338,10 @@ def check_DigitFolder(DigitFolder) -> None:
         new_xs = [x * -2 + 1 for x in xs]
         new_ys = [(y + 3) % 10 for y in ys]
         third = torch.randn(shape, generator=g, dtype=dtype) + 5 if n else None
-        folder = "a pathlib.Path" if as_path else "a str path"
-        what = f"DigitFolder({folder} to {n} .pt files and {len(OTHER_FILES)} other files)"
+        folder = _("a pathlib.Path") if as_path else _("a str path")
+        what = _("DigitFolder({folder} to {n} .pt files and {others} other files)").format(
+            folder=folder, n=n, others=len(OTHER_FILES)
+        )
         case = {
             "xs": xs,
             "ys": ys,
@@ -347,59 +357,76 @@ def check_DigitFolder(DigitFolder) -> None:
         seen = observe(probes.probe_DigitFolder, DigitFolder, case, what)
         if seen["len"] != n:
             raise CheckError(
-                f"len({what}) is {seen['len']}, expected {n}. Keep only the files whose name "
-                f"ends in '.pt' (the folder also holds {', '.join(OTHER_FILES)}): "
-                "p.suffix == '.pt' or name.endswith('.pt'), not '.pt' in name."
+                _(
+                    "len({what}) is {got}, expected {n}. Keep only the files whose name "
+                    "ends in '.pt' (the folder also holds {others}): "
+                    "p.suffix == '.pt' or name.endswith('.pt'), not '.pt' in name."
+                ).format(what=what, got=seen["len"], n=n, others=", ".join(OTHER_FILES))
             )
         for i, item in enumerate(seen["items"]):
             _check_folder_item(item, new_xs[i], new_ys[i], f"{what}[{i}]", i, new_xs, xs, names)
         if "reread" in seen:
-            xi, _ = _pair(seen["reread"], f"{what}[0], read again")
+            xi, _reread_label = _pair(seen["reread"], _("{what}[0], read again").format(what=what))
             if isinstance(xi, torch.Tensor) and torch.equal(xi.detach().cpu(), new_xs[0]):
                 raise CheckError(
-                    f"{what}[0], read a second time after its file changed again, returned "
-                    "what the file held at the first read: the item was cached. Call "
-                    "torch.load in __getitem__ every time, so the data on disk is what you get."
+                    _(
+                        "{what}[0], read a second time after its file changed again, returned "
+                        "what the file held at the first read: the item was cached. Call "
+                        "torch.load in __getitem__ every time, so the data on disk is what you get."
+                    ).format(what=what)
                 )
-            _same_data(xi, third, f"the data of {what}[0], read again", "the file's 'x'")
+            _same_data(
+                xi,
+                third,
+                _("the data of {what}[0], read again").format(what=what),
+                _("the file's 'x'"),
+            )
         if "truncated" in seen:
             got = seen["truncated"]
             if not (isinstance(got, dict) and "raised" in got):
                 raise CheckError(
-                    f"{what}[{truncate}] returned a {wire.type_name(got)} for a truncated "
-                    "file. A file that cannot be read must raise the error torch.load "
-                    "raises: returning None, a placeholder or another item hides a broken "
-                    "data set."
+                    _(
+                        "{what}[{i}] returned a {got} for a truncated "
+                        "file. A file that cannot be read must raise the error torch.load "
+                        "raises: returning None, a placeholder or another item hides a broken "
+                        "data set."
+                    ).format(what=what, i=truncate, got=wire.type_name(got))
                 )
-    what = "DigitFolder(folder of 3 files, transform=a transform that adds 1)"
+    what = _("DigitFolder(folder of 3 files, transform=a transform that adds 1)")
     case = {"xs": [torch.full((1, 2, 2), float(i)) for i in range(3)], "ys": [0, 1, 2], "read": 2}
     seen = observe(probes.probe_DigitFolder_transform, DigitFolder, case, what)
     if seen["calls_in_init"]:
-        raise CheckError("DigitFolder called the transform in __init__; call it in __getitem__.")
+        raise CheckError(_("DigitFolder called the transform in __init__; call it in __getitem__."))
     for key in ("item", "again"):
         xi, yi = _pair(seen[key], "DigitFolder(..., transform)[2]")
         raw = torch.full((1, 2, 2), 2.0)
         if isinstance(xi, torch.Tensor) and xi.shape == raw.shape and torch.equal(xi.cpu(), raw):
             raise CheckError(
-                "DigitFolder(folder, transform=a transform that adds 1)[2] returned the file's "
-                "x unchanged: when a transform is given, return (transform(x), y)."
+                _(
+                    "DigitFolder(folder, transform=a transform that adds 1)[2] returned the file's "
+                    "x unchanged: when a transform is given, return (transform(x), y)."
+                )
             )
         _assert_close(
             xi,
             torch.full((1, 2, 2), 3.0),
-            what="item 2 with a transform that adds 1",
+            what=_("item 2 with a transform that adds 1"),
             same_device=False,
         )
-        if _label(yi, "the label of DigitFolder(..., transform)[2]") != 2:
+        if _label(yi, _("the label of DigitFolder(..., transform)[2]")) != 2:
             raise CheckError(
-                "the label of item 2 with a transform that adds 1 is not 2: the transform "
-                "must change only the data, never the label."
+                _(
+                    "the label of item 2 with a transform that adds 1 is not 2: the transform "
+                    "must change only the data, never the label."
+                )
             )
     if seen["calls"] != 2 or any(s != [1, 2, 2] for s in seen["shapes"]):
         raise CheckError(
-            f"reading item 2 twice called the transform {seen['calls']} times on shapes "
-            f"{[tuple(s) for s in seen['shapes']]}, expected twice on the item's x of shape "
-            "(1, 2, 2): call transform(x) once per __getitem__."
+            _(
+                "reading item 2 twice called the transform {calls} times on shapes "
+                "{shapes}, expected twice on the item's x of shape "
+                "(1, 2, 2): call transform(x) once per __getitem__."
+            ).format(calls=seen["calls"], shapes=[tuple(s) for s in seen["shapes"]])
         )
 
 
