@@ -17,6 +17,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 
 def _entries(rows: list[dict]) -> list[dict]:
@@ -46,13 +47,18 @@ def _which_field(value: float, fields: dict[str, float]) -> str | None:
     return None
 
 
-_FIELD_HINTS = {
-    "total": "that is cpu_time_total (includes everything it calls)",
-    "avg": "that is cpu_time, the average per call",
-    "self_us": "that is in microseconds: divide by 1000",
-    "total_us": "that is cpu_time_total in microseconds",
-    "self": "that is the self CPU time in ms",
-}
+def _field_hint(field: str | None) -> str:
+    """What a top_ops time that matches the profile's column ``field`` is (a function, not a
+    dict: each call looks the words up in its own language)."""
+    hints = {
+        "total": _("that is cpu_time_total (includes everything it calls)"),
+        "avg": _("that is cpu_time, the average per call"),
+        "self_us": _("that is in microseconds: divide by 1000"),
+        "total_us": _("that is cpu_time_total in microseconds"),
+        "self": _("that is the self CPU time in ms"),
+    }
+    return hints.get(field, _("it matches none of the profile's columns"))
+
 
 # Profiles as a GPU run gives them, for a grader without a GPU: the same key on a CPU row and
 # a GPU row (no CPU time), operators and labels mixed, repeated calls (times in microseconds).
@@ -96,15 +102,16 @@ def check_top_ops(top_ops) -> None:
     cases = [{"seed": seed, "k": k} for seed in (0, 1) for k in (1, 3, 6, 10_000)]
     cases += [
         {"seed": 0, "k": None},  # the default, k=5
-        {"fake": FAKE_TOP_OPS, "k": 3, "label": "a GPU-like profile (CPU and GPU rows)"},
-        {"fake": FAKE_TOP_OPS, "k": None, "label": "a GPU-like profile (CPU and GPU rows)"},
-        {"fake": FAKE_TOP_OPS_GPU_FIRST, "k": 2, "label": "a profile listing GPU rows first"},
+        {"fake": FAKE_TOP_OPS, "k": 3, "label": _("a GPU-like profile (CPU and GPU rows)")},
+        {"fake": FAKE_TOP_OPS, "k": None, "label": _("a GPU-like profile (CPU and GPU rows)")},
+        {"fake": FAKE_TOP_OPS_GPU_FIRST, "k": 2, "label": _("a profile listing GPU rows first")},
     ]
     for case in cases:
         case = {"seed": 0, **case, "device": device}
         k = 5 if case["k"] is None else case["k"]
         call = "top_ops(prof)" if case["k"] is None else f"top_ops(prof, k={k})"
-        what = f"{call} on {case.get('label', 'a profile of a small training loop')}"
+        profile = case.get("label") or _("a profile of a small training loop")
+        what = _("{call} on {profile}").format(call=call, profile=profile)
         seen = observe(probes.probe_top_ops, top_ops, case, what)
         entries = _entries(seen["rows"])
         ops = sorted(
@@ -116,52 +123,88 @@ def check_top_ops(top_ops) -> None:
         check_type(result, list, what)
         expected = ops[:k]  # the fakes have no ties within the first k
         if len(result) != len(expected):
-            default = " (k defaults to 5)" if case["k"] is None else ""
+            default = _(" (k defaults to 5)") if case["k"] is None else ""
             raise CheckError(
-                f"{what} returned {len(result)} entries; expected {len(expected)}{default}: the "
-                f"profile has {len(ops)} aten:: operators, and top_ops keeps the k largest "
-                "(filter to aten:: first, then take k)."
+                _(
+                    "{what} returned {count} entries; expected {expected}{default}: the "
+                    "profile has {ops} aten:: operators, and top_ops keeps the k largest "
+                    "(filter to aten:: first, then take k)."
+                ).format(
+                    what=what,
+                    count=len(result),
+                    expected=len(expected),
+                    default=default,
+                    ops=len(ops),
+                )
             )
         for item in result:
-            check_type(item, tuple, f"an entry of {what}")
+            check_type(item, tuple, _("an entry of {what}").format(what=what))
             if len(item) != 2 or not isinstance(item[0], str):
-                raise CheckError(f"each entry of {what} should be (name, ms), got {item!r}.")
+                raise CheckError(
+                    _("each entry of {what} should be (name, ms), got {item!r}.").format(
+                        what=what, item=item
+                    )
+                )
             name, ms = item
-            check_type(ms, float, f"the time of {name} in {what}")
+            check_type(ms, float, _("the time of {name} in {what}").format(name=name, what=what))
             if not name.startswith("aten::"):
                 raise CheckError(
-                    f"{what} contains {name!r}, which is not a PyTorch operator: keep only "
-                    "entries whose key starts with 'aten::' (your own labels are left out)."
+                    _(
+                        "{what} contains {name!r}, which is not a PyTorch operator: keep only "
+                        "entries whose key starts with 'aten::' (your own labels are left out)."
+                    ).format(what=what, name=name)
                 )
             rows = [e for e in entries if e["key"] == name]
             if not rows:
-                raise CheckError(f"{what} contains {name!r}, which is not in the profile.")
+                raise CheckError(
+                    _("{what} contains {name!r}, which is not in the profile.").format(
+                        what=what, name=name
+                    )
+                )
             if not any(_close(ms, e["self"]) for e in rows):
                 field = _which_field(ms, rows[0])
-                hint = _FIELD_HINTS.get(field, "it matches none of the profile's columns")
                 raise CheckError(
-                    f"{what} gives {name} {ms:.6g} ms; its self CPU time is "
-                    f"{max(e['self'] for e in rows):.6g} ms ({hint})."
+                    _(
+                        "{what} gives {name} {ms:.6g} ms; its self CPU time is {own:.6g} ms ({hint})."
+                    ).format(
+                        what=what,
+                        name=name,
+                        ms=ms,
+                        own=max(e["self"] for e in rows),
+                        hint=_field_hint(field),
+                    )
                 )
-        times = [ms for _, ms in result]
+        times = [ms for _name, ms in result]
         if times != sorted(times, reverse=True):
-            raise CheckError(f"{what} is not sorted largest first: {times}.")
+            raise CheckError(
+                _("{what} is not sorted largest first: {times}.").format(what=what, times=times)
+            )
         expected_times = [e["self"] for e in expected]
         if any(not _close(a, b) for a, b in zip(times, expected_times, strict=True)):
-            names = [n for n, _ in result]
+            names = [n for n, _ms in result]
             lost = [e["key"] for e in expected if e["key"] not in names]
             repeated = [n for n in lost if sum(e["key"] == n for e in entries) > 1]
             hint = (
-                f" The profile has several rows called {repeated[:2]} (a CPU row and a GPU row "
-                "with no CPU time): a dict keyed by name keeps only the last one. Keep every "
-                "entry of key_averages() and sort them."
+                _(
+                    " The profile has several rows called {names} (a CPU row and a GPU row "
+                    "with no CPU time): a dict keyed by name keeps only the last one. Keep every "
+                    "entry of key_averages() and sort them."
+                ).format(names=repeated[:2])
                 if repeated
-                else " Sort by self_cpu_time_total, largest first."
+                else _(" Sort by self_cpu_time_total, largest first.")
             )
             raise CheckError(
-                f"{what} gives times {[round(t, 4) for t in times]}, not the {len(expected)} "
-                f"largest self times {[round(t, 4) for t in expected_times]} "
-                f"({[e['key'] for e in expected]}).{hint}"
+                _(
+                    "{what} gives times {times}, not the {count} "
+                    "largest self times {expected} ({keys}).{hint}"
+                ).format(
+                    what=what,
+                    times=[round(t, 4) for t in times],
+                    count=len(expected),
+                    expected=[round(t, 4) for t in expected_times],
+                    keys=[e["key"] for e in expected],
+                    hint=hint,
+                )
             )
 
 
@@ -175,15 +218,15 @@ def check_time_per_label(time_per_label) -> None:
         {
             "fake": FAKE_LABELS,
             "labels": ["load", "step", "outer", "never ran"],
-            "label": "a GPU-like profile (CPU and GPU rows per label)",
+            "label": _("a GPU-like profile (CPU and GPU rows per label)"),
         },
     ]
     for case in cases:
         case = {"seed": 0, **case, "device": device}
         labels = case["labels"]
-        what = (
-            f"time_per_label(prof, {labels}) on "
-            f"{case.get('label', 'a profile of a small training loop')}"
+        profile = case.get("label") or _("a profile of a small training loop")
+        what = _("time_per_label(prof, {labels}) on {profile}").format(
+            labels=labels, profile=profile
         )
         seen = observe(probes.probe_time_per_label, time_per_label, case, what)
         entries = _entries(seen["rows"])
@@ -191,8 +234,9 @@ def check_time_per_label(time_per_label) -> None:
         check_type(result, dict, what)
         if sorted(result, key=repr) != sorted(labels, key=repr):
             raise CheckError(
-                f"{what} has keys {sorted(result, key=repr)}; expected exactly {sorted(labels)}, "
-                "one per label asked for."
+                _(
+                    "{what} has keys {keys}; expected exactly {labels}, one per label asked for."
+                ).format(what=what, keys=sorted(result, key=repr), labels=sorted(labels))
             )
         for label in labels:
             value = result[label]
@@ -202,8 +246,11 @@ def check_time_per_label(time_per_label) -> None:
             if not rows:
                 if value != 0.0:
                     raise CheckError(
-                        f"{what}[{label!r}] is {value}; a label that never ran gets 0.0 (and only "
-                        "rows whose key is exactly the label count, not names that contain it)."
+                        _(
+                            "{what}[{label!r}] is {value}; a label that never ran gets 0.0 (and "
+                            "only rows whose key is exactly the label count, not names that "
+                            "contain it)."
+                        ).format(what=what, label=label, value=value)
                     )
                 continue
             fields = {
@@ -217,25 +264,39 @@ def check_time_per_label(time_per_label) -> None:
                 for e in rows:
                     if _close(value, e["total"]):
                         raise CheckError(
-                            f"{what}[{label!r}] is {value:.6g} ms, the cpu_time_total of one of the "
-                            f"{len(rows)} rows called {label!r}; the label's total is the sum over "
-                            f"all of them, {fields['total']:.6g} ms. With a GPU the same label has a "
-                            "CPU row and a GPU row: a dict keyed by name, or the first match only, "
-                            "keeps one of them. Add up every row whose key is the label."
+                            _(
+                                "{what}[{label!r}] is {value:.6g} ms, the cpu_time_total of one of "
+                                "the {count} rows called {label!r}; the label's total is the sum "
+                                "over all of them, {total:.6g} ms. With a GPU the same label has a "
+                                "CPU row and a GPU row: a dict keyed by name, or the first match "
+                                "only, keeps one of them. Add up every row whose key is the label."
+                            ).format(
+                                what=what,
+                                label=label,
+                                value=value,
+                                count=len(rows),
+                                total=fields["total"],
+                            )
                         )
             others = [e["key"] for e in entries if e["key"] != label and label in e["key"]]
             if field is None and others:
-                hint = f"it also counts {others[:2]}: compare keys with ==, not startswith or 'in'"
+                hint = _(
+                    "it also counts {others}: compare keys with ==, not startswith or 'in'"
+                ).format(others=others[:2])
             else:
                 hint = {
-                    "self": "that is the self time, which leaves out the operators inside the label",
-                    "avg": "that is cpu_time, one call's average: use the total over all calls",
-                    "total_us": "that is in microseconds: divide by 1000",
-                    "self_us": "that is the self time in microseconds",
-                }.get(field, "it matches none of the profile's columns")
+                    "self": _(
+                        "that is the self time, which leaves out the operators inside the label"
+                    ),
+                    "avg": _("that is cpu_time, one call's average: use the total over all calls"),
+                    "total_us": _("that is in microseconds: divide by 1000"),
+                    "self_us": _("that is the self time in microseconds"),
+                }.get(field, _("it matches none of the profile's columns"))
             raise CheckError(
-                f"{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
-                f"{fields['total']:.6g} ms ({hint})."
+                _(
+                    "{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
+                    "{total:.6g} ms ({hint})."
+                ).format(what=what, label=label, value=value, total=fields["total"], hint=hint)
             )
 
 
@@ -271,19 +332,28 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
         seed = 0 if seed is None else seed
         seen = observe(probes.probe_shards_for_epoch, shards_for_epoch, case, what)
         if not seen["is_list"]:
-            hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
-            raise CheckError(f"{what} should be a list, got {seen['type']}.{hint}")
+            hint = _(" Did you forget a `return`?") if seen["type"] == "NoneType" else ""
+            raise CheckError(
+                _("{what} should be a list, got {type}.{hint}").format(
+                    what=what, type=seen["type"], hint=hint
+                )
+            )
         if seen["rng_changed"]:
             raise CheckError(
-                f"{what} changed the global random state: torch.manual_seed(...) (also as "
-                "generator=torch.manual_seed(...), which returns the global generator reseeded) "
-                "resets the caller's random stream. DistributedSampler uses a generator of its "
-                "own; if you shuffle yourself, use torch.Generator().manual_seed(seed + epoch)."
+                _(
+                    "{what} changed the global random state: torch.manual_seed(...) (also as "
+                    "generator=torch.manual_seed(...), which returns the global generator "
+                    "reseeded) resets the caller's random stream. DistributedSampler uses a "
+                    "generator of its own; if you shuffle yourself, use "
+                    "torch.Generator().manual_seed(seed + epoch)."
+                ).format(what=what)
             )
         result = seen["shards"]
         if len(result) != world_size:
             raise CheckError(
-                f"{what} returned {len(result)} shards; expected one per rank ({world_size})."
+                _("{what} returned {count} shards; expected one per rank ({world_size}).").format(
+                    what=what, count=len(result), world_size=world_size
+                )
             )
         shards = []
         for r, shard in enumerate(result):
@@ -292,7 +362,9 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
                 for i in shard
             ):
                 raise CheckError(
-                    f"shard {r} of {what} should hold integer indices, got {shard[:5]}."
+                    _("shard {rank} of {what} should hold integer indices, got {items}.").format(
+                        rank=r, what=what, items=shard[:5]
+                    )
                 )
             shards.append([int(i) for i in shard])
         expected = _reference_shards(n, world_size, epoch, seed)
@@ -302,34 +374,46 @@ def check_shards_for_epoch(shards_for_epoch) -> None:
         sizes = [len(s) for s in shards]
         if sizes != [per_rank] * world_size:
             raise CheckError(
-                f"{what} gives shard sizes {sizes}; DistributedSampler pads so that every rank gets "
-                f"{per_rank} (ceil(n / world_size)), repeating the shuffled list as often as needed "
-                "(more than once when world_size > 2 n). Unequal shards mean unequal numbers of "
-                "steps, and DDP waits forever for the rank that stopped early."
+                _(
+                    "{what} gives shard sizes {sizes}; DistributedSampler pads so that every rank "
+                    "gets {per_rank} (ceil(n / world_size)), repeating the shuffled list as often "
+                    "as needed (more than once when world_size > 2 n). Unequal shards mean "
+                    "unequal numbers of steps, and DDP waits forever for the rank that stopped "
+                    "early."
+                ).format(what=what, sizes=sizes, per_rank=per_rank)
             )
         covered = set().union(*map(set, shards))
         if len(covered) < n:
             raise CheckError(
-                f"{what} misses samples {sorted(set(range(n)) - covered)[:10]}: the shards overlap. "
-                "Every rank must shuffle with the same seed (seed + epoch), then take every "
-                "world_size-th index starting at its rank."
+                _(
+                    "{what} misses samples {missed}: the shards overlap. "
+                    "Every rank must shuffle with the same seed (seed + epoch), then take every "
+                    "world_size-th index starting at its rank."
+                ).format(what=what, missed=sorted(set(range(n)) - covered)[:10])
             )
         if epoch > 0 and shards == _reference_shards(n, world_size, 0, seed):
             raise CheckError(
-                f"{what} equals the shards of epoch 0: the epoch is ignored. Call "
-                "sampler.set_epoch(epoch) before iterating."
+                _(
+                    "{what} equals the shards of epoch 0: the epoch is ignored. Call "
+                    "sampler.set_epoch(epoch) before iterating."
+                ).format(what=what)
             )
         flat = [i for shard in expected for i in shard]
         if sorted(i for shard in shards for i in shard) == sorted(flat):
             raise CheckError(
-                f"{what} = {shards}: the right indices, dealt out differently from "
-                f"DistributedSampler ({expected}). After padding, rank r takes every "
-                "world_size-th index starting at r (indices[r::world_size]), not a contiguous chunk."
+                _(
+                    "{what} = {shards}: the right indices, dealt out differently from "
+                    "DistributedSampler ({expected}). After padding, rank r takes every "
+                    "world_size-th index starting at r (indices[r::world_size]), not a "
+                    "contiguous chunk."
+                ).format(what=what, shards=shards, expected=expected)
             )
         raise CheckError(
-            f"{what} = {shards} differs from what DistributedSampler yields: {expected}. Shuffle "
-            "with torch.randperm(n, generator seeded with seed + epoch), pad by repeating the start, "
-            "then rank r takes indices[r::world_size]."
+            _(
+                "{what} = {shards} differs from what DistributedSampler yields: {expected}. "
+                "Shuffle with torch.randperm(n, generator seeded with seed + epoch), pad by "
+                "repeating the start, then rank r takes indices[r::world_size]."
+            ).format(what=what, shards=shards, expected=expected)
         )
 
 
@@ -362,80 +446,104 @@ def check_average_gradients(average_gradients) -> None:
         if misuse is not None:
             if misuse.get("kind") == "op":
                 raise CheckError(
-                    f"{what}: all_reduce was called with op={misuse.get('op')}; use the default, "
-                    "ReduceOp.SUM."
+                    _(
+                        "{what}: all_reduce was called with op={op}; use the default, ReduceOp.SUM."
+                    ).format(what=what, op=misuse.get("op"))
                 )
             raise CheckError(
-                f"{what}: all_reduce was called with {misuse.get('type')}; call it on p.grad only "
-                "for parameters whose .grad is not None."
+                _(
+                    "{what}: all_reduce was called with {type}; call it on p.grad only "
+                    "for parameters whose .grad is not None."
+                ).format(what=what, type=misuse.get("type"))
             )
         if not seen["returned_none"]:
             raise CheckError(
-                f"{what} returned {seen['returned_type']}; it works in place and returns None."
+                _("{what} returned {type}; it works in place and returns None.").format(
+                    what=what, type=seen["returned_type"]
+                )
             )
         if not seen["calls"]:
             raise CheckError(
-                f"{what} never called all_reduce: sum the gradients over the ranks first "
-                "(all_reduce(p.grad) for every parameter whose .grad is not None)."
+                _(
+                    "{what} never called all_reduce: sum the gradients over the ranks first "
+                    "(all_reduce(p.grad) for every parameter whose .grad is not None)."
+                ).format(what=what)
             )
         if seen["pending"]:
             raise CheckError(
-                f"{what} launched all_reduce(..., async_op=True) and never waited for "
-                f"{seen['pending']} of the handles: an asynchronous all_reduce returns a work "
-                "handle, and the sum only lands in the tensor after handle.wait(). Wait on every "
-                "handle (then divide), or call all_reduce synchronously."
+                _(
+                    "{what} launched all_reduce(..., async_op=True) and never waited for "
+                    "{pending} of the handles: an asynchronous all_reduce returns a work "
+                    "handle, and the sum only lands in the tensor after handle.wait(). Wait on "
+                    "every handle (then divide), or call all_reduce synchronously."
+                ).format(what=what, pending=seen["pending"])
             )
         if seen["changed_before_wait"]:
             raise CheckError(
-                f"{what} changed a gradient between launching its asynchronous all_reduce and "
-                "waiting for it: the reduction then overwrites (or races with) your division. "
-                "Call handle.wait() first, then divide by world_size."
+                _(
+                    "{what} changed a gradient between launching its asynchronous all_reduce and "
+                    "waiting for it: the reduction then overwrites (or races with) your division. "
+                    "Call handle.wait() first, then divide by world_size."
+                ).format(what=what)
             )
         if seen["weights_changed"]:
             raise CheckError(
-                f"{what} changed the weights {seen['weights_changed'][:3]}: only the gradients "
-                "are averaged (all_reduce(p.grad), not p or p.data)."
+                _(
+                    "{what} changed the weights {names}: only the gradients "
+                    "are averaged (all_reduce(p.grad), not p or p.data)."
+                ).format(what=what, names=seen["weights_changed"][:3])
             )
         factor = (world_size + 1) / 2  # mean of 1, 2, ..., world_size
         grads = seen["grads"]
-        for name, _ in reference.named_parameters():
+        for name, _param in reference.named_parameters():  # not `_`: the message lookup
             got = grads.get(name)
             if name not in local:
                 if got is not None:
                     raise CheckError(
-                        f"{what} gave {name} a gradient; parameters without .grad stay None."
+                        _(
+                            "{what} gave {name} a gradient; parameters without .grad stay None."
+                        ).format(what=what, name=name)
                     )
                 continue
             if got is None:
                 raise CheckError(
-                    f"after {what} {name}.grad is None. all_reduce works in place and returns None: "
-                    "do not assign its result to p.grad."
+                    _(
+                        "after {what} {name}.grad is None. all_reduce works in place and returns "
+                        "None: do not assign its result to p.grad."
+                    ).format(what=what, name=name)
                 )
-            check_type(got, torch.Tensor, f"{name}.grad after {what}")
+            source = _("{name}.grad after {what}").format(name=name, what=what)
+            check_type(got, torch.Tensor, source)
             summed = local[name] * world_size * factor
             comparable = got.shape == summed.shape and got.dtype == summed.dtype
             got = got.to(summed.device)
             if comparable and world_size > 1 and torch.allclose(got, summed):
                 raise CheckError(
-                    f"after {what} {name}.grad is the sum over the ranks, not the average: divide by "
-                    "world_size after all_reduce."
+                    _(
+                        "after {what} {name}.grad is the sum over the ranks, not the average: "
+                        "divide by world_size after all_reduce."
+                    ).format(what=what, name=name)
                 )
             for wrong in (2, 1) if world_size not in (1, 2) else ():
                 if comparable and torch.allclose(got, summed / wrong):
                     raise CheckError(
-                        f"after {what} {name}.grad was divided by {wrong}, not by world_size="
-                        f"{world_size}: averaging by the wrong world size changes the step size."
+                        _(
+                            "after {what} {name}.grad was divided by {wrong}, not by world_size="
+                            "{world_size}: averaging by the wrong world size changes the step size."
+                        ).format(what=what, name=name, wrong=wrong, world_size=world_size)
                     )
             expected = local[name] * factor
             if comparable and not torch.allclose(got, expected):
                 ratio = (got.double().norm() / expected.double().norm()).item()
                 raise CheckError(
-                    f"after {what} {name}.grad is {ratio:.4g} times the average over the ranks. "
-                    "Reduce each gradient exactly once (model.parameters() lists each parameter "
-                    "once; looping over model.modules() visits nested ones several times), then "
-                    "divide it once by world_size."
+                    _(
+                        "after {what} {name}.grad is {ratio:.4g} times the average over the ranks. "
+                        "Reduce each gradient exactly once (model.parameters() lists each "
+                        "parameter once; looping over model.modules() visits nested ones several "
+                        "times), then divide it once by world_size."
+                    ).format(what=what, name=name, ratio=ratio)
                 )
-            assert_close(got, expected, what=f"{name}.grad after {what}")
+            assert_close(got, expected, what=source)
 
 
 def _observe_save(save_checkpoint, case: dict, what: str) -> dict:
@@ -445,9 +553,11 @@ def _observe_save(save_checkpoint, case: dict, what: str) -> dict:
         if err.type_name != "AttributeError" or case["wrapped"]:
             raise
         raise CheckError(
-            f"{what} raised AttributeError: {err.message}. A plain model has no .module: unwrap "
-            "only a wrapped model (isinstance(model, DistributedDataParallel), or "
-            "getattr(model, 'module', model))."
+            _(
+                "{what} raised AttributeError: {message}. A plain model has no .module: unwrap "
+                "only a wrapped model (isinstance(model, DistributedDataParallel), or "
+                "getattr(model, 'module', model))."
+            ).format(what=what, message=err.message)
         ) from None
 
 
@@ -457,7 +567,7 @@ def check_save_checkpoint(save_checkpoint) -> None:
     is a real DistributedDataParallel object or a plain model, and stays as it was."""
     device = get_device()
     for wrapped in (True, False):
-        kind = "a DistributedDataParallel model" if wrapped else "a plain (unwrapped) model"
+        kind = _("a DistributedDataParallel model") if wrapped else _("a plain (unwrapped) model")
         base = {"seed": 5, "device": device, "wrapped": wrapped}
         for rank in (3, 1, 2):
             what = f"save_checkpoint({kind}, path, rank={rank})"
@@ -466,60 +576,79 @@ def check_save_checkpoint(save_checkpoint) -> None:
             result = seen["result"]
             if result is not False:
                 raise CheckError(
-                    f"{what} returned {result!r}; every rank but 0 writes nothing and returns False."
+                    _(
+                        "{what} returned {result!r}; every rank but 0 writes nothing and returns "
+                        "False."
+                    ).format(what=what, result=result)
                 )
             if seen["files"]:
                 raise CheckError(
-                    f"{what} wrote {seen['files']}: only rank 0 saves (if rank != 0: return False "
-                    "before torch.save), or N processes write the same file at once."
+                    _(
+                        "{what} wrote {files}: only rank 0 saves (if rank != 0: return False "
+                        "before torch.save), or N processes write the same file at once."
+                    ).format(what=what, files=seen["files"])
                 )
         expected = probes.build_checkpoint_model(base).state_dict()
         for as_str in (False, True):
-            what = f"save_checkpoint({kind}, path{' as a str' if as_str else ''}, rank=0)"
+            as_a_str = _(" as a str") if as_str else ""
+            what = f"save_checkpoint({kind}, path{as_a_str}, rank=0)"
             case = {**base, "rank": 0, "file": f"rank0-{as_str}.pt", "as_str": as_str}
             seen = _observe_save(save_checkpoint, case, what)
             result = seen["result"]
             if result is not True:
-                raise CheckError(f"{what} returned {result!r}; rank 0 saves and returns True.")
+                raise CheckError(
+                    _("{what} returned {result!r}; rank 0 saves and returns True.").format(
+                        what=what, result=result
+                    )
+                )
             if not seen["exists"]:
                 raise CheckError(
-                    f"{what} returned True but wrote no file at the given path ({seen['files']} "
-                    "in its folder): torch.save(state_dict, path) with the path as given."
+                    _(
+                        "{what} returned True but wrote no file at the given path ({files} "
+                        "in its folder): torch.save(state_dict, path) with the path as given."
+                    ).format(what=what, files=seen["files"])
                 )
             if seen["load_error"] is not None:
                 raise CheckError(
-                    f"the file from {what} does not load with weights_only=True "
-                    f"({seen['load_error']}). Save model.state_dict(), not the model object."
+                    _(
+                        "the file from {what} does not load with weights_only=True "
+                        "({error}). Save model.state_dict(), not the model object."
+                    ).format(what=what, error=seen["load_error"])
                 )
             if not seen["inner_training"]:
                 raise CheckError(
-                    f"{what} left the model in eval mode: saving must not change it (on rank 0 "
-                    "only, training would then go on differently there). A state_dict is the "
-                    "same in either mode."
+                    _(
+                        "{what} left the model in eval mode: saving must not change it (on rank 0 "
+                        "only, training would then go on differently there). A state_dict is the "
+                        "same in either mode."
+                    ).format(what=what)
                 )
             if seen["inner_device"].type != device.type:
                 raise CheckError(
-                    f"{what} moved the model to {seen['inner_device']}: saving must not change "
-                    "it (Module.cpu() moves the caller's model in place)."
+                    _(
+                        "{what} moved the model to {device}: saving must not change "
+                        "it (Module.cpu() moves the caller's model in place)."
+                    ).format(what=what, device=seen["inner_device"])
                 )
             state = seen["state"]
             if state is None:
                 raise CheckError(
-                    f"the object saved by {what} should be a dict (a state_dict), got "
-                    f"{seen['loaded_type']}."
+                    _(
+                        "the object saved by {what} should be a dict (a state_dict), got {type}."
+                    ).format(what=what, type=seen["loaded_type"])
                 )
             if sorted(state, key=repr) != sorted(expected):
                 got = sorted(state, key=repr)
                 missing = sorted(set(expected) - set(state))
                 if any(isinstance(k, str) and k.startswith("module.") for k in state):
-                    hint = " Save the inner model: model.module.state_dict()."
+                    hint = _(" Save the inner model: model.module.state_dict().")
                 elif missing and all("running" in k or "num_batches" in k for k in missing):
-                    hint = (
+                    hint = _(
                         " The buffers (batch norm's running statistics) are missing: save "
                         "state_dict(), not the named parameters."
                     )
                 elif any(isinstance(k, str) and "module." in k for k in missing):
-                    hint = (
+                    hint = _(
                         " Keys were rewritten: replace('module.', '') also edits keys such as "
                         "'encoder_module.0.weight'. Unwrap the model (model.module) instead of "
                         "editing keys."
@@ -527,13 +656,22 @@ def check_save_checkpoint(save_checkpoint) -> None:
                 else:
                     hint = ""
                 raise CheckError(
-                    f"the state_dict saved by {what} has keys {got[:5]}...; the plain model "
-                    f"expects {sorted(expected)[:5]}... (missing {missing[:3]}).{hint}"
+                    _(
+                        "the state_dict saved by {what} has keys {got}...; the plain model "
+                        "expects {expected}... (missing {missing}).{hint}"
+                    ).format(
+                        what=what,
+                        got=got[:5],
+                        expected=sorted(expected)[:5],
+                        missing=missing[:3],
+                        hint=hint,
+                    )
                 )
             for key, value in expected.items():
                 got = state[key]
-                check_type(got, torch.Tensor, f"saved {key}")
-                assert_close(got.cpu(), value.detach().cpu(), what=f"saved {key}")
+                saved = _("saved {key}").format(key=key)
+                check_type(got, torch.Tensor, saved)
+                assert_close(got.cpu(), value.detach().cpu(), what=saved)
 
 
 # ---------------------------------------------------------------------------------------
@@ -578,42 +716,42 @@ def _wrapper_hint(before: str, after: str) -> str:
         before.replace("_orig_mod.", "").replace("module.", ""),
     }
     if after in replaced:
-        return (
+        return _(
             "str.replace removes the prefix wherever it appears, also inside the key: strip "
             "only at the start (str.startswith / str.removeprefix)."
         )
     if after != expected and _reference_unwrap(after) == expected:
-        return (
-            f"{after!r} still starts with a wrapper's prefix: keep stripping while the key starts "
+        return _(
+            "{after!r} still starts with a wrapper's prefix: keep stripping while the key starts "
             "with either prefix, in whatever order they come (one wrapper can hold another, "
             "several times)."
-        )
+        ).format(after=after)
     if expected.endswith(after) and len(after) < len(expected):
         eaten = expected[: len(expected) - len(after)]
         if re.fullmatch(r"((module|_orig_mod).)+", eaten):
-            return (
-                f"{eaten!r} was taken for a prefix: in a regular expression an unescaped '.' "
-                r"matches any character, so escape it (r'^(module\.|_orig_mod\.)+')."
-            )
+            return _(
+                "{eaten!r} was taken for a prefix: in a regular expression an unescaped '.' "
+                "matches any character, so escape it (r'^(module\\.|_orig_mod\\.)+')."
+            ).format(eaten=eaten)
         if set(eaten) <= set("module._orig"):
-            return (
-                f"{eaten!r} was eaten from the start of {expected!r}: str.lstrip removes any of "
+            return _(
+                "{eaten!r} was eaten from the start of {expected!r}: str.lstrip removes any of "
                 "the characters listed (m, o, d, u, l, e, '.', ...), not a word. Use "
                 "str.removeprefix."
-            )
-        return (
-            f"{expected.split('.')[0]!r} is a name of its own, not a wrapper's prefix: compare the "
+            ).format(eaten=eaten, expected=expected)
+        return _(
+            "{name!r} is a name of its own, not a wrapper's prefix: compare the "
             "whole prefix with its dot (key.startswith('module.'); in a regular expression "
-            r"r'^module\.', since an unescaped '.' matches any character)."
-        )
+            "r'^module\\.', since an unescaped '.' matches any character)."
+        ).format(name=expected.split(".")[0])
     if expected == before:
-        return (
-            f"This key does not start with 'module.' or '_orig_mod.' (it starts with "
-            f"{before.split('.')[0]!r}), so it stays as it is."
-        )
+        return _(
+            "This key does not start with 'module.' or '_orig_mod.' (it starts with "
+            "{name!r}), so it stays as it is."
+        ).format(name=before.split(".")[0])
     if after == before:
-        return "This key starts with a wrapper's prefix and should lose it."
-    return "Remove only whole leading 'module.' and '_orig_mod.' parts, nothing else."
+        return _("This key starts with a wrapper's prefix and should lose it.")
+    return _("Remove only whole leading 'module.' and '_orig_mod.' parts, nothing else.")
 
 
 def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
@@ -624,15 +762,15 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
     inner_sd = inner.state_dict()
     cases = []  # (what, [[key, tensor, transposed], ...])
     for what, prefix in (
-        ("a compiled model's state_dict", "_orig_mod."),
-        ("DataParallel around a compiled model", "module._orig_mod."),
-        ("a compiled DataParallel model", "_orig_mod.module."),
-        ("three wrappers (compiled, DDP, compiled)", "_orig_mod.module._orig_mod."),
-        ("DataParallel in DataParallel in DataParallel", "module.module.module."),
+        (_("a compiled model's state_dict"), "_orig_mod."),
+        (_("DataParallel around a compiled model"), "module._orig_mod."),
+        (_("a compiled DataParallel model"), "_orig_mod.module."),
+        (_("three wrappers (compiled, DDP, compiled)"), "_orig_mod.module._orig_mod."),
+        (_("DataParallel in DataParallel in DataParallel"), "module.module.module."),
     ):
         cases.append((what, [[prefix + k, v, False] for k, v in inner_sd.items()]))
     cases.append(
-        ("a DataParallel checkpoint", [["module." + k, v, False] for k, v in inner_sd.items()])
+        (_("a DataParallel checkpoint"), [["module." + k, v, False] for k, v in inner_sd.items()])
     )
     mixed = [
         ["module.encoder.module.fc.weight", torch.randn(2, 3, generator=g), True],
@@ -647,28 +785,37 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
         ["_orig_mod._orig_mod.module.module.deep.w", torch.randn(2, generator=g), False],
         ["module._orig_mod.fc.w", torch.randn(2, 2, generator=g), True],
     ]
-    cases.append(("a state_dict with some wrapped keys", mixed))
-    cases.append(("a plain state_dict (no prefixes)", [[k, v, False] for k, v in inner_sd.items()]))
-    cases.append(("an empty state_dict", []))
+    cases.append((_("a state_dict with some wrapped keys"), mixed))
+    plain = [[k, v, False] for k, v in inner_sd.items()]
+    cases.append((_("a plain state_dict (no prefixes)"), plain))
+    cases.append((_("an empty state_dict"), []))
     for what, entries in cases:
         call = f"strip_wrapper_prefixes({what})"
-        keys_before = [key for key, _, _ in entries]
+        keys_before = [key for key, _value, _transposed in entries]
         seen = observe(
             probes.probe_strip_wrapper_prefixes, strip_wrapper_prefixes, {"entries": entries}, call
         )
         if not seen["is_dict"]:
-            raise CheckError(f"{call} returned a {seen['type']}; return a dict (key -> tensor).")
+            raise CheckError(
+                _("{call} returned a {type}; return a dict (key -> tensor).").format(
+                    call=call, type=seen["type"]
+                )
+            )
         if seen["caller_keys_after"] != keys_before or not seen["caller_values_kept"]:
             raise CheckError(
-                f"{call} changed the caller's dict: its keys are now "
-                f"{seen['caller_keys_after'][:4]}. Build and return a new dict instead of "
-                "renaming keys in place (the caller may still need the original)."
+                _(
+                    "{call} changed the caller's dict: its keys are now "
+                    "{keys}. Build and return a new dict instead of "
+                    "renaming keys in place (the caller may still need the original)."
+                ).format(call=call, keys=seen["caller_keys_after"][:4])
             )
         if seen["same_object"]:
             raise CheckError(
-                f"{call} returned the caller's dict itself. Return a new dict even when no key "
-                "needs renaming: whoever edits the result would otherwise edit the caller's "
-                "checkpoint too."
+                _(
+                    "{call} returned the caller's dict itself. Return a new dict even when no key "
+                    "needs renaming: whoever edits the result would otherwise edit the caller's "
+                    "checkpoint too."
+                ).format(call=call)
             )
         expected = [_reference_unwrap(key) for key in keys_before]
         out_keys = seen["keys"]
@@ -680,27 +827,47 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
             ]
             if len(out_keys) == len(expected) and sorted(out_keys) == sorted(expected):
                 raise CheckError(
-                    f"{call} returned the right keys in another order: {out_keys[:4]}, expected "
-                    f"{expected[:4]}. Build the new dict in the input's order."
+                    _(
+                        "{call} returned the right keys in another order: {keys}, expected "
+                        "{expected}. Build the new dict in the input's order."
+                    ).format(call=call, keys=out_keys[:4], expected=expected[:4])
                 )
             if wrong:
                 before, after = wrong[0]
                 raise CheckError(
-                    f"{call} turned the key {before!r} into {after!r}, expected "
-                    f"{_reference_unwrap(before)!r}. {_wrapper_hint(before, after)}"
+                    _(
+                        "{call} turned the key {before!r} into {after!r}, expected {want!r}. {hint}"
+                    ).format(
+                        call=call,
+                        before=before,
+                        after=after,
+                        want=_reference_unwrap(before),
+                        hint=_wrapper_hint(before, after),
+                    )
                 )
             raise CheckError(
-                f"{call} returned {len(out_keys)} keys, expected {len(expected)}: {expected[:4]}. "
-                "Keep every entry, renamed or not."
+                _(
+                    "{call} returned {count} keys, expected {expected_count}: {expected}. "
+                    "Keep every entry, renamed or not."
+                ).format(
+                    call=call,
+                    count=len(out_keys),
+                    expected_count=len(expected),
+                    expected=expected[:4],
+                )
             )
         for i, (key, value) in enumerate(zip(expected, seen["values"], strict=True)):
             if i not in value["is_of"]:
                 how = (
-                    "a new tensor object on the same memory (a view, .detach() or .data)"
+                    _("a new tensor object on the same memory (a view, .detach() or .data)")
                     if i in value["shares_memory_with"]
-                    else f"a {value['type']} that is not the original (a copy, clone() or contiguous())"
+                    else _(
+                        "a {type} that is not the original (a copy, clone() or contiguous())"
+                    ).format(type=value["type"])
                 )
                 raise CheckError(
-                    f"{call}: the value for {key!r} is {how}. Rename the keys and keep the values "
-                    "as they are: the same tensor objects."
+                    _(
+                        "{call}: the value for {key!r} is {how}. Rename the keys and keep the "
+                        "values as they are: the same tensor objects."
+                    ).format(call=call, key=key, how=how)
                 )
