@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from autograder import wire
 from tutorial_lib.checks import CheckError, call_failure_message, learner_call, learner_frames
+from tutorial_lib.i18n import _
 
 PROBE_PACKAGE = "autograder.probes"
 
@@ -63,7 +64,7 @@ class AnswerRaised(CheckError):
     def with_hint(self, hint: str) -> str:
         """The message with the check's hint for this error as its last line, as ``call``
         shows an exercise's hint."""
-        return f"{self}\nHint: {hint.strip()}"
+        return f"{self}\n" + _("Hint: {hint}").format(hint=hint.strip())
 
 
 class Channel(Protocol):

@@ -14,7 +14,11 @@ from autograder.mistakes import catalogue
 from tutorial_lib import checks, i18n
 
 ROOT = Path(__file__).resolve().parents[2]
-MARKED = [ROOT / "tutorial_lib" / "checks.py", ROOT / "autograder" / "learner_messages.py"]
+MARKED = [
+    ROOT / "tutorial_lib" / "checks.py",
+    ROOT / "autograder" / "learner_messages.py",
+    ROOT / "autograder" / "boundary.py",
+]
 PLACEHOLDER = re.compile(r"\{(\w*)[^}]*\}")
 
 
