@@ -14,6 +14,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import transfer as probes
 from tutorial_lib.checks import CheckError, assert_close, check_shape, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 
 def _changed(
@@ -731,103 +732,143 @@ def check_LoRALinear(LoRALinear) -> None:
         case = _lora_case(g, device, in_f, out_f, r, alpha, bias, dtype, x_shape)
         dt = "" if dtype == torch.float32 else f", {dtype}"
         what = f"LoRALinear(nn.Linear({in_f}, {out_f}, bias={bias}{dt}), r={r}, alpha={alpha})"
-        seen = observe(probes.probe_lora_linear, LoRALinear, case, f"{what} and its forward")
+        with_forward = _("{what} and its forward").format(what=what)
+        seen = observe(probes.probe_lora_linear, LoRALinear, case, with_forward)
         if not seen["is_module"]:
-            raise CheckError(f"{what} is not an nn.Module: subclass nn.Module.")
+            raise CheckError(_("{what} is not an nn.Module: subclass nn.Module.").format(what=what))
         for key, name, shape in (("A", "lora_A", (r, in_f)), ("B", "lora_B", (out_f, r))):
             p = seen[key]
             if p is None:
                 raise CheckError(
-                    f"{what} has no tensor attribute {name}: store the adapter's matrices as "
-                    f"self.lora_A (r, in_features) and self.lora_B (out_features, r)."
+                    _(
+                        "{what} has no tensor attribute {name}: store the adapter's matrices as "
+                        "self.lora_A (r, in_features) and self.lora_B (out_features, r)."
+                    ).format(what=what, name=name)
                 )
             if not p["parameter"]:
                 raise CheckError(
-                    f"{what}.{name} is a plain tensor, not an nn.Parameter: the optimizer would "
-                    "never see it. Wrap it in nn.Parameter(...)."
+                    _(
+                        "{what}.{name} is a plain tensor, not an nn.Parameter: the optimizer would "
+                        "never see it. Wrap it in nn.Parameter(...)."
+                    ).format(what=what, name=name)
                 )
             if tuple(p["shape"]) != shape:
                 raise CheckError(
-                    f"{what}.{name} has shape {tuple(p['shape'])}, expected {shape}: lora_A is "
-                    "(r, in_features) and maps x down to r numbers, lora_B is (out_features, r) "
-                    "and maps them back up."
+                    _(
+                        "{what}.{name} has shape {got}, expected {shape}: lora_A is "
+                        "(r, in_features) and maps x down to r numbers, lora_B is (out_features, r) "
+                        "and maps them back up."
+                    ).format(what=what, name=name, got=tuple(p["shape"]), shape=shape)
                 )
             if p["dtype"] != dtype or p["device"].type != torch.device(device).type:
                 raise CheckError(
-                    f"{what}.{name} is {p['dtype']} on {p['device']}, but the base layer is "
-                    f"{dtype} on {device}: create it with device=base.weight.device, "
-                    "dtype=base.weight.dtype."
+                    _(
+                        "{what}.{name} is {got_dtype} on {got_device}, but the base layer is "
+                        "{dtype} on {device}: create it with device=base.weight.device, "
+                        "dtype=base.weight.dtype."
+                    ).format(
+                        what=what,
+                        name=name,
+                        got_dtype=p["dtype"],
+                        got_device=p["device"],
+                        dtype=dtype,
+                        device=device,
+                    )
                 )
         if seen["forward_error"] is not None:
             raise CheckError(
-                f"calling {what} on x of shape {tuple(case['x'].shape)} raised "
-                f"{seen['forward_error']}. The forward is base(x) + scaling * (x @ lora_A.T) @ "
-                "lora_B.T; `@` works on any number of leading dimensions (torch.mm does not)."
+                _(
+                    "calling {what} on x of shape {shape} raised "
+                    "{error}. The forward is base(x) + scaling * (x @ lora_A.T) @ "
+                    "lora_B.T; `@` works on any number of leading dimensions (torch.mm does not)."
+                ).format(what=what, shape=tuple(case["x"].shape), error=seen["forward_error"])
             )
         trainable = sorted(n for n, f in seen["flags"].items() if f)
         if trainable != ["lora_A", "lora_B"]:
             raise CheckError(
-                f"the trainable parameters of {what} are {trainable}; expected exactly "
-                "['lora_A', 'lora_B']: freeze the base (base.requires_grad_(False)), and keep A "
-                "and B trainable."
+                _(
+                    "the trainable parameters of {what} are {trainable}; expected exactly "
+                    "['lora_A', 'lora_B']: freeze the base (base.requires_grad_(False)), and keep A "
+                    "and B trainable."
+                ).format(what=what, trainable=trainable)
             )
         if not seen["base_is_given"] or not seen["base_unchanged"]:
             raise CheckError(
-                f"{what} must keep the given layer as self.base with its values unchanged "
-                "(it holds the pretrained weights); do not build a new nn.Linear or re-initialise it."
+                _(
+                    "{what} must keep the given layer as self.base with its values unchanged "
+                    "(it holds the pretrained weights); do not build a new nn.Linear or "
+                    "re-initialise it."
+                ).format(what=what)
             )
         A0, B0 = seen["A"]["value"].cpu(), seen["B"]["value"].cpu()
         if B0.abs().max().item() != 0:
             raise CheckError(
-                f"{what}.lora_B is not zero at initialisation (max |B| = {B0.abs().max().item():.3g}): "
-                "the adapted layer then differs from the pretrained one before any training. "
-                "Start B at zero and A at random."
+                _(
+                    "{what}.lora_B is not zero at initialisation (max |B| = {largest:.3g}): "
+                    "the adapted layer then differs from the pretrained one before any training. "
+                    "Start B at zero and A at random."
+                ).format(what=what, largest=B0.abs().max().item())
             )
         spread = (A0 - A0.flatten()[0]).abs().max().item()
         if A0.abs().max().item() == 0 or (A0.numel() > 1 and spread == 0):
+            how = _("zero") if A0.abs().max().item() == 0 else _("constant")
             raise CheckError(
-                f"{what}.lora_A is {'zero' if A0.abs().max().item() == 0 else 'constant'} at "
-                "initialisation: B's gradient is multiplied by A, so with A zero nothing ever "
-                "trains (and a constant A makes all r directions the same). Draw A at random."
+                _(
+                    "{what}.lora_A is {how} at "
+                    "initialisation: B's gradient is multiplied by A, so with A zero nothing ever "
+                    "trains (and a constant A makes all r directions the same). Draw A at random."
+                ).format(what=what, how=how)
             )
         assert_close(
             seen["out_init"],
             probes.build_base(case)(case["x"]).detach(),
-            what=f"{what}(x) right after construction (it must equal base(x))",
+            what=_("{what}(x) right after construction (it must equal base(x))").format(what=what),
         )
         if seen["base_grad"]:
             raise CheckError(
-                f"after backward through {what} the base's weight has a gradient: freeze it."
+                _(
+                    "after backward through {what} the base's weight has a gradient: freeze it."
+                ).format(what=what)
             )
         grad_B = seen["grad_B"]
         if grad_B is None or grad_B.abs().max().item() == 0:
             raise CheckError(
-                f"after backward through {what} lora_B has no gradient: the forward must use "
-                "lora_B (and A must be random)."
+                _(
+                    "after backward through {what} lora_B has no gradient: the forward must use "
+                    "lora_B (and A must be random)."
+                ).format(what=what)
             )
         scaling = seen["scaling"]
         if not isinstance(scaling, (int, float)) or abs(scaling - alpha / r) > 1e-9 * max(
             1, alpha / r
         ):
             raise CheckError(
-                f"{what}.scaling is {scaling!r}, expected alpha / r = {alpha / r:g}: the scaling "
-                "keeps the size of the update comparable when you change r."
+                _(
+                    "{what}.scaling is {scaling!r}, expected alpha / r = {expected:g}: the scaling "
+                    "keeps the size of the update comparable when you change r."
+                ).format(what=what, scaling=scaling, expected=alpha / r)
             )
         if seen["out_set"] is None:
-            raise CheckError(f"{what}: could not set lora_A and lora_B to trained values.")
+            raise CheckError(
+                _("{what}: could not set lora_A and lora_B to trained values.").format(what=what)
+            )
         expected = _lora_reference(case, case["A"], case["B"])
         unscaled = _lora_reference({**case, "alpha": case["r"]}, case["A"], case["B"])
         if alpha != r and torch.allclose(
             seen["out_set"].cpu(), unscaled.cpu(), atol=1e-5, rtol=1e-4
         ):
             raise CheckError(
-                f"{what} with trained A and B gives base(x) + (x @ A.T) @ B.T: the update is not "
-                f"scaled. Multiply it by self.scaling = alpha / r = {alpha / r:g}."
+                _(
+                    "{what} with trained A and B gives base(x) + (x @ A.T) @ B.T: the update is not "
+                    "scaled. Multiply it by self.scaling = alpha / r = {expected:g}."
+                ).format(what=what, expected=alpha / r)
             )
         assert_close(
             seen["out_set"],
             expected,
-            what=f"{what}(x) with trained lora_A and lora_B (base(x) + alpha / r * x A^T B^T)",
+            what=_(
+                "{what}(x) with trained lora_A and lora_B (base(x) + alpha / r * x A^T B^T)"
+            ).format(what=what),
         )
         if first is None:
             first = (case, A0)
@@ -836,13 +877,15 @@ def check_LoRALinear(LoRALinear) -> None:
         probes.probe_lora_linear,
         LoRALinear,
         {**case, "rng_seed": case["rng_seed"] + 1},
-        "LoRALinear(...) under another global seed",
+        _("LoRALinear(...) under another global seed"),
     )
     if other["A"] is not None and torch.equal(other["A"]["value"].cpu(), A0):
         raise CheckError(
-            "LoRALinear draws the same lora_A whatever the caller's random state: did you call "
-            "torch.manual_seed inside it? That resets the caller's random stream; let the init "
-            "draw from the global generator."
+            _(
+                "LoRALinear draws the same lora_A whatever the caller's random state: did you call "
+                "torch.manual_seed inside it? That resets the caller's random stream; let the init "
+                "draw from the global generator."
+            )
         )
 
 
@@ -862,23 +905,30 @@ def check_merge_lora(merge_lora) -> None:
         case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))
         case["scaling"] = scaling
         dt = "" if dtype == torch.float32 else f", {dtype}"
-        what = (
-            f"merge_lora(layer) for a layer with base nn.Linear({in_f}, {out_f}, bias={bias}{dt}), "
-            f"r={r}, scaling={scaling}"
+        what = _("merge_lora(layer) for a layer with base {base}, r={r}, scaling={scaling}").format(
+            base=f"nn.Linear({in_f}, {out_f}, bias={bias}{dt})", r=r, scaling=scaling
         )
         seen = observe(probes.probe_merge_lora, merge_lora, case, what)
         if seen["changed"]:
             raise CheckError(
-                f"{what} changed the adapter it was given ({seen['changed']}): adding the update "
-                "into layer.base.weight in place means the adapter now adds it a second time "
-                "(merged twice). Build a new nn.Linear (or a copy of the base) for the sum."
+                _(
+                    "{what} changed the adapter it was given ({changed}): adding the update "
+                    "into layer.base.weight in place means the adapter now adds it a second time "
+                    "(merged twice). Build a new nn.Linear (or a copy of the base) for the sum."
+                ).format(what=what, changed=seen["changed"])
             )
         if not seen["is_linear"]:
-            raise CheckError(f"{what} returned {seen['type']}; return a new nn.Linear.")
+            raise CheckError(
+                _("{what} returned {type}; return a new nn.Linear.").format(
+                    what=what, type=seen["type"]
+                )
+            )
         if seen["is_base"]:
             raise CheckError(
-                f"{what} returned layer.base itself: return a new nn.Linear, so that the adapter "
-                "and the merged layer do not share (and later change) one weight."
+                _(
+                    "{what} returned layer.base itself: return a new nn.Linear, so that the adapter "
+                    "and the merged layer do not share (and later change) one weight."
+                ).format(what=what)
             )
         w = seen["weight"]
         base = probes.build_base(case)
@@ -887,47 +937,76 @@ def check_merge_lora(merge_lora) -> None:
             expected_w = base.weight + scaling * B @ A
         if tuple(w["shape"]) != (out_f, in_f):
             raise CheckError(
-                f"the weight from {what} has shape {tuple(w['shape'])}, expected {(out_f, in_f)} "
-                "(base.weight's): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+                _(
+                    "the weight from {what} has shape {got}, expected {shape} "
+                    "(base.weight's): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+                ).format(what=what, got=tuple(w["shape"]), shape=(out_f, in_f))
             )
         if w["dtype"] != dtype or w["device"].type != torch.device(device).type:
             raise CheckError(
-                f"the layer from {what} is {w['dtype']} on {w['device']}, but the base is {dtype} "
-                f"on {device}: create it with the base's device and dtype (nn.Linear(..., "
-                "device=..., dtype=...)), or copy the base."
+                _(
+                    "the layer from {what} is {got_dtype} on {got_device}, but the base is {dtype} "
+                    "on {device}: create it with the base's device and dtype (nn.Linear(..., "
+                    "device=..., dtype=...)), or copy the base."
+                ).format(
+                    what=what,
+                    got_dtype=w["dtype"],
+                    got_device=w["device"],
+                    dtype=dtype,
+                    device=device,
+                )
             )
         if seen["has_bias"] != bias:
-            raise CheckError(
-                f"the layer from {what} {'has' if seen['has_bias'] else 'has no'} bias, but the base "
-                f"{'has one' if bias else 'has none'}: use bias=base.bias is not None "
-                "(a bias where the base has none starts at random values)."
+            template = (
+                _(
+                    "the layer from {what} has bias, but the base has none: use bias=base.bias "
+                    "is not None (a bias where the base has none starts at random values)."
+                )
+                if seen["has_bias"]
+                else _(
+                    "the layer from {what} has no bias, but the base has one: use bias=base.bias "
+                    "is not None (a bias where the base has none starts at random values)."
+                )
             )
+            raise CheckError(template.format(what=what))
         got_w = w["value"].cpu()
         if torch.allclose(got_w, (base.weight + B @ A).detach().cpu(), atol=1e-6) and scaling != 1:
             raise CheckError(
-                f"the weight from {what} is base.weight + lora_B @ lora_A: the scaling is missing. "
-                "Use base.weight + layer.scaling * lora_B @ lora_A."
+                _(
+                    "the weight from {what} is base.weight + lora_B @ lora_A: the scaling is "
+                    "missing. Use base.weight + layer.scaling * lora_B @ lora_A."
+                ).format(what=what)
             )
         if in_f == out_f and torch.allclose(
             got_w, (base.weight + scaling * (B @ A).T).detach().cpu(), atol=1e-6
         ):
             raise CheckError(
-                f"the weight from {what} adds (B @ A).T, the transposed update (only a square layer "
-                "lets that through): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+                _(
+                    "the weight from {what} adds (B @ A).T, the transposed update (only a square "
+                    "layer lets that through): the update is lora_B @ lora_A, (out, r) @ (r, in)."
+                ).format(what=what)
             )
-        assert_close(got_w, expected_w.detach(), what=f"the weight from {what}")
+        assert_close(got_w, expected_w.detach(), what=_("the weight from {what}").format(what=what))
         if bias:
-            assert_close(seen["bias"]["value"], base.bias.detach(), what=f"the bias from {what}")
+            bias_what = _("the bias from {what}").format(what=what)
+            assert_close(seen["bias"]["value"], base.bias.detach(), what=bias_what)
         if seen["out_error"] is not None:
-            raise CheckError(f"calling the layer from {what} raised {seen['out_error']}.")
+            raise CheckError(
+                _("calling the layer from {what} raised {error}.").format(
+                    what=what, error=seen["out_error"]
+                )
+            )
         with torch.no_grad():
             expected_out = base(case["x"]) + scaling * (case["x"] @ A.T) @ B.T
-        assert_close(seen["out"], expected_out, what=f"the output of the layer from {what}")
+        out_what = _("the output of the layer from {what}").format(what=what)
+        assert_close(seen["out"], expected_out, what=out_what)
         if seen["second_weight"] is None or not torch.allclose(
             seen["second_weight"].cpu(), got_w, atol=1e-6
         ):
             raise CheckError(
-                f"calling {what} a second time on the same adapter gives another weight: merging "
-                "must not change the adapter (or keep any state), or the second merge adds the "
-                "update twice."
+                _(
+                    "calling {what} a second time on the same adapter gives another weight: merging "
+                    "must not change the adapter (or keep any state), or the second merge adds the "
+                    "update twice."
+                ).format(what=what)
             )
