@@ -30,6 +30,16 @@ GLOBAL_RNG_HINT = (
 )
 
 
+def _changed_global_rng(what: str) -> CheckError:
+    """The error for an answer that drew from or reseeded torch's global generator."""
+    # GLOBAL_RNG_HINT is looked up when the error is made: the language can change meanwhile.
+    return CheckError(
+        _("{what} changed torch's global random state. {hint}").format(
+            what=what, hint=_(GLOBAL_RNG_HINT)
+        )
+    )
+
+
 def _gen(seed: int) -> torch.Generator:
     g = torch.Generator()
     g.manual_seed(seed)
@@ -437,30 +447,44 @@ SPLIT_OFFSET = 1000  # item i of the probe's dataset is SPLIT_OFFSET + i
 
 def _split_indices(seen: dict, what: str, n: int) -> tuple[list[int], list[int]]:
     """(train, val) index lists from probe_split_dataset, after the checks on the result's form."""
-    _check_pair_result(seen, what, f"{what} should return (train_set, val_set), got {{n}} items.")
+    # {n} stays a placeholder: _check_pair_result fills it in.
+    message = _("{what} should return (train_set, val_set), got {n} items.")
+    _check_pair_result(seen, what, message.format(what=what, n="{n}"))
     parts = []
-    for label, part in zip(("training", "validation"), seen["parts"], strict=True):
+    for label, part in zip((_("training"), _("validation")), seen["parts"], strict=True):
         if isinstance(part, str):
             raise CheckError(
-                f"the {label} part of {what} should be a dataset (len and indexing work), "
-                f"got {part}"
+                _(
+                    "the {label} part of {what} should be a dataset (len and indexing work), "
+                    "got {part}"
+                ).format(label=label, what=what, part=part)
             )
         if any(not SPLIT_OFFSET <= v < SPLIT_OFFSET + n for v in part):
             raise CheckError(
-                f"the {label} part of {what} holds {part[:5]}..., not items of the dataset "
-                f"(which are {SPLIT_OFFSET}, {SPLIT_OFFSET + 1}, ...): return datasets, e.g. "
-                "Subset(dataset, indices) or what random_split returns, not lists of indices."
+                _(
+                    "the {label} part of {what} holds {part}..., not items of the dataset "
+                    "(which are {first}, {second}, ...): return datasets, e.g. "
+                    "Subset(dataset, indices) or what random_split returns, not lists of indices."
+                ).format(
+                    label=label,
+                    what=what,
+                    part=part[:5],
+                    first=SPLIT_OFFSET,
+                    second=SPLIT_OFFSET + 1,
+                )
             )
         parts.append([v - SPLIT_OFFSET for v in part])
     return parts[0], parts[1]
 
 
 def _observe_split(split_dataset, n: int, frac: float, seed: int, global_seed: int) -> tuple:
-    what = f"split_dataset(dataset of {n}, val_fraction={frac}, seed={seed})"
+    what = _("split_dataset(dataset of {n}, val_fraction={frac}, seed={seed})").format(
+        n=n, frac=frac, seed=seed
+    )
     case = {"n": n, "frac": frac, "seed": seed, "global_seed": global_seed, "offset": SPLIT_OFFSET}
     seen = observe(probes.probe_split_dataset, split_dataset, case, what)
     if seen["rng_changed"]:
-        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
+        raise _changed_global_rng(what)
     return what, _split_indices(seen, what, n)
 
 
@@ -482,39 +506,58 @@ def check_split_dataset(split_dataset) -> None:
         n_val = math.floor(n * frac)
         if (len(train), len(val)) == (n_val, n - n_val) and n_val != n - n_val:
             raise CheckError(
-                f"{what} gave {len(train)} training and {len(val)} validation items: the two "
-                "parts are swapped. Return (train_set, val_set), in that order."
+                _(
+                    "{what} gave {n_train} training and {n_val} validation items: the two "
+                    "parts are swapped. Return (train_set, val_set), in that order."
+                ).format(what=what, n_train=len(train), n_val=len(val))
             )
         if len(val) != n_val or len(train) != n - n_val:
             raise CheckError(
-                f"{what} gave {len(train)} training and {len(val)} validation items, expected "
-                f"{n - n_val} and {n_val}: the validation size is floor(n * val_fraction) "
-                f"= floor({n * frac:g}) (math.floor or int(), not round), the rest is training."
+                _(
+                    "{what} gave {n_train} training and {n_val} validation items, expected "
+                    "{want_train} and {want_val}: the validation size is floor(n * val_fraction) "
+                    "= floor({product:g}) (math.floor or int(), not round), the rest is training."
+                ).format(
+                    what=what,
+                    n_train=len(train),
+                    n_val=len(val),
+                    want_train=n - n_val,
+                    want_val=n_val,
+                    product=n * frac,
+                )
             )
         if sorted(train + val) != list(range(n)):
             raise CheckError(
-                f"{what}: the two parts must be disjoint and together hold every item once; "
-                "split one shuffled list of indices into two slices (careful with [-0:], "
-                "which is the whole list)."
+                _(
+                    "{what}: the two parts must be disjoint and together hold every item once; "
+                    "split one shuffled list of indices into two slices (careful with [-0:], "
+                    "which is the whole list)."
+                ).format(what=what)
             )
         ordered = sorted(val)
         if n >= 37 and n_val >= 5 and ordered == list(range(ordered[0], ordered[0] + n_val)):
             raise CheckError(
-                f"{what} took a contiguous block as the validation set. Data files are often "
-                "sorted (by class, by date): shuffle the indices, e.g. with random_split."
+                _(
+                    "{what} took a contiguous block as the validation set. Data files are often "
+                    "sorted (by class, by date): shuffle the indices, e.g. with random_split."
+                ).format(what=what)
             )
         # Called again, with the global random stream elsewhere: only the seed may matter.
-        _, (_, again) = _observe_split(split_dataset, n, frac, seed, 200 + k)
+        _what, (_train, again) = _observe_split(split_dataset, n, frac, seed, 200 + k)
         if again != val:
             raise CheckError(
-                f"calling {what} twice gave two different validation sets. Pass "
-                "generator=torch.Generator().manual_seed(seed) to random_split."
+                _(
+                    "calling {what} twice gave two different validation sets. Pass "
+                    "generator=torch.Generator().manual_seed(seed) to random_split."
+                ).format(what=what)
             )
     vals = [_observe_split(split_dataset, 200, 0.3, seed, 300)[1][1] for seed in (0, 1)]
     if vals[0] == vals[1]:
         raise CheckError(
-            "split_dataset(dataset of 200, 0.3, seed) gave the same split for seeds 0 and 1: "
-            "seed the generator with the seed argument, torch.Generator().manual_seed(seed)."
+            _(
+                "split_dataset(dataset of 200, 0.3, seed) gave the same split for seeds 0 and 1: "
+                "seed the generator with the seed argument, torch.Generator().manual_seed(seed)."
+            )
         )
 
 
@@ -524,7 +567,7 @@ def check_split_dataset(split_dataset) -> None:
 def _epoch(epoch: dict, what: str) -> tuple[list[int], list[int]]:
     """(items, batch sizes) of one epoch from the probe."""
     if "not_tensor" in epoch:
-        raise _wrong_type(epoch["not_tensor"], "Tensor", f"a batch from {what}")
+        raise _wrong_type(epoch["not_tensor"], "Tensor", _("a batch from {what}").format(what=what))
     return epoch["items"], epoch["sizes"]
 
 
@@ -536,13 +579,23 @@ def _loaders(make_loaders, case: dict, what: str) -> dict:
     """What probe_make_loaders saw, after the checks on the result's form and side effects."""
     seen = observe(probes.probe_make_loaders, make_loaders, case, what)
     if seen["rng_changed"]:
-        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
-    _check_pair_result(seen, what, f"{what} should return (train_loader, val_loader).")
-    for label, info in zip(("training", "validation"), seen["loaders"], strict=True):
+        raise _changed_global_rng(what)
+    _check_pair_result(
+        seen, what, _("{what} should return (train_loader, val_loader).").format(what=what)
+    )
+    for label, info in zip((_("training"), _("validation")), seen["loaders"], strict=True):
         if not info["is_loader"]:
-            raise _wrong_type(info["type"], "DataLoader", f"the {label} loader of {what}")
+            raise _wrong_type(
+                info["type"],
+                "DataLoader",
+                _("the {label} loader of {what}").format(label=label, what=what),
+            )
     if any(info["num_workers"] for info in seen["loaders"]):
-        raise CheckError(f"{what}: use num_workers=0 here (workers come later in the lesson).")
+        raise CheckError(
+            _("{what}: use num_workers=0 here (workers come later in the lesson).").format(
+                what=what
+            )
+        )
     return seen
 
 
@@ -553,7 +606,9 @@ def check_make_loaders(make_loaders) -> None:
     for k, (n_train, n_val, batch_size, seed) in enumerate(
         [(50, 23, 8, 0), (40, 10, 16, 1), (30, 1, 4, 2), (40, 10, 16, 7)]
     ):
-        what = f"make_loaders(train of {n_train}, val of {n_val}, batch_size={batch_size}, seed={seed})"
+        what = _(
+            "make_loaders(train of {n_train}, val of {n_val}, batch_size={batch_size}, seed={seed})"
+        ).format(n_train=n_train, n_val=n_val, batch_size=batch_size, seed=seed)
         case = {
             "n_train": n_train,
             "n_val": n_val,
@@ -562,64 +617,83 @@ def check_make_loaders(make_loaders) -> None:
             "global_seed": 100 + k,
         }
         seen = _loaders(make_loaders, case, what)
-        val_items, val_sizes = _epoch(seen["val_epoch"], f"the validation loader of {what}")
+        val_what = _("the validation loader of {what}").format(what=what)
+        val_items, val_sizes = _epoch(seen["val_epoch"], val_what)
         expected_val = list(range(100, 100 + n_val))
         if sorted(val_items) != expected_val:
             raise CheckError(
-                f"the validation loader of {what} yielded {len(val_items)} of {n_val} items: "
-                "every validation item must be scored, so do not drop the last batch."
+                _(
+                    "the validation loader of {what} yielded {got} of {n_val} items: "
+                    "every validation item must be scored, so do not drop the last batch."
+                ).format(what=what, got=len(val_items), n_val=n_val)
             )
         if val_items != expected_val:
             raise CheckError(
-                f"the validation loader of {what} yields the items in a shuffled order. "
-                "Shuffling validation data changes nothing in the metric but breaks any "
-                "comparison with labels or predictions kept in dataset order: shuffle=False."
+                _(
+                    "the validation loader of {what} yields the items in a shuffled order. "
+                    "Shuffling validation data changes nothing in the metric but breaks any "
+                    "comparison with labels or predictions kept in dataset order: shuffle=False."
+                ).format(what=what)
             )
         if val_sizes != _batch_sizes(n_val, batch_size):
             raise CheckError(
-                f"the validation batches of {what} have sizes {val_sizes}, expected "
-                f"{_batch_sizes(n_val, batch_size)}: pass batch_size to the validation loader "
-                "too."
+                _(
+                    "the validation batches of {what} have sizes {got}, expected "
+                    "{expected}: pass batch_size to the validation loader "
+                    "too."
+                ).format(what=what, got=val_sizes, expected=_batch_sizes(n_val, batch_size))
             )
-        train_what = f"the training loader of {what}"
+        train_what = _("the training loader of {what}").format(what=what)
         first, sizes = _epoch(seen["train_epochs"][0], train_what)
-        second, _ = _epoch(seen["train_epochs"][1], train_what)
+        second, _sizes = _epoch(seen["train_epochs"][1], train_what)
         if sorted(first) != list(range(n_train)):
             raise CheckError(
-                f"one epoch of the training loader of {what} yielded {len(first)} of "
-                f"{n_train} items; every training item should be used each epoch "
-                "(drop_last=False)."
+                _(
+                    "one epoch of the training loader of {what} yielded {got} of "
+                    "{n_train} items; every training item should be used each epoch "
+                    "(drop_last=False)."
+                ).format(what=what, got=len(first), n_train=n_train)
             )
         if first == list(range(n_train)):
             raise CheckError(
-                f"the training loader of {what} yields the items in dataset order: "
-                "shuffle=True, so that batches differ from epoch to epoch."
+                _(
+                    "the training loader of {what} yields the items in dataset order: "
+                    "shuffle=True, so that batches differ from epoch to epoch."
+                ).format(what=what)
             )
         if first == second:
             raise CheckError(
-                f"two epochs of the training loader of {what} had the same order: a fixed "
-                "permutation is not shuffling. Use shuffle=True (with the seeded generator), "
-                "which draws a new order every epoch."
+                _(
+                    "two epochs of the training loader of {what} had the same order: a fixed "
+                    "permutation is not shuffling. Use shuffle=True (with the seeded generator), "
+                    "which draws a new order every epoch."
+                ).format(what=what)
             )
         if sizes != _batch_sizes(n_train, batch_size):
             raise CheckError(
-                f"the training batches of {what} have sizes {sizes}, expected "
-                f"{_batch_sizes(n_train, batch_size)}: pass batch_size to the training loader "
-                "(DataLoader's default is 1)."
+                _(
+                    "the training batches of {what} have sizes {got}, expected "
+                    "{expected}: pass batch_size to the training loader "
+                    "(DataLoader's default is 1)."
+                ).format(what=what, got=sizes, expected=_batch_sizes(n_train, batch_size))
             )
         # Built again, with the global random stream elsewhere: only the seed may matter.
         rerun = _loaders(make_loaders, {**case, "global_seed": 200 + k}, what)
         if _epoch(rerun["train_epochs"][0], train_what)[0] != first:
             raise CheckError(
-                f"calling {what} twice with seed={seed} gave two different training orders. "
-                "Pass generator=torch.Generator().manual_seed(seed) to the training DataLoader."
+                _(
+                    "calling {what} twice with seed={seed} gave two different training orders. "
+                    "Pass generator=torch.Generator().manual_seed(seed) to the training DataLoader."
+                ).format(what=what, seed=seed)
             )
         firsts[(n_train, seed)] = first
     if firsts[(40, 1)] == firsts[(40, 7)]:
         raise CheckError(
-            "make_loaders(train of 40, ..., batch_size=16) gave the same training order for "
-            "seeds 1 and 7: seed the generator with the seed argument, "
-            "torch.Generator().manual_seed(seed)."
+            _(
+                "make_loaders(train of 40, ..., batch_size=16) gave the same training order for "
+                "seeds 1 and 7: seed the generator with the seed argument, "
+                "torch.Generator().manual_seed(seed)."
+            )
         )
 
 
