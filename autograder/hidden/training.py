@@ -20,6 +20,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import training as probes
 from tutorial_lib.checks import CheckError, check_shape, check_type
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 # ---------------------------------------------------------------------------------------
 # Reference implementations (what the solution notebook asks for)
@@ -134,8 +135,15 @@ def _states_match(state_a: dict, state_b: dict, what: str, hint: str) -> None:
     for (name, a), b in zip(state_a.items(), state_b.values(), strict=True):
         if not torch.allclose(a.float(), b.float().to(a.device), rtol=1e-4, atol=1e-5):
             raise CheckError(
-                f"{what}: parameter {name!r} differs from what it should be "
-                f"(max abs difference {float((a.float() - b.float().to(a.device)).abs().max()):.3g}). {hint}"
+                _(
+                    "{what}: parameter {name!r} differs from what it should be (max abs difference "
+                    "{max_difference:.3g}). {hint}"
+                ).format(
+                    what=what,
+                    name=name,
+                    max_difference=float((a.float() - b.float().to(a.device)).abs().max()),
+                    hint=hint,
+                )
             )
 
 
@@ -216,11 +224,15 @@ def check_make_loss_fn(make_loss_fn) -> None:
         )
         if not seen["is_module"]:
             raise CheckError(
-                f"make_loss_fn({task!r}) should be a Module, got {seen['type']}."
+                _("make_loss_fn({task!r}) should be a Module, got {type_name}.").format(
+                    task=task, type_name=seen["type"]
+                )
                 + (
-                    " Return an instance, e.g. nn.MSELoss(), not the class nn.MSELoss."
+                    _(" Return an instance, e.g. nn.MSELoss(), not the class nn.MSELoss.")
                     if seen["type"] == "type"
-                    else " Return a loss module such as nn.MSELoss(), not a function or a number."
+                    else _(
+                        " Return a loss module such as nn.MSELoss(), not a function or a number."
+                    )
                 )
             )
         for (logits, target, strided), loss in zip(cases, seen["losses"], strict=False):
@@ -232,9 +244,11 @@ def check_make_loss_fn(make_loss_fn) -> None:
                 _stub_or(loss["raised"])
                 name, message = loss["raised"]
                 raise CheckError(
-                    f"{what} raised {name}: {message} The task needs {_LOSS_HINTS[task]}"
+                    _("{what} raised {name}: {message} The task needs {task_hint}").format(
+                        what=what, name=name, message=message, task_hint=_(_LOSS_HINTS[task])
+                    )
                     + (
-                        " Use .reshape, not .view, on tensors you did not make yourself."
+                        _(" Use .reshape, not .view, on tensors you did not make yourself.")
                         if strided and "view" in message
                         else ""
                     )
@@ -244,51 +258,68 @@ def check_make_loss_fn(make_loss_fn) -> None:
             expected, expected_grad = _reference_loss(ref, logits, target)
             if got.shape != expected.shape:
                 raise CheckError(
-                    f"{what} returned shape {tuple(got.shape)}, expected a scalar: keep the "
-                    "default reduction='mean'."
+                    _(
+                        "{what} returned shape {got_shape}, expected a scalar: keep the default "
+                        "reduction='mean'."
+                    ).format(what=what, got_shape=tuple(got.shape))
                 )
             if not torch.allclose(
                 got.double(), expected.double().to(got.device), rtol=1e-4, atol=1e-4
             ):
-                hint = _LOSS_HINTS[task]
+                hint = _(_LOSS_HINTS[task])  # translated here: the dict is built at import
                 if not bool(torch.isfinite(got).all()):
-                    hint += (
-                        " Your loss is not finite on confident logits: a softmax or sigmoid "
-                        "followed by a log underflows; the built-in loss works on the logits "
-                        "directly (log-sum-exp), which stays finite."
+                    hint += _(
+                        " Your loss is not finite on confident logits: a softmax or sigmoid followed by "
+                        "a log underflows; the built-in loss works on the logits directly "
+                        "(log-sum-exp), which stays finite."
                     )
                 raise CheckError(
-                    f"{what} gave {float(got):.5g}, expected {float(expected):.5g}. "
-                    f"The task needs {hint}"
+                    _(
+                        "{what} gave {got:.5g}, expected {expected:.5g}. The task needs {hint}"
+                    ).format(what=what, got=float(got), expected=float(expected), hint=hint)
                 )
             if loss["inputs_changed"]:
                 raise CheckError(
-                    f"{what}: the loss changed the logits or targets it was given (in place). "
-                    "A loss must only read its inputs: use out-of-place operations "
-                    "(x - m, not x.sub_(m))."
+                    _(
+                        "{what}: the loss changed the logits or targets it was given (in place). A loss "
+                        "must only read its inputs: use out-of-place operations (x - m, not x.sub_(m))."
+                    ).format(what=what)
                 )
             grad = loss["grad"]
             if not isinstance(grad, torch.Tensor):
                 raise CheckError(
-                    f"{what}: loss.backward() sent no gradient back to the logits "
-                    + (
-                        f"(it raised {grad['raised'][0]})"
-                        if isinstance(grad, dict)
-                        else "(the loss is not connected to the logits' graph)"
+                    _("{what}: loss.backward() sent no gradient back to the logits ").format(
+                        what=what
                     )
-                    + ". Compute the loss from the logits with torch operations, without "
-                    ".item(), .detach() or torch.tensor(...) on the way: training needs it."
+                    + (
+                        _("(it raised {raised})").format(raised=grad["raised"][0])
+                        if isinstance(grad, dict)
+                        else _("(the loss is not connected to the logits' graph)")
+                    )
+                    + _(
+                        ". Compute the loss from the logits with torch operations, without .item(), "
+                        ".detach() or torch.tensor(...) on the way: training needs it."
+                    )
                 )
             if not torch.allclose(
                 grad.double(), expected_grad.double().to(grad.device), rtol=1e-3, atol=1e-6
             ):
                 raise CheckError(
-                    f"{what}: the value is right but the gradient on the logits differs "
-                    f"(max abs difference {float((grad.double() - expected_grad.double().to(grad.device)).abs().max()):.3g}). "
-                    f"The task needs {_LOSS_HINTS[task]}"
+                    _(
+                        "{what}: the value is right but the gradient on the logits differs (max abs "
+                        "difference {max_difference:.3g}). The task needs {task_hint}"
+                    ).format(
+                        what=what,
+                        max_difference=float(
+                            (grad.double() - expected_grad.double().to(grad.device)).abs().max()
+                        ),
+                        task_hint=_(_LOSS_HINTS[task]),
+                    )
                 )
         if len(seen["losses"]) != len(pairs):
-            raise CheckError(f"make_loss_fn({task!r}): the losses did not all come back.")
+            raise CheckError(
+                _("make_loss_fn({task!r}): the losses did not all come back.").format(task=task)
+            )
     for unknown in ("ranking", ""):
         seen = observe(
             probes.probe_make_loss_fn_unknown,
@@ -300,13 +331,17 @@ def check_make_loss_fn(make_loss_fn) -> None:
             continue
         if seen["raised"] is not None:
             raise CheckError(
-                f"make_loss_fn({unknown!r}) raised {seen['raised']}; an unknown task should "
-                "raise ValueError (a dict lookup raises KeyError: catch it and raise "
-                "ValueError, or test each name with if)."
+                _(
+                    "make_loss_fn({unknown!r}) raised {raised}; an unknown task should raise "
+                    "ValueError (a dict lookup raises KeyError: catch it and raise ValueError, or "
+                    "test each name with if)."
+                ).format(unknown=unknown, raised=seen["raised"])
             )
         raise CheckError(
-            f"make_loss_fn({unknown!r}) returned something; an unknown task should raise "
-            "ValueError, not fall back to a default loss or return None."
+            _(
+                "make_loss_fn({unknown!r}) returned something; an unknown task should raise "
+                "ValueError, not fall back to a default loss or return None."
+            ).format(unknown=unknown)
         )
 
 
@@ -335,62 +370,86 @@ def _train_case(
     )
     seen = observe(probes.probe_train_one_epoch, train_one_epoch, case, what)
     ref = probes.probe_train_one_epoch(_ref_train_one_epoch, case)  # the same run, done right
-    _, loader, *_ = probes.build_train_run(case)
+    _model, loader, *_rest = probes.build_train_run(case)
     sizes = [len(xb) for xb, _ in loader]
-    got = _as_float(seen["result"], f"the value returned by {what}")
+    got = _as_float(seen["result"], _("the value returned by {what}").format(what=what))
     if not seen["training"]:
         raise CheckError(
-            f"after {what} the model is in eval mode. Call model.train() at the start (and "
-            "leave it so): a model that was just evaluated would otherwise train with dropout "
-            "switched off."
+            _(
+                "after {what} the model is in eval mode. Call model.train() at the start (and "
+                "leave it so): a model that was just evaluated would otherwise train with "
+                "dropout switched off."
+            ).format(what=what)
         )
     if seen["eval_forwards"]:
         raise CheckError(
-            f"{what} ran the model in eval mode for {seen['eval_forwards']} of its "
-            f"{seen['forwards']} forward passes (the model arrived in "
-            f"{'eval' if case['start_in_eval'] else 'train'} mode). Call model.train() at the "
-            "start, before the loop, so dropout and batch norm train from the first batch."
+            _(
+                "{what} ran the model in eval mode for {eval_forwards} of its {forwards} "
+                "forward passes (the model arrived in {value} mode). Call model.train() at the "
+                "start, before the loop, so dropout and batch norm train from the first batch."
+            ).format(
+                what=what,
+                eval_forwards=seen["eval_forwards"],
+                forwards=seen["forwards"],
+                value="eval" if case["start_in_eval"] else "train",
+            )
         )
     if seen["forwards"] not in (batches, 0):  # 0: called model.forward, which skips hooks
         raise CheckError(
-            f"{what} ran the model {seen['forwards']} times for {batches} batches. Run the "
-            "model once per batch and compute the loss from that output; use loss.item() for "
-            "the epoch's total instead of running the model again."
+            _(
+                "{what} ran the model {forwards} times for {batches} batches. Run the model "
+                "once per batch and compute the loss from that output; use loss.item() for the "
+                "epoch's total instead of running the model again."
+            ).format(what=what, forwards=seen["forwards"], batches=batches)
         )
     steps, ref_steps = seen["steps"], ref["steps"]
     if len(steps) != batches:
         raise CheckError(
-            f"{what} called optimizer.step() {len(steps)} times for {batches} batches: "
-            "step once per batch, after loss.backward()."
+            _(
+                "{what} called optimizer.step() {n_steps} times for {batches} batches: step "
+                "once per batch, after loss.backward()."
+            ).format(what=what, n_steps=len(steps), batches=batches)
         )
     if use_scheduler:
         _check_schedule_use(seen, ref, what, batches)
     if not torch.equal(seen["rng"], ref["rng"]):
         raise CheckError(
-            f"{what} changed the global random state in a way training alone does not (each "
-            "dropout layer draws from it, nothing else should). Do not call torch.manual_seed "
-            "(or draw random numbers) inside train_one_epoch: seeding is the caller's choice, "
-            "and reseeding gives every epoch the same dropout masks."
+            _(
+                "{what} changed the global random state in a way training alone does not (each "
+                "dropout layer draws from it, nothing else should). Do not call "
+                "torch.manual_seed (or draw random numbers) inside train_one_epoch: seeding is "
+                "the caller's choice, and reseeding gives every epoch the same dropout masks."
+            ).format(what=what)
         )
-    for k, ((_, norm), (_, ref_norm)) in enumerate(zip(steps, ref_steps, strict=True)):
+    for k, ((_first, norm), (_ref_first, ref_norm)) in enumerate(
+        zip(steps, ref_steps, strict=True)
+    ):
         if ref_norm > 0 and norm == 0:
             raise CheckError(
-                f"{what}: at optimizer step {k + 1} every gradient was zero, so the step did "
-                "nothing. optimizer.zero_grad() must come before loss.backward(), not between "
-                "backward() and step()."
+                _(
+                    "{what}: at optimizer step {value} every gradient was zero, so the step did "
+                    "nothing. optimizer.zero_grad() must come before loss.backward(), not between "
+                    "backward() and step()."
+                ).format(what=what, value=k + 1)
             )
         if not _close(norm, ref_norm, 1e-3):
             hint = (
-                "The gradients of earlier batches were still in .grad: call "
-                "optimizer.zero_grad() once per batch, before loss.backward()."
+                _(
+                    "The gradients of earlier batches were still in .grad: call "
+                    "optimizer.zero_grad() once per batch, before loss.backward()."
+                )
                 if k > 0 and norm > ref_norm
-                else "Each batch must do, in order: forward, loss, optimizer.zero_grad(), "
-                "loss.backward(), optimizer.step(). Did you move x and y to the device, and "
-                "use the loss_fn you were given?"
+                else _(
+                    "Each batch must do, in order: forward, loss, optimizer.zero_grad(), "
+                    "loss.backward(), optimizer.step(). Did you move x and y to the device, and use "
+                    "the loss_fn you were given?"
+                )
             )
             raise CheckError(
-                f"{what}: at optimizer step {k + 1} the gradient norm was {norm:.5g}, expected "
-                f"{ref_norm:.5g}. {hint}"
+                _(
+                    "{what}: at optimizer step {value} the gradient norm was {norm:.5g}, expected "
+                    "{ref_norm:.5g}. {hint}"
+                ).format(what=what, value=k + 1, norm=norm, ref_norm=ref_norm, hint=hint)
             )
     _states_match(
         seen["state"],
@@ -403,14 +462,22 @@ def _train_case(
     expected = ref["result"]
     if not _close(got, expected):
         hint = (
-            f" The batches here have {sizes} samples: weight each batch's mean loss by its "
-            "size (loss.item() * len(x)) and divide by the number of samples, so a small last "
-            "batch does not count as much as a full one."
+            _(
+                " The batches here have {sizes} samples: weight each batch's mean loss by its "
+                "size (loss.item() * len(x)) and divide by the number of samples, so a small "
+                "last batch does not count as much as a full one."
+            ).format(sizes=sizes)
             if len(set(sizes)) > 1
-            else " Return the mean loss per sample over the whole epoch, from the losses "
-            "computed before each step (not recomputed after it)."
+            else _(
+                " Return the mean loss per sample over the whole epoch, from the losses "
+                "computed before each step (not recomputed after it)."
+            )
         )
-        raise CheckError(f"{what} returned {got:.6g}, expected {expected:.6g}.{hint}")
+        raise CheckError(
+            _("{what} returned {got:.6g}, expected {expected:.6g}.{hint}").format(
+                what=what, got=got, expected=expected, hint=hint
+            )
+        )
 
 
 def _check_schedule_use(seen: dict, ref: dict, what: str, batches: int) -> None:
@@ -419,29 +486,37 @@ def _check_schedule_use(seen: dict, ref: dict, what: str, batches: int) -> None:
     wanted = [lr for lr, _ in ref["steps"]]
     if seen["scheduler_steps"] != batches:
         raise CheckError(
-            f"{what} called scheduler.step() {seen['scheduler_steps']} times for {batches} "
-            "batches. This schedule counts optimizer steps: call scheduler.step() once per "
-            "batch, right after optimizer.step(), not once per epoch."
+            _(
+                "{what} called scheduler.step() {scheduler_steps} times for {batches} batches. "
+                "This schedule counts optimizer steps: call scheduler.step() once per batch, "
+                "right after optimizer.step(), not once per epoch."
+            ).format(what=what, scheduler_steps=seen["scheduler_steps"], batches=batches)
         )
     if all(_close(a, b, 1e-6) for a, b in zip(used, wanted, strict=True)):
         if not _close(seen["lr"], ref["lr"], 1e-6):
             raise CheckError(
-                f"after {what} the learning rate is {seen['lr']:.4g}, expected {ref['lr']:.4g}: "
-                "call scheduler.step() once per batch, right after optimizer.step()."
+                _(
+                    "after {what} the learning rate is {lr:.4g}, expected {lr2:.4g}: call "
+                    "scheduler.step() once per batch, right after optimizer.step()."
+                ).format(what=what, lr=seen["lr"], lr2=ref["lr"])
             )
         return
     if len(used) > 1 and all(_close(a, b, 1e-6) for a, b in zip(used, wanted[1:], strict=False)):
         raise CheckError(
-            f"{what}: optimizer step 1 used the learning rate {used[0]:.4g}, which the "
-            f"schedule gives step 2; it should use {wanted[0]:.4g}. scheduler.step() ran "
-            "before optimizer.step(): call it right after optimizer.step(), so each step "
-            "uses the rate the schedule set for it."
+            _(
+                "{what}: optimizer step 1 used the learning rate {used:.4g}, which the schedule "
+                "gives step 2; it should use {wanted:.4g}. scheduler.step() ran before "
+                "optimizer.step(): call it right after optimizer.step(), so each step uses the "
+                "rate the schedule set for it."
+            ).format(what=what, used=used[0], wanted=wanted[0])
         )
     k = next(i for i, (a, b) in enumerate(zip(used, wanted, strict=True)) if not _close(a, b, 1e-6))
     raise CheckError(
-        f"{what}: optimizer step {k + 1} used the learning rate {used[k]:.4g}, expected "
-        f"{wanted[k]:.4g}. Call scheduler.step() exactly once per batch, right after "
-        "optimizer.step(), and pass the scheduler you were given."
+        _(
+            "{what}: optimizer step {value} used the learning rate {used:.4g}, expected "
+            "{wanted:.4g}. Call scheduler.step() exactly once per batch, right after "
+            "optimizer.step(), and pass the scheduler you were given."
+        ).format(what=what, value=k + 1, used=used[k], wanted=wanted[k])
     )
 
 
@@ -499,56 +574,75 @@ def _check_evaluated(seen: dict, case: dict, what: str, device) -> None:
     result = seen["result"]
     if not isinstance(result, (tuple, list)):
         raise CheckError(
-            f"{what} returned a {wire.type_name(result)}; return the pair "
-            "(mean_loss, accuracy) as a tuple: return total / count, correct / count."
+            _(
+                "{what} returned a {type_name}; return the pair (mean_loss, accuracy) as a "
+                "tuple: return total / count, correct / count."
+            ).format(what=what, type_name=wire.type_name(result))
         )
     if len(result) != 2:
-        raise CheckError(f"{what} should return (mean_loss, accuracy), got {len(result)} items.")
-    loss = _as_float(result[0], f"the loss returned by {what}")
-    acc = _as_float(result[1], f"the accuracy returned by {what}")
+        raise CheckError(
+            _("{what} should return (mean_loss, accuracy), got {n_result} items.").format(
+                what=what, n_result=len(result)
+            )
+        )
+    loss = _as_float(result[0], _("the loss returned by {what}").format(what=what))
+    acc = _as_float(result[1], _("the accuracy returned by {what}").format(what=what))
     calls = seen["calls"]
     if not calls:
-        raise CheckError(f"{what} never called the model.")
+        raise CheckError(_("{what} never called the model.").format(what=what))
     if any(training for _, training in calls):
         raise CheckError(
-            f"{what} ran the model in train mode: dropout was active and batch norm "
-            "would update its running statistics. Call model.eval() before the loop."
+            _(
+                "{what} ran the model in train mode: dropout was active and batch norm would "
+                "update its running statistics. Call model.eval() before the loop."
+            ).format(what=what)
         )
     if any(grad for grad, _ in calls):
         raise CheckError(
-            f"{what} ran the model with gradients enabled, which records a graph for "
-            "every batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
+            _(
+                "{what} ran the model with gradients enabled, which records a graph for every "
+                "batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
+            ).format(what=what)
         )
     if not seen["grad_enabled_after"]:
         raise CheckError(
-            f"after {what} gradients are switched off for the whole program: the next "
-            "training step's loss.backward() would fail. Use `with torch.no_grad():` (or "
-            "torch.inference_mode()) around the loop, which switches them back on when it ends, "
-            "not torch.set_grad_enabled(False) on its own."
+            _(
+                "after {what} gradients are switched off for the whole program: the next "
+                "training step's loss.backward() would fail. Use `with torch.no_grad():` (or "
+                "torch.inference_mode()) around the loop, which switches them back on when it "
+                "ends, not torch.set_grad_enabled(False) on its own."
+            ).format(what=what)
         )
     start = case["start_training"]
     mode = "train" if start else "eval"
     if seen["training"] != start:
         raise CheckError(
-            f"{what}: the model arrived in {mode} mode and left in "
-            f"{'train' if seen['training'] else 'eval'} mode. Remember "
-            "was_training = model.training first, and call model.train(was_training) at "
-            "the end."
+            _(
+                "{what}: the model arrived in {mode} mode and left in {value} mode. Remember "
+                "was_training = model.training first, and call model.train(was_training) at the "
+                "end."
+            ).format(what=what, mode=mode, value="train" if seen["training"] else "eval")
         )
     wrong = [name for name, training in seen["modes"].items() if training != start]
     if wrong:
         raise CheckError(
-            f"{what}: the model arrived in {mode} mode; afterwards the top module says "
-            f"{mode} but its submodules {wrong[:3]} do not. Setting model.training changes "
-            "only the top module: call model.train(was_training), which sets every submodule."
+            _(
+                "{what}: the model arrived in {mode} mode; afterwards the top module says "
+                "{mode} but its submodules {wrong} do not. Setting model.training changes only "
+                "the top module: call model.train(was_training), which sets every submodule."
+            ).format(what=what, mode=mode, wrong=wrong[:3])
         )
     if seen["grads_left"]:
-        raise CheckError(f"{what} left gradients in the parameters' .grad: no backward here.")
+        raise CheckError(
+            _("{what} left gradients in the parameters' .grad: no backward here.").format(what=what)
+        )
     if seen["rng_changed"]:
         raise CheckError(
-            f"{what} changed the global random state (an evaluation in eval mode draws no "
-            "random numbers). Do not call torch.manual_seed inside evaluate: it silently "
-            "changes the caller's next dropout masks and shuffles."
+            _(
+                "{what} changed the global random state (an evaluation in eval mode draws no "
+                "random numbers). Do not call torch.manual_seed inside evaluate: it silently "
+                "changes the caller's next dropout masks and shuffles."
+            ).format(what=what)
         )
     _states_match(
         seen["state"], ref_model.state_dict(), what, "evaluate must not change the model."
@@ -557,29 +651,38 @@ def _check_evaluated(seen: dict, case: dict, what: str, device) -> None:
     if not _close(loss, ref_loss):
         smoothing = case["label_smoothing"]
         if smoothing:
-            plain, _ = _ref_evaluate(ref_model, loader, nn.CrossEntropyLoss(), device)
+            plain, _accuracy = _ref_evaluate(ref_model, loader, nn.CrossEntropyLoss(), device)
             if _close(loss, plain):
                 raise CheckError(
-                    f"the loss returned by {what} is {loss:.6g}, expected {ref_loss:.6g}: "
-                    "that is what a plain cross-entropy gives, but the loss_fn passed in "
-                    f"here is CrossEntropyLoss(label_smoothing={smoothing}). Compute the loss "
-                    "with the loss_fn argument, not a loss of your own choosing."
+                    _(
+                        "the loss returned by {what} is {loss:.6g}, expected {ref_loss:.6g}: that is "
+                        "what a plain cross-entropy gives, but the loss_fn passed in here is "
+                        "CrossEntropyLoss(label_smoothing={smoothing}). Compute the loss with the "
+                        "loss_fn argument, not a loss of your own choosing."
+                    ).format(what=what, loss=loss, ref_loss=ref_loss, smoothing=smoothing)
                 )
         raise CheckError(
-            f"the loss returned by {what} is {loss:.6g}, expected {ref_loss:.6g}. Give "
-            f"loss_fn the raw logits (no softmax), and weight each batch's mean "
-            f"by its size (the batches have {sizes} samples)."
+            _(
+                "the loss returned by {what} is {loss:.6g}, expected {ref_loss:.6g}. Give "
+                "loss_fn the raw logits (no softmax), and weight each batch's mean by its size "
+                "(the batches have {sizes} samples)."
+            ).format(what=what, loss=loss, ref_loss=ref_loss, sizes=sizes)
         )
     if not _close(acc, ref_acc, 1e-6):
         hint = (
-            " Return a fraction between 0 and 1, not a percentage."
+            _(" Return a fraction between 0 and 1, not a percentage.")
             if acc > 1
-            else f" Count the correct samples over all batches ({sizes}) and divide by "
-            "their number; averaging per-batch accuracies over-weights a small last batch."
+            else _(
+                " Count the correct samples over all batches ({sizes}) and divide by their "
+                "number; averaging per-batch accuracies over-weights a small last batch."
+            ).format(sizes=sizes)
         )
         raise CheckError(
-            f"the accuracy returned by {what} is {acc:.6g}, expected {ref_acc:.6g}: the "
-            f"fraction of samples whose largest logit (argmax over dim=1) is the label.{hint}"
+            _(
+                "the accuracy returned by {what} is {acc:.6g}, expected {ref_acc:.6g}: the "
+                "fraction of samples whose largest logit (argmax over dim=1) is the "
+                "label.{hint}"
+            ).format(what=what, acc=acc, ref_acc=ref_acc, hint=hint)
         )
 
 
@@ -613,28 +716,49 @@ def check_make_warmup_cosine(make_warmup_cosine) -> None:
             if err.type_name != "ZeroDivisionError":
                 raise
             raise CheckError(
-                f"{what} raised ZeroDivisionError: warmup_steps may be 0 (no warm-up). Divide by "
-                "warmup_steps only inside `if step < warmup_steps:`, which is never true then."
+                _(
+                    "{what} raised ZeroDivisionError: warmup_steps may be 0 (no warm-up). Divide by "
+                    "warmup_steps only inside `if step < warmup_steps:`, which is never true then."
+                ).format(what=what)
             ) from None
         if not seen["has_step"]:
             raise CheckError(
-                f"{what} returned a {seen['type']}; return a scheduler, "
-                "for example torch.optim.lr_scheduler.LambdaLR(optimizer, factor)."
+                _(
+                    "{what} returned a {type_name}; return a scheduler, for example "
+                    "torch.optim.lr_scheduler.LambdaLR(optimizer, factor)."
+                ).format(what=what, type_name=seen["type"])
             )
         for step, group_lrs in enumerate(seen["lrs"]):
             for index, (got, base) in enumerate(zip(group_lrs, lrs, strict=True)):
                 expected = base * warmup_cosine_factor(step, warmup, total)
                 if not isinstance(got, (int, float)):
                     raise CheckError(
-                        f"{what}: after {step} scheduler steps the learning rate is a "
-                        f"{wire.type_name(got)}, expected the number {expected:.6g}."
+                        _(
+                            "{what}: after {step} scheduler steps the learning rate is a {type_name}, "
+                            "expected the number {expected:.6g}."
+                        ).format(
+                            what=what, step=step, type_name=wire.type_name(got), expected=expected
+                        )
                     )
                 if abs(got - expected) > 1e-7 + 1e-6 * base:
-                    group = f" of parameter group {index}" if len(lrs) > 1 else ""
+                    group = (
+                        _(" of parameter group {index}").format(index=index) if len(lrs) > 1 else ""
+                    )
                     raise CheckError(
-                        f"{what}: after {step} scheduler steps the learning rate{group} is "
-                        f"{got:.6g}, expected {expected:.6g} (base lr {base}). "
-                        f"{_schedule_hint(step, warmup, total, got, base, group_lrs, lrs)}"
+                        _(
+                            "{what}: after {step} scheduler steps the learning rate{group} is {got:.6g}, "
+                            "expected {expected:.6g} (base lr {base}). {schedule_hint}"
+                        ).format(
+                            what=what,
+                            step=step,
+                            group=group,
+                            got=got,
+                            expected=expected,
+                            base=base,
+                            schedule_hint=_schedule_hint(
+                                step, warmup, total, got, base, group_lrs, lrs
+                            ),
+                        )
                     )
         raised = seen["step_raised"]
         if raised is not None:
@@ -642,15 +766,23 @@ def check_make_warmup_cosine(make_warmup_cosine) -> None:
             _stub_or(raised)
             if raised[0] == "ZeroDivisionError":
                 raise CheckError(
-                    f"{what}: scheduler.step() raised ZeroDivisionError after {step} steps. Use "
-                    "max(1, ...) for the cosine's length (total_steps - warmup_steps may be 0) and "
-                    "divide by warmup_steps only while step < warmup_steps."
+                    _(
+                        "{what}: scheduler.step() raised ZeroDivisionError after {step} steps. Use "
+                        "max(1, ...) for the cosine's length (total_steps - warmup_steps may be 0) and "
+                        "divide by warmup_steps only while step < warmup_steps."
+                    ).format(what=what, step=step)
                 )
             raise CheckError(
-                f"{what}: scheduler.step() raised {raised[0]} after {step} steps: {raised[1]}"
+                _("{what}: scheduler.step() raised {raised} after {step} steps: {raised2}").format(
+                    what=what, raised=raised[0], step=step, raised2=raised[1]
+                )
             )
         if len(seen["lrs"]) != total + 4:
-            raise CheckError(f"{what}: the learning rates after each step did not all come back.")
+            raise CheckError(
+                _("{what}: the learning rates after each step did not all come back.").format(
+                    what=what
+                )
+            )
 
 
 def _schedule_hint(
@@ -660,27 +792,28 @@ def _schedule_hint(
         lr / b for lr, b in zip(group_lrs, lrs, strict=False) if b and isinstance(lr, (int, float))
     ]
     if len(factors) > 1 and max(factors) - min(factors) > 1e-6:
-        return (
+        return _(
             "The parameter groups got different factors: LambdaLR calls your function once "
-            "per group at every step, so it must depend only on `step` (no counter of its own, "
-            "no group's learning rate inside)."
+            "per group at every step, so it must depend only on `step` (no counter of its "
+            "own, no group's learning rate inside)."
         )
     if got < 0:
-        return (
+        return _(
             "A learning rate must never be negative: the factor is 0.5 * (1 + cos(pi * progress))."
         )
     if got > base * (1 + 1e-6):
-        return (
-            "The learning rate went above the base rate. LambdaLR multiplies the base rate by "
-            "your function's value: return a factor between 0 and 1, not a learning rate."
+        return _(
+            "The learning rate went above the base rate. LambdaLR multiplies the base rate "
+            "by your function's value: return a factor between 0 and 1, not a learning "
+            "rate."
         )
     if step < warmup:
-        return "During warm-up the factor is step / warmup_steps (0 at step 0, 1 at the end)."
+        return _("During warm-up the factor is step / warmup_steps (0 at step 0, 1 at the end).")
     if step >= total:
-        return "After total_steps the factor stays at 0: clamp progress to at most 1."
-    return (
-        "After warm-up, progress = (step - warmup_steps) / max(1, total_steps - warmup_steps) "
-        "goes from 0 to 1: the cosine starts where the warm-up ended."
+        return _("After total_steps the factor stays at 0: clamp progress to at most 1.")
+    return _(
+        "After warm-up, progress = (step - warmup_steps) / max(1, total_steps - "
+        "warmup_steps) goes from 0 to 1: the cosine starts where the warm-up ended."
     )
 
 
@@ -737,41 +870,53 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
             name, message = seen["step_raised"]
             _stub_or(seen["step_raised"])
             raise CheckError(
-                f"{what}: after the validation losses {shown}, step raised {name}: {message}"
+                _(
+                    "{what}: after the validation losses {shown}, step raised {name}: {message}"
+                ).format(what=what, shown=shown, name=name, message=message)
             )
         step = seen["steps"][epoch]
         got = step["returned"]
         if type(got) is not bool:
             raise CheckError(
-                f"{what}.step(...) should return True or False, got {got['repr']}: return "
-                "the comparison itself, self.bad_epochs >= self.patience."
+                _(
+                    "{what}.step(...) should return True or False, got {repr}: return the "
+                    "comparison itself, self.bad_epochs >= self.patience."
+                ).format(what=what, repr=got["repr"])
             )
         hint = _stop_hint(expected, min_delta, loss, best_before)
         if got != expected:
             raise CheckError(
-                f"{what}: after the validation losses {shown}, step returned {got}, expected "
-                f"{expected}. {hint}"
+                _(
+                    "{what}: after the validation losses {shown}, step returned {got}, expected "
+                    "{expected}. {hint}"
+                ).format(what=what, shown=shown, got=got, expected=expected, hint=hint)
             )
         best = step["best_loss"]
         check_type(best, (float, int), f"{what}.best_loss")
         if not (best == ref_best or _close(best, ref_best, 1e-9)):
             raise CheckError(
-                f"{what}: after the validation losses {shown}, best_loss is {best}, expected "
-                f"{ref_best}. {hint}"
+                _(
+                    "{what}: after the validation losses {shown}, best_loss is {best}, expected "
+                    "{ref_best}. {hint}"
+                ).format(what=what, shown=shown, best=best, ref_best=ref_best, hint=hint)
             )
     if seen["restore_raised"] is not None:
         _stub_or(seen["restore_raised"])
         name, message = seen["restore_raised"]
         if best_epoch is None:
             raise CheckError(
-                f"{what}: after the validation losses {fed} (none an improvement) "
-                f"restore_best raised {name}: {message} With no best weights stored yet, "
-                "restore_best should leave the model as it is (if self.best_state is None: "
-                "return)."
+                _(
+                    "{what}: after the validation losses {fed} (none an improvement) restore_best "
+                    "raised {name}: {message} With no best weights stored yet, restore_best should "
+                    "leave the model as it is (if self.best_state is None: return)."
+                ).format(what=what, fed=fed, name=name, message=message)
             )
         raise CheckError(
-            f"{what}: restore_best raised {name}: {message} Keep a copy of the best epoch's "
-            "weights in step (when the loss improves) and load it with model.load_state_dict."
+            _(
+                "{what}: restore_best raised {name}: {message} Keep a copy of the best epoch's "
+                "weights in step (when the loss improves) and load it with "
+                "model.load_state_dict."
+            ).format(what=what, name=name, message=message)
         )
     start = probes.model_state(probes.build_stop_model(seed, device))
     # the probe adds 1 to every weight and buffer before each step
@@ -786,22 +931,28 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
             continue
         if best_epoch is None:
             raise CheckError(
-                f"{what}: after the validation losses {fed} (none an improvement), "
-                f"restore_best changed {key!r}. With no best weights stored yet, restore_best "
-                "should leave the model as it is."
+                _(
+                    "{what}: after the validation losses {fed} (none an improvement), restore_best "
+                    "changed {key!r}. With no best weights stored yet, restore_best should leave "
+                    "the model as it is."
+                ).format(what=what, fed=fed, key=key)
             )
         if not any(key.endswith(n) for n in ("weight", "bias")):
             raise CheckError(
-                f"{what}: after restore_best the buffer {key!r} is not the best epoch's. Copy "
-                "the whole model.state_dict() (parameters and buffers, such as batch norm's "
-                "running statistics), not only model.parameters()."
+                _(
+                    "{what}: after restore_best the buffer {key!r} is not the best epoch's. Copy "
+                    "the whole model.state_dict() (parameters and buffers, such as batch norm's "
+                    "running statistics), not only model.parameters()."
+                ).format(what=what, key=key)
             )
         raise CheckError(
-            f"{what}: after restore_best {key!r} is not the one from the best epoch "
-            f"(epoch {best_epoch}, loss {losses[best_epoch]}). model.state_dict() returns "
-            "the live tensors, which keep changing as training goes on: store a copy, "
-            "{k: v.detach().clone() for k, v in model.state_dict().items()}, when the loss "
-            "improves, and only then."
+            _(
+                "{what}: after restore_best {key!r} is not the one from the best epoch (epoch "
+                "{best_epoch}, loss {losses}). model.state_dict() returns the live tensors, "
+                "which keep changing as training goes on: store a copy, {{k: v.detach().clone() "
+                "for k, v in model.state_dict().items()}}, when the loss improves, and only "
+                "then."
+            ).format(what=what, key=key, best_epoch=best_epoch, losses=losses[best_epoch])
         )
 
 
@@ -809,32 +960,35 @@ def _stop_hint(expected: bool, min_delta, loss: float, best: float) -> str:
     """What to try, given the reference's decision and the best loss before this step."""
     delta = 0.0 if min_delta is None else min_delta
     if isinstance(loss, float) and math.isnan(loss):
-        return "A NaN loss is not an improvement: test `val_loss < best_loss - min_delta`."
+        return _("A NaN loss is not an improvement: test `val_loss < best_loss - min_delta`.")
     if isinstance(loss, float) and math.isfinite(best) and loss == best - delta:
-        exactly = f"exactly min_delta={delta} below" if delta > 0 else "equal to"
-        return (
-            f"{loss} is {exactly} the best loss before it: not an improvement. Only "
-            "val_loss < best_loss - min_delta (strictly) counts."
+        exactly = (
+            _("exactly min_delta={delta} below").format(delta=delta) if delta > 0 else _("equal to")
         )
+        return _(
+            "{loss} is {exactly} the best loss before it: not an improvement. Only val_loss "
+            "< best_loss - min_delta (strictly) counts."
+        ).format(loss=loss, exactly=exactly)
     if min_delta is None:
-        return (
-            "min_delta was left to its default, which is 0.0: every strictly lower loss is an "
-            "improvement."
+        return _(
+            "min_delta was left to its default, which is 0.0: every strictly lower loss is "
+            "an improvement."
         )
     if delta > 0:
-        return (
-            f"With min_delta={delta}, only a loss below best_loss - min_delta is an "
+        return _(
+            "With min_delta={delta}, only a loss below best_loss - min_delta is an "
             "improvement (min_delta is an absolute amount, not a fraction); smaller gains "
             "count as bad epochs and do not change best_loss."
-        )
+        ).format(delta=delta)
     if expected:
-        return (
+        return _(
             "Count consecutive epochs without improvement and return True whenever that "
-            "count has reached patience (>=, so also on later bad epochs if the caller goes on)."
+            "count has reached patience (>=, so also on later bad epochs if the caller goes "
+            "on)."
         )
-    return (
-        "An improvement means val_loss < best_loss - min_delta; it resets the count of bad "
-        "epochs to zero. Stop only when the count reaches patience."
+    return _(
+        "An improvement means val_loss < best_loss - min_delta; it resets the count of "
+        "bad epochs to zero. Stop only when the count reaches patience."
     )
 
 
@@ -907,14 +1061,16 @@ def _resume_and_compare(
 ) -> None:
     """Resume after ``split`` epochs in objects ``restore(model, optimizer, scheduler)`` set up
     (returning the start epoch); the epoch losses must repeat an uninterrupted run's."""
-    expected, _ = setup.uninterrupted(split)
+    expected, _states = setup.uninterrupted(split)
     model, optimizer, scheduler = setup.fresh(setup.seed + 1)  # a new process: other weights
     start = restore(model, optimizer, scheduler)
     if start != split:
         raise CheckError(
-            f"{what}: load_checkpoint returned {start!r}, expected {split}: the number of "
-            "epochs already finished, which is where the loop continues (range(start, "
-            "num_epochs))."
+            _(
+                "{what}: load_checkpoint returned {start!r}, expected {split}: the number of "
+                "epochs already finished, which is where the loop continues (range(start, "
+                "num_epochs))."
+            ).format(what=what, start=start, split=split)
         )
     rest = setup.run(model, optimizer, scheduler, split, setup.total_epochs)
     got = first + rest
@@ -922,8 +1078,10 @@ def _resume_and_compare(
         shown = ", ".join(f"{v:.4f}" for v in got)
         want = ", ".join(f"{v:.4f}" for v in expected)
         raise CheckError(
-            f"{what}: stopping after epoch {split} and resuming gave the epoch losses [{shown}], "
-            f"an uninterrupted run gave [{want}]. {hint}"
+            _(
+                "{what}: stopping after epoch {split} and resuming gave the epoch losses "
+                "[{shown}], an uninterrupted run gave [{want}]. {hint}"
+            ).format(what=what, split=split, shown=shown, want=want, hint=hint)
         )
 
 
@@ -939,9 +1097,13 @@ def _saved(save_checkpoint, setup: _ResumeSetup, split: int, filename: str):
         if err.type_name not in ("AttributeError", "TypeError", "RuntimeError", "PicklingError"):
             raise
         raise CheckError(
-            f"save_checkpoint raised {err.type_name}: {err.message.splitlines()[0] if err.message else ''} Save "
-            "state_dicts (plain dicts of tensors and numbers), not the model, optimizer or "
-            "scheduler objects: objects drag their code along and often cannot be pickled."
+            _(
+                "save_checkpoint raised {type_name}: {value} Save state_dicts (plain dicts of "
+                "tensors and numbers), not the model, optimizer or scheduler objects: objects "
+                "drag their code along and often cannot be pickled."
+            ).format(
+                type_name=err.type_name, value=err.message.splitlines()[0] if err.message else ""
+            )
         ) from None
     return first, states, seen
 
@@ -951,85 +1113,114 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
     saved are left as they were."""
     if seen["returned"] is not None:
         raise CheckError(
-            f"save_checkpoint returned a {wire.type_name(seen['returned'])}; it should write "
-            "the file and return None (no return statement)."
+            _(
+                "save_checkpoint returned a {type_name}; it should write the file and return "
+                "None (no return statement)."
+            ).format(type_name=wire.type_name(seen["returned"]))
         )
     if not seen["exists"]:
         raise CheckError(
-            f"save_checkpoint did not create a file at the path it was given (a path ending in "
-            f"{filename!r}). Save to exactly that path: torch.save(bundle, path), with no "
-            "file name or extension of your own."
+            _(
+                "save_checkpoint did not create a file at the path it was given (a path ending "
+                "in {filename!r}). Save to exactly that path: torch.save(bundle, path), with no "
+                "file name or extension of your own."
+            ).format(filename=filename)
         )
     if seen["model_changed"]:
         raise CheckError(
-            "save_checkpoint changed the model it saved (its weights, dtype or device). Only "
-            "read it: model.state_dict() gives the tensors to save; to save CPU copies, copy "
-            "the tensors ({k: v.cpu() ...}), do not move the model."
+            _(
+                "save_checkpoint changed the model it saved (its weights, dtype or device). "
+                "Only read it: model.state_dict() gives the tensors to save; to save CPU "
+                "copies, copy the tensors ({k: v.cpu() ...}), do not move the model."
+            )
         )
     if seen["mode_changed"]:
         raise CheckError(
-            "save_checkpoint left the model in eval mode; it was in train mode. Saving must "
-            "not change the model: the training that goes on after a checkpoint would run "
-            "with dropout and batch norm in eval mode. Leave out model.eval()."
+            _(
+                "save_checkpoint left the model in eval mode; it was in train mode. Saving must "
+                "not change the model: the training that goes on after a checkpoint would run "
+                "with dropout and batch norm in eval mode. Leave out model.eval()."
+            )
         )
     if seen["optimizer_changed"]:
         raise CheckError(
-            "save_checkpoint changed the optimizer's state (its moments or step counts). "
-            "optimizer.state_dict() is all you need; do not step or reset the optimizer."
+            _(
+                "save_checkpoint changed the optimizer's state (its moments or step counts). "
+                "optimizer.state_dict() is all you need; do not step or reset the optimizer."
+            )
         )
     if seen["load_error"] is not None:  # pickled objects are refused by weights_only
         raise CheckError(
-            "torch.load(path, weights_only=True) could not read the checkpoint "
-            f"({seen['load_error']}). Save state_dicts and plain numbers, never the model or "
-            "optimizer objects themselves."
+            _(
+                "torch.load(path, weights_only=True) could not read the checkpoint "
+                "({load_error}). Save state_dicts and plain numbers, never the model or "
+                "optimizer objects themselves."
+            ).format(load_error=seen["load_error"])
         )
     checkpoint = seen["checkpoint"]
     if not isinstance(checkpoint, dict):
         raise CheckError(
-            f"the saved checkpoint is a {wire.type_name(checkpoint)}; save one dict with the "
-            "keys 'model', 'optimizer', 'scheduler' and 'epoch'."
+            _(
+                "the saved checkpoint is a {type_name}; save one dict with the keys 'model', "
+                "'optimizer', 'scheduler' and 'epoch'."
+            ).format(type_name=wire.type_name(checkpoint))
         )
     wanted = {"model", "optimizer", "scheduler", "epoch"}
     if set(checkpoint) != wanted:
         missing = sorted(wanted - set(checkpoint))
         hint = (
-            " Without the optimizer's state (Adam's moment estimates, momentum buffers) the "
-            "resumed run takes different steps."
+            _(
+                " Without the optimizer's state (Adam's moment estimates, momentum buffers) the "
+                "resumed run takes different steps."
+            )
             if "optimizer" in missing
-            else " Without the scheduler's state the resumed run starts the schedule again."
+            else _(" Without the scheduler's state the resumed run starts the schedule again.")
             if "scheduler" in missing
             else ""
         )
         raise CheckError(
-            f"the checkpoint has the keys {sorted(checkpoint, key=str)}, expected "
-            f"{sorted(wanted)}.{hint}"
+            _("the checkpoint has the keys {checkpoint}, expected {wanted}.{hint}").format(
+                checkpoint=sorted(checkpoint, key=str), wanted=sorted(wanted), hint=hint
+            )
         )
     if checkpoint["epoch"] != epoch or type(checkpoint["epoch"]) is not int:
         raise CheckError(
-            f"checkpoint['epoch'] is {checkpoint['epoch']!r} (a "
-            f"{wire.type_name(checkpoint['epoch'])}), expected the int {epoch} that was passed "
-            "in: save epoch itself, not a tensor or epoch + 1."
+            _(
+                "checkpoint['epoch'] is {epoch!r} (a {type_name}), expected the int {epoch2} "
+                "that was passed in: save epoch itself, not a tensor or epoch + 1."
+            ).format(
+                epoch=checkpoint["epoch"],
+                type_name=wire.type_name(checkpoint["epoch"]),
+                epoch2=epoch,
+            )
         )
     saved_model = checkpoint["model"]
     if not isinstance(saved_model, dict):
         raise CheckError(
-            f"checkpoint['model'] is a {wire.type_name(saved_model)}; save model.state_dict()."
+            _("checkpoint['model'] is a {type_name}; save model.state_dict().").format(
+                type_name=wire.type_name(saved_model)
+            )
         )
     for key, value in states["model"].items():
         saved = saved_model.get(key)
         if not isinstance(saved, torch.Tensor) or not torch.equal(saved.cpu(), value.cpu()):
-            kind = "a parameter" if key.endswith(("weight", "bias")) else "a buffer"
+            kind = _("a parameter") if key.endswith(("weight", "bias")) else _("a buffer")
             raise CheckError(
-                f"checkpoint['model'] should be model.state_dict(); {key!r} ({kind}) is "
-                f"{'missing' if saved is None else 'different'}. model.state_dict() holds the "
-                "parameters and the buffers (batch norm's running statistics); "
-                "model.parameters() alone misses the buffers."
+                _(
+                    "checkpoint['model'] should be model.state_dict(); {key!r} ({kind}) is {value}. "
+                    "model.state_dict() holds the parameters and the buffers (batch norm's running "
+                    "statistics); model.parameters() alone misses the buffers."
+                ).format(
+                    key=key, kind=kind, value=_("missing") if saved is None else _("different")
+                )
             )
     optimizer_state = checkpoint["optimizer"]
     if not isinstance(optimizer_state, dict) or not optimizer_state.get("state"):
         raise CheckError(
-            "checkpoint['optimizer'] holds no per-parameter state: save optimizer.state_dict() "
-            "(both its 'state' and its 'param_groups')."
+            _(
+                "checkpoint['optimizer'] holds no per-parameter state: save "
+                "optimizer.state_dict() (both its 'state' and its 'param_groups')."
+            )
         )
     scheduler_state = checkpoint["scheduler"]
     if (
@@ -1038,8 +1229,10 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
     ):
         got = scheduler_state.get("last_epoch") if isinstance(scheduler_state, dict) else None
         raise CheckError(
-            f"checkpoint['scheduler'] says the schedule is at step {got!r}, expected "
-            f"{states['scheduler']['last_epoch']}: save scheduler.state_dict()."
+            _(
+                "checkpoint['scheduler'] says the schedule is at step {got!r}, expected "
+                "{last_epoch}: save scheduler.state_dict()."
+            ).format(got=got, last_epoch=states["scheduler"]["last_epoch"])
         )
     return checkpoint
 
@@ -1048,7 +1241,7 @@ def check_save_checkpoint(save_checkpoint) -> None:
     """The file holds all four entries, loads with weights_only, leaves the objects as they
     were, and resumes exactly."""
     device = get_device()
-    _, states, seen = _saved(
+    _losses, states, seen = _saved(
         save_checkpoint, _ResumeSetup(device, seed=3, total_epochs=1), 1, "nested-name.ckpt"
     )
     _check_saved_file(seen, states, 1, "nested-name.ckpt")
@@ -1078,17 +1271,20 @@ def check_load_checkpoint(load_checkpoint) -> None:
         seen = observe(probes.probe_load_checkpoint, load_checkpoint, case, "load_checkpoint")
         if type(seen["returned"]) is not int:
             raise CheckError(
-                f"load_checkpoint returned {seen['returned']!r} (a "
-                f"{wire.type_name(seen['returned'])}); return checkpoint['epoch'], the int "
-                "number of finished epochs."
+                _(
+                    "load_checkpoint returned {returned!r} (a {type_name}); return "
+                    "checkpoint['epoch'], the int number of finished epochs."
+                ).format(returned=seen["returned"], type_name=wire.type_name(seen["returned"]))
             )
         if not seen["optimizer_tracks_model"]:
             raise CheckError(
-                "after load_checkpoint the optimizer no longer holds the model's parameters, "
-                "so optimizer.step() would not train the model. Load the states into the "
-                "objects you were given: model.load_state_dict(checkpoint['model']) copies "
-                "into the existing parameters (do not use assign=True, and do not build a new "
-                "model or optimizer)."
+                _(
+                    "after load_checkpoint the optimizer no longer holds the model's parameters, so "
+                    "optimizer.step() would not train the model. Load the states into the objects "
+                    "you were given: model.load_state_dict(checkpoint['model']) copies into the "
+                    "existing parameters (do not use assign=True, and do not build a new model or "
+                    "optimizer)."
+                )
             )
 
         def restore(model, optimizer, scheduler, seen=seen):
@@ -1121,10 +1317,12 @@ def check_load_checkpoint(load_checkpoint) -> None:
     )
     if seen["raised"] is None:
         raise CheckError(
-            f"load_checkpoint accepted a checkpoint whose 'model' entry lacks {dropped!r}, "
-            "which leaves that tensor as it was (randomly initialised) without a word. Load "
-            "strictly, model.load_state_dict(checkpoint['model']) (strict=True is the "
-            "default), so that a checkpoint that does not fit the model raises an error."
+            _(
+                "load_checkpoint accepted a checkpoint whose 'model' entry lacks {dropped!r}, "
+                "which leaves that tensor as it was (randomly initialised) without a word. Load "
+                "strictly, model.load_state_dict(checkpoint['model']) (strict=True is the "
+                "default), so that a checkpoint that does not fit the model raises an error."
+            ).format(dropped=dropped)
         )
 
 
@@ -1175,18 +1373,22 @@ def check_DigitsCNN(DigitsCNN) -> None:
     seen = observe(probes.probe_DigitsCNN, DigitsCNN, case, "DigitsCNN()")
     if not seen["is_module"]:
         raise CheckError(
-            f"DigitsCNN() should be a Module, got {seen['type']}: write "
-            "class DigitsCNN(nn.Module) and call super().__init__() first."
+            _(
+                "DigitsCNN() should be a Module, got {type_name}: write class "
+                "DigitsCNN(nn.Module) and call super().__init__() first."
+            ).format(type_name=seen["type"])
         )
     n_params = seen["n_params"]
     if n_params is not None and n_params > MAX_PARAMETERS:
         raise CheckError(
-            f"DigitsCNN has {n_params:,} parameters; keep it under {MAX_PARAMETERS:,} so it trains "
-            "in seconds on a CPU (8x8 images need few channels)."
+            _(
+                "DigitsCNN has {n_params:,} parameters; keep it under {max_parameters:,} so it "
+                "trains in seconds on a CPU (8x8 images need few channels)."
+            ).format(n_params=n_params, max_parameters=MAX_PARAMETERS)
         )
     if not seen["has_conv"]:
         raise CheckError(
-            "DigitsCNN has no convolution (no 4-d weight): use at least one nn.Conv2d."
+            _("DigitsCNN has no convolution (no 4-d weight): use at least one nn.Conv2d.")
         )
     out = None
     described = {
@@ -1200,45 +1402,56 @@ def check_DigitsCNN(DigitsCNN) -> None:
             _stub_or(output["raised"])
             name, message = output["raised"]
             raise CheckError(
-                f"DigitsCNN on {batch} raised {name}: {message} Print x.shape after each "
-                "layer; each MaxPool2d(2) halves H and W, and nn.Flatten() (or x.flatten(1)) "
-                "keeps the batch dimension"
+                _(
+                    "DigitsCNN on {batch} raised {name}: {message} Print x.shape after each layer; "
+                    "each MaxPool2d(2) halves H and W, and nn.Flatten() (or x.flatten(1)) keeps the "
+                    "batch dimension"
+                ).format(batch=batch, name=name, message=message)
                 + (
-                    ". .view needs memory in the usual order, which a permuted batch (and the "
-                    "convolution's output on it) does not have: use nn.Flatten(), x.flatten(1) "
-                    "or x.reshape(len(x), -1)."
+                    _(
+                        ". .view needs memory in the usual order, which a permuted batch (and the "
+                        "convolution's output on it) does not have: use nn.Flatten(), x.flatten(1) or "
+                        "x.reshape(len(x), -1)."
+                    )
                     if "view" in message
-                    else "."
+                    else _(".")
                 )
             )
         out = output["out"]
         check_type(out, torch.Tensor, f"DigitsCNN on {batch}")
         if out.shape != (n, 10) and out.numel() == n * 10:
             raise CheckError(
-                f"DigitsCNN on {batch} returned shape {tuple(out.shape)}, expected ({n}, 10): "
-                "keep the batch dimension, even for a batch of one (no .squeeze(), which also "
-                "drops it)."
+                _(
+                    "DigitsCNN on {batch} returned shape {out_shape}, expected ({n}, 10): keep the "
+                    "batch dimension, even for a batch of one (no .squeeze(), which also drops it)."
+                ).format(batch=batch, out_shape=tuple(out.shape), n=n)
             )
         check_shape(out, (n, 10), names="N classes", what=f"DigitsCNN on {batch}")
     if len(seen["outputs"]) != len(sizes):
-        raise CheckError("DigitsCNN: the outputs for every test batch did not come back.")
+        raise CheckError(_("DigitsCNN: the outputs for every test batch did not come back."))
     ending = _squashed_ending(torch.cat([o["out"] for o in seen["outputs"]]))
     if ending is not None and ending.startswith(("a softmax", "a log-softmax")):
         raise CheckError(
-            f"DigitsCNN's outputs look like {ending}. Return raw logits, the last Linear "
-            "layer's output as it is: CrossEntropyLoss applies log-softmax itself."
+            _(
+                "DigitsCNN's outputs look like {ending}. Return raw logits, the last Linear "
+                "layer's output as it is: CrossEntropyLoss applies log-softmax itself."
+            ).format(ending=ending)
         )
     if not seen["conv_used"]:
         raise CheckError(
-            "DigitsCNN has a Conv2d, but its weight gets no gradient: forward does not use it. "
-            "Pass x through the convolution layers in forward."
+            _(
+                "DigitsCNN has a Conv2d, but its weight gets no gradient: forward does not use "
+                "it. Pass x through the convolution layers in forward."
+            )
         )
     flops = seen.get("flops")
     if flops is not None and flops > MAX_FLOPS:
         raise CheckError(
-            f"DigitsCNN costs {flops:,} FLOPs per image in its forward pass, more than "
-            f"{MAX_FLOPS:,}: use fewer channels, or pool before the wider layers (8x8 images "
-            "need little)."
+            _(
+                "DigitsCNN costs {flops:,} FLOPs per image in its forward pass, more than "
+                "{max_flops:,}: use fewer channels, or pool before the wider layers (8x8 images "
+                "need little)."
+            ).format(flops=flops, max_flops=MAX_FLOPS)
         )
     train_loader, val_loader = probes.digits_loaders(DIGITS_RECIPE)
     train_batches = len(train_loader)
@@ -1258,24 +1471,30 @@ def check_DigitsCNN(DigitsCNN) -> None:
         or not isinstance(outputs, torch.Tensor)
         or outputs.shape != (len(labels), 10)
     ):
-        raise CheckError("training DigitsCNN: its outputs on the validation set did not come back.")
+        raise CheckError(
+            _("training DigitsCNN: its outputs on the validation set did not come back.")
+        )
     ending = _squashed_ending(outputs)
     acc = float((predictions.cpu() == labels).float().mean())
     if ending is not None and ending.startswith("a tanh") and acc >= MIN_ACCURACY:
         ending = None  # small logits alone are no proof of a squashing function
     if ending is not None:
         raise CheckError(
-            f"after training, DigitsCNN's outputs on the validation set look like {ending} "
-            f"(validation accuracy {acc:.1%}). Return raw logits: end with the last Linear "
-            "layer, with no softmax, log-softmax, sigmoid, ReLU or tanh after it; "
-            "CrossEntropyLoss applies log-softmax itself."
+            _(
+                "after training, DigitsCNN's outputs on the validation set look like {ending} "
+                "(validation accuracy {acc:.1%}). Return raw logits: end with the last Linear "
+                "layer, with no softmax, log-softmax, sigmoid, ReLU or tanh after it; "
+                "CrossEntropyLoss applies log-softmax itself."
+            ).format(ending=ending, acc=acc)
         )
     if acc < MIN_ACCURACY:
         raise CheckError(
-            f"DigitsCNN reached {acc:.1%} validation accuracy with the course's recipe, expected at "
-            f"least {MIN_ACCURACY:.0%}. Two conv layers (16 and 32 channels, 3x3, padding=1) each "
-            "followed by ReLU and MaxPool2d(2), then a Linear layer, are enough; do not pool "
-            "the 8x8 image down to 1x1 too early."
+            _(
+                "DigitsCNN reached {acc:.1%} validation accuracy with the course's recipe, "
+                "expected at least {min_accuracy:.0%}. Two conv layers (16 and 32 channels, "
+                "3x3, padding=1) each followed by ReLU and MaxPool2d(2), then a Linear layer, "
+                "are enough; do not pool the 8x8 image down to 1x1 too early."
+            ).format(acc=acc, min_accuracy=MIN_ACCURACY)
         )
 
 
@@ -1289,7 +1508,7 @@ def _ref_train_logged(
 ) -> int:
     model.train()
     step = 0
-    for _ in range(num_epochs):
+    for _epoch in range(num_epochs):
         for x, y in loader:
             x, y = x.to(device), y.to(device)
             loss = loss_fn(model(x), y)
@@ -1349,9 +1568,11 @@ def _logged_case(train_logged, device, seed, n, batch, num_epochs, max_norm, shu
     )
     if not torch.equal(seen["rng"], ref["rng"]):
         raise CheckError(
-            f"{what} changed the global random state in a way training alone does not (only "
-            "dropout should draw from it). Do not call torch.manual_seed or draw random "
-            "numbers inside train_logged: seeding is the caller's choice."
+            _(
+                "{what} changed the global random state in a way training alone does not (only "
+                "dropout should draw from it). Do not call torch.manual_seed or draw random "
+                "numbers inside train_logged: seeding is the caller's choice."
+            ).format(what=what)
         )
 
 
@@ -1359,36 +1580,51 @@ def _check_logged_counts(seen, what, total, per_epoch, num_epochs, eval_start) -
     result = seen["result"]
     if type(result) is not int:
         raise CheckError(
-            f"{what} returned {wire.type_name(result)}; return the number of optimizer steps "
-            f"it took, as an int ({total} here)."
+            _(
+                "{what} returned {type_name}; return the number of optimizer steps it took, as "
+                "an int ({total} here)."
+            ).format(what=what, type_name=wire.type_name(result), total=total)
         )
     if result != total:
         hint = (
-            " That is one epoch's count: return the global step after the last epoch."
+            _(" That is one epoch's count: return the global step after the last epoch.")
             if result == per_epoch and num_epochs > 1
-            else f" Return the number of optimizer steps over all {num_epochs} epochs."
+            else _(" Return the number of optimizer steps over all {num_epochs} epochs.").format(
+                num_epochs=num_epochs
+            )
         )
-        raise CheckError(f"{what} returned {result}, expected {total}.{hint}")
+        raise CheckError(
+            _("{what} returned {result}, expected {total}.{hint}").format(
+                what=what, result=result, total=total, hint=hint
+            )
+        )
     if not seen["training"] or seen["eval_forwards"]:
         raise CheckError(
-            f"{what} ran the model in eval mode (it arrived in "
-            f"{'eval' if eval_start else 'train'} mode). Call model.train() at the start, so "
-            "dropout is on from the first batch."
+            _(
+                "{what} ran the model in eval mode (it arrived in {value} mode). Call "
+                "model.train() at the start, so dropout is on from the first batch."
+            ).format(what=what, value="eval" if eval_start else "train")
         )
     if seen["forwards"] not in (total, 0):  # 0: model.forward called directly, no hooks
         raise CheckError(
-            f"{what} ran the model {seen['forwards']} times for {total} steps: once per batch. "
-            "Log loss.item() of the loss you trained on; do not run the model again to log it."
+            _(
+                "{what} ran the model {forwards} times for {total} steps: once per batch. Log "
+                "loss.item() of the loss you trained on; do not run the model again to log it."
+            ).format(what=what, forwards=seen["forwards"], total=total)
         )
     if len(seen["steps"]) != total:
         raise CheckError(
-            f"{what} called optimizer.step() {len(seen['steps'])} times for {total} batches."
+            _("{what} called optimizer.step() {n_steps} times for {total} batches.").format(
+                what=what, n_steps=len(seen["steps"]), total=total
+            )
         )
     if seen["scheduler_steps"] != total:
         raise CheckError(
-            f"{what} called scheduler.step() {seen['scheduler_steps']} times in {total} "
-            "optimizer steps. This schedule counts optimizer steps: call scheduler.step() once "
-            "per batch, right after optimizer.step(), not once per epoch."
+            _(
+                "{what} called scheduler.step() {scheduler_steps} times in {total} optimizer "
+                "steps. This schedule counts optimizer steps: call scheduler.step() once per "
+                "batch, right after optimizer.step(), not once per epoch."
+            ).format(what=what, scheduler_steps=seen["scheduler_steps"], total=total)
         )
 
 
@@ -1397,49 +1633,57 @@ def _check_logged_calls(seen, what, total, per_epoch, num_epochs) -> None:
     calls = seen["calls"]
     if not calls:
         raise CheckError(
-            f"{what} logged nothing with the writer it was given: call "
-            "writer.add_scalar(tag, value, global_step) on that writer, every step."
+            _(
+                "{what} logged nothing with the writer it was given: call "
+                "writer.add_scalar(tag, value, global_step) on that writer, every step."
+            ).format(what=what)
         )
     tags = sorted({tag for tag, _ in calls})
     for tag in probes.LOGGED_TAGS:
         steps = [step for t, step in calls if t == tag]
         if not steps:
             raise CheckError(
-                f"{what} never logged the tag {tag!r}; it logged {tags}. Use exactly "
-                f"{list(probes.LOGGED_TAGS)} as tags, each with add_scalar."
+                _(
+                    "{what} never logged the tag {tag!r}; it logged {tags}. Use exactly "
+                    "{logged_tags} as tags, each with add_scalar."
+                ).format(what=what, tag=tag, tags=tags, logged_tags=list(probes.LOGGED_TAGS))
             )
         wanted = list(range(total))
         if steps == wanted:
             continue
         if None in steps:
-            hint = (
-                "some calls had no whole-number global_step: pass the step counter as the "
-                "third argument, add_scalar(tag, value, step), or every point lands at step 0."
+            hint = _(
+                "some calls had no whole-number global_step: pass the step counter as the third "
+                "argument, add_scalar(tag, value, step), or every point lands at step 0."
             )
         elif num_epochs > 1 and steps == list(range(per_epoch)) * num_epochs:
-            hint = (
+            hint = _(
                 "the step starts again at 0 every epoch, so each epoch's curve is drawn over "
                 "the last one. Keep one counter for the whole run, outside the epoch loop."
             )
         elif steps == list(range(1, total + 1)):
-            hint = (
-                "it counts from 1. Log step k (counting from 0) at global_step k, the count "
-                "the scheduler uses: increase the counter after logging."
+            hint = _(
+                "it counts from 1. Log step k (counting from 0) at global_step k, the count the "
+                "scheduler uses: increase the counter after logging."
             )
         elif len(steps) == num_epochs:
-            hint = "it was logged once per epoch: log every optimizer step."
+            hint = _("it was logged once per epoch: log every optimizer step.")
         else:
-            hint = "log each tag once per optimizer step, with a counter that goes up by one."
+            hint = _("log each tag once per optimizer step, with a counter that goes up by one.")
         shown = steps if len(steps) <= 12 else [*steps[:12], "..."]
         raise CheckError(
-            f"{what} logged {tag!r} at the steps {shown}, expected 0, 1, ..., {total - 1}: {hint}"
+            _(
+                "{what} logged {tag!r} at the steps {shown}, expected 0, 1, ..., {value}: {hint}"
+            ).format(what=what, tag=tag, shown=shown, value=total - 1, hint=hint)
         )
     if seen["unflushed"]:
         raise CheckError(
-            f"{what} returned with its last {seen['unflushed']} add_scalar calls not flushed: "
-            "a SummaryWriter writes in the background, so whoever reads the event files right "
-            "after the run (a test, TensorBoard, a plot) may miss them. Call writer.flush() "
-            "before returning."
+            _(
+                "{what} returned with its last {unflushed} add_scalar calls not flushed: a "
+                "SummaryWriter writes in the background, so whoever reads the event files right "
+                "after the run (a test, TensorBoard, a plot) may miss them. Call writer.flush() "
+                "before returning."
+            ).format(what=what, unflushed=seen["unflushed"])
         )
 
 
@@ -1450,9 +1694,11 @@ def _check_logged_values(seen, ref, what, total, max_norm) -> None:
     for tag in probes.LOGGED_TAGS:
         if len(got.get(tag, [])) != total:
             raise CheckError(
-                f"{what}: reading the event files back gave {len(got.get(tag, []))} values "
-                f"for {tag!r}, expected {total}. Log with add_scalar(tag, value, step) on the "
-                "writer you were given (not add_scalars, not a writer of your own)."
+                _(
+                    "{what}: reading the event files back gave {n_get} values for {tag!r}, expected "
+                    "{total}. Log with add_scalar(tag, value, step) on the writer you were given "
+                    "(not add_scalars, not a writer of your own)."
+                ).format(what=what, n_get=len(got.get(tag, [])), tag=tag, total=total)
             )
     lrs = [v for _, v in want["train/lr"]]
     used = seen["steps"]
@@ -1460,63 +1706,82 @@ def _check_logged_values(seen, ref, what, total, max_norm) -> None:
         lr = got["train/lr"][k][1]
         if not _close(lr, lrs[k], 1e-5):
             if k + 1 < total and _close(lr, lrs[k + 1], 1e-5):
-                hint = (
+                hint = _(
                     "the rate the schedule sets for the next step: it was read after "
-                    "scheduler.step(). Read optimizer.param_groups[0]['lr'] before stepping "
-                    "the scheduler: that is the rate this step used."
+                    "scheduler.step(). Read optimizer.param_groups[0]['lr'] before stepping the "
+                    "scheduler: that is the rate this step used."
                 )
             else:
-                hint = "log optimizer.param_groups[0]['lr'] as it was during optimizer.step()."
+                hint = _("log optimizer.param_groups[0]['lr'] as it was during optimizer.step().")
             raise CheckError(
-                f"{what}: train/lr at step {k} is {lr:.6g}, but that step used {lrs[k]:.6g}: {hint}"
+                _(
+                    "{what}: train/lr at step {k} is {lr:.6g}, but that step used {lrs:.6g}: {hint}"
+                ).format(what=what, k=k, lr=lr, lrs=lrs[k], hint=hint)
             )
         loss, ref_loss = got["train/loss"][k][1], want["train/loss"][k][1]
         norm, ref_norm = got["train/grad_norm"][k][1], want["train/grad_norm"][k][1]
         step_norm, ref_step_norm = used[k][1], ref["steps"][k][1]
         if not _close(loss, ref_loss) and k == 0:
             raise CheckError(
-                f"{what}: train/loss at step 0 is {loss:.6g}, expected {ref_loss:.6g}: log "
-                "loss.item() of the batch's loss, computed with the loss_fn you were given."
+                _(
+                    "{what}: train/loss at step 0 is {loss:.6g}, expected {ref_loss:.6g}: log "
+                    "loss.item() of the batch's loss, computed with the loss_fn you were given."
+                ).format(what=what, loss=loss, ref_loss=ref_loss)
             )
         if _close(norm, ref_norm) and _close(loss, ref_loss) and _close(step_norm, ref_step_norm):
             continue
         if not _close(step_norm, ref_step_norm):
             if ref_norm > max_norm and _close(step_norm, ref_norm):
-                hint = (
+                hint = _(
                     "the gradients were not clipped before the step. Call "
-                    "clip_grad_norm_(model.parameters(), max_norm) after loss.backward() and "
-                    "before optimizer.step() (after the step it changes nothing)."
+                    "clip_grad_norm_(model.parameters(), max_norm) after loss.backward() and before "
+                    "optimizer.step() (after the step it changes nothing)."
                 )
             else:
-                hint = (
-                    "clip with clip_grad_norm_(model.parameters(), max_norm): the max_norm you "
-                    "were given, all parameters together, after backward and before the step."
+                hint = _(
+                    "clip with clip_grad_norm_(model.parameters(), max_norm): the max_norm you were "
+                    "given, all parameters together, after backward and before the step."
                 )
             raise CheckError(
-                f"{what}: at step {k} the optimizer stepped with gradients of norm "
-                f"{step_norm:.5g}, expected {ref_step_norm:.5g} (max_norm={max_norm:g}): {hint}"
+                _(
+                    "{what}: at step {k} the optimizer stepped with gradients of norm "
+                    "{step_norm:.5g}, expected {ref_step_norm:.5g} (max_norm={max_norm:g}): {hint}"
+                ).format(
+                    what=what,
+                    k=k,
+                    step_norm=step_norm,
+                    ref_step_norm=ref_step_norm,
+                    max_norm=max_norm,
+                    hint=hint,
+                )
             )
         if not _close(norm, ref_norm):
             if ref_norm > max_norm and _close(norm, max_norm, 1e-3):
-                hint = (
-                    "that is the norm after clipping, which is never above max_norm. Log the "
-                    "value clip_grad_norm_ returns: the norm before clipping, which shows how "
-                    "large the gradients really were."
+                hint = _(
+                    "that is the norm after clipping, which is never above max_norm. Log the value "
+                    "clip_grad_norm_ returns: the norm before clipping, which shows how large the "
+                    "gradients really were."
                 )
             else:
-                hint = "log the total norm clip_grad_norm_ returns, as a float."
+                hint = _("log the total norm clip_grad_norm_ returns, as a float.")
             raise CheckError(
-                f"{what}: train/grad_norm at step {k} is {norm:.6g}, expected {ref_norm:.6g}: "
-                f"{hint}"
+                _(
+                    "{what}: train/grad_norm at step {k} is {norm:.6g}, expected {ref_norm:.6g}: "
+                    "{hint}"
+                ).format(what=what, k=k, norm=norm, ref_norm=ref_norm, hint=hint)
             )
         raise CheckError(
-            f"{what}: train/loss at step {k} is {loss:.6g}, expected {ref_loss:.6g}. Log each "
-            "step's loss.item() once, for the batch the step trained on."
+            _(
+                "{what}: train/loss at step {k} is {loss:.6g}, expected {ref_loss:.6g}. Log "
+                "each step's loss.item() once, for the batch the step trained on."
+            ).format(what=what, k=k, loss=loss, ref_loss=ref_loss)
         )
     if seen["event_files"] != 1:
         raise CheckError(
-            f"{what} left {seen['event_files']} event files in the writer's folder, expected "
-            "1: log with the writer you were given instead of opening new SummaryWriters."
+            _(
+                "{what} left {event_files} event files in the writer's folder, expected 1: log "
+                "with the writer you were given instead of opening new SummaryWriters."
+            ).format(what=what, event_files=seen["event_files"])
         )
 
 
