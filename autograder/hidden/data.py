@@ -729,14 +729,16 @@ def _stats_cases(device: torch.device) -> list[tuple[str, dict, bool]]:
             y = torch.zeros(size, dtype=torch.int64)
             batches.append({"x": x.to(device), "y": y, "as_list": as_list})
         kind = f"{dtype}".removeprefix("torch.")
-        label = f"C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}"
+        label = _("C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}").format(
+            c=c, h=h, w=w, sizes=sizes, kind=kind
+        )
         if base is not None:
-            label += f", values near {base:g}"
+            label += _(", values near {base:g}").format(base=base)
         cases.append((label, {"batches": batches}, base is not None))
     # Sent in NHWC; the probe permutes it to (N, C, H, W), a non-contiguous view.
     x = torch.rand(4, 5, 5, 3, generator=g)
     batch = {"x": x.to(device), "y": None, "permute": [0, 3, 1, 2]}
-    cases.append(("a non-contiguous batch (permuted from NHWC)", {"batches": [batch]}, False))
+    cases.append((_("a non-contiguous batch (permuted from NHWC)"), {"batches": [batch]}, False))
     return cases
 
 
@@ -744,28 +746,35 @@ def check_channel_stats(channel_stats) -> None:
     """Pooled mean and population std per channel: uneven, size-1, shifted, float64,
     H != W, far-from-zero and non-contiguous batches, tuples or lists; batches unchanged."""
     for label, case, far in _stats_cases(get_device()):
-        what = f"channel_stats on {label}"
+        what = _("channel_stats on {label}").format(label=label)
         seen = observe(probes.probe_channel_stats, channel_stats, case, what)
         if seen["inputs_changed"]:
             raise CheckError(
-                f"{what} changed the batches it read. x.double() returns x itself when it is "
-                "already float64, so an in-place operation on it (x.pow_(2), x -= mean) "
-                "edits the caller's data: use out-of-place operations (x ** 2)."
+                _(
+                    "{what} changed the batches it read. x.double() returns x itself when it is "
+                    "already float64, so an in-place operation on it (x.pow_(2), x -= mean) "
+                    "edits the caller's data: use out-of-place operations (x ** 2)."
+                ).format(what=what)
             )
         result = seen["result"]
         if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
             raise _wrong_type(wire.type_name(result), "(mean, std) tuple", what)
         if len(result) != 2:
-            raise CheckError(f"{what} should return (mean, std), got {len(result)} items.")
+            raise CheckError(
+                _("{what} should return (mean, std), got {n} items.").format(
+                    what=what, n=len(result)
+                )
+            )
         mean, std = result
         exp_mean, exp_std = _reference_stats(probes.stats_batches(case))
         c = exp_mean.shape[0]
         for name, value in (("mean", mean), ("std", std)):
+            value_what = _("the {name} from {what}").format(name=name, what=what)
             if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
-                raise _wrong_type(wire.type_name(value), "Tensor", f"the {name} from {what}")
-            check_shape(value, (c,), names="C", what=f"the {name} from {what}")
-            check_dtype(value, torch.float32, f"the {name} from {what}")
-        hint = (
+                raise _wrong_type(wire.type_name(value), "Tensor", value_what)
+            check_shape(value, (c,), names="C", what=value_what)
+            check_dtype(value, torch.float32, value_what)
+        hint = _(
             " Count the values of each channel in each batch, B * H * W, and reduce over "
             "dims (0, 2, 3) only."
         )
@@ -775,18 +784,18 @@ def check_channel_stats(channel_stats) -> None:
                 exp_mean,
                 rtol=1e-5,
                 atol=1e-5,
-                what=f"the mean from {what}",
+                what=_("the {name} from {what}").format(name="mean", what=what),
                 same_device=False,
             )
         except CheckError as err:
             raise CheckError(f"{err}{hint}") from None
-        hint = (
+        hint = _(
             " The std of the whole data set is not the average of the batches' stds (nor of "
             "their variances): keep running sums of x and x**2 per channel and a count, then "
             "std = sqrt(E[x**2] - E[x]**2)."
         )
         if far:
-            hint = (
+            hint = _(
                 " With values far from zero, E[x**2] - E[x]**2 subtracts two nearly equal "
                 "numbers: accumulate the sums in float64 (x.double()), not float32."
             )
@@ -796,9 +805,11 @@ def check_channel_stats(channel_stats) -> None:
         sample = exp_std.double() * math.sqrt(n_values / (n_values - 1))
         if n_values > 1 and torch.allclose(std.detach().cpu().double(), sample, rtol=2e-5, atol=0):
             raise CheckError(
-                f"the std from {what} is the sample std (dividing by n - 1): Normalize wants "
-                "the population std, dividing by n, the number of values per channel "
-                "(torch.std(..., correction=0))."
+                _(
+                    "the std from {what} is the sample std (dividing by n - 1): Normalize wants "
+                    "the population std, dividing by n, the number of values per channel "
+                    "(torch.std(..., correction=0))."
+                ).format(what=what)
             )
         try:
             _assert_close(
@@ -806,7 +817,7 @@ def check_channel_stats(channel_stats) -> None:
                 exp_std,
                 rtol=1e-4,
                 atol=1e-5,
-                what=f"the std from {what}",
+                what=_("the {name} from {what}").format(name="std", what=what),
                 same_device=False,
             )
         except CheckError as err:
@@ -832,12 +843,16 @@ def check_make_transforms(make_transforms) -> None:
         seen = observe(probes.probe_make_transforms, make_transforms, case, what)
         if seen["rng_changed"]:
             raise CheckError(
-                f"{what} changed torch's global random state while building the transforms. "
-                "Leave it alone: torch.manual_seed in here resets every later random draw of "
-                "the program (weight initialisation, shuffling), and the transforms draw their "
-                "random parameters when they are applied anyway."
+                _(
+                    "{what} changed torch's global random state while building the transforms. "
+                    "Leave it alone: torch.manual_seed in here resets every later random draw of "
+                    "the program (weight initialisation, shuffling), and the transforms draw their "
+                    "random parameters when they are applied anyway."
+                ).format(what=what)
             )
-        _check_pair_result(seen, what, f"{what} should return (train_tf, eval_tf).")
+        _check_pair_result(
+            seen, what, _("{what} should return (train_tf, eval_tf).").format(what=what)
+        )
         m = torch.tensor(mean, device=device).view(c, 1, 1)
         s = torch.tensor(std, device=device).view(c, 1, 1)
         for (h, w), img, zero, outs in zip(sizes, images, zeros, seen["images"], strict=True):
@@ -849,9 +864,11 @@ def check_make_transforms(make_transforms) -> None:
             ):
                 if outs[key]:
                     raise CheckError(
-                        f"{name} changed the image it was given (a {shape} image of {what}): "
-                        "a transform returns a new tensor. Drop inplace=True from Normalize "
-                        "and in-place operations such as img.sub_(...)."
+                        _(
+                            "{name} changed the image it was given (a {shape} image of {what}): "
+                            "a transform returns a new tensor. Drop inplace=True from Normalize "
+                            "and in-place operations such as img.sub_(...)."
+                        ).format(name=name, shape=shape, what=what)
                     )
             first, again = outs["eval"], outs["eval_again"]
             if (
@@ -860,43 +877,59 @@ def check_make_transforms(make_transforms) -> None:
                 and (first.shape != again.shape or not torch.equal(first.cpu(), again.cpu()))
             ):
                 raise CheckError(
-                    f"eval_tf gave two different results for the same {shape} image: "
-                    "validation and test data get no random augmentation, or the metric "
-                    "changes run to run. (Did you return (eval_tf, train_tf) instead of "
-                    "(train_tf, eval_tf)?)"
+                    _(
+                        "eval_tf gave two different results for the same {shape} image: "
+                        "validation and test data get no random augmentation, or the metric "
+                        "changes run to run. (Did you return (eval_tf, train_tf) instead of "
+                        "(train_tf, eval_tf)?)"
+                    ).format(shape=shape)
                 )
             _assert_close(
                 first,
                 (img - m) / s,
                 rtol=1e-5,
                 atol=1e-5,
-                what=f"eval_tf of a {shape} image; expected (image - mean) / std per channel",
+                what=_(
+                    "eval_tf of a {shape} image; expected (image - mean) / std per channel"
+                ).format(shape=shape),
                 same_device=False,
             )
             train = outs["train"]
             for o in train:
                 if isinstance(o, wire.Unsendable) or not isinstance(o, torch.Tensor):
                     raise _wrong_type(wire.type_name(o), "Tensor", "train_tf(image)")
-                check_shape(o, (c, h, w), names="C H W", what=f"train_tf of a {shape} image")
+                check_shape(
+                    o,
+                    (c, h, w),
+                    names="C H W",
+                    what=_("train_tf of a {shape} image").format(shape=shape),
+                )
             if all(torch.equal(o, train[0]) for o in train):
                 raise CheckError(
-                    f"train_tf gave the same result 12 times for one {shape} image: it should "
-                    "apply a random augmentation (e.g. v2.RandomAffine) before normalising, "
-                    "drawing new random parameters at every call."
+                    _(
+                        "train_tf gave the same result 12 times for one {shape} image: it should "
+                        "apply a random augmentation (e.g. v2.RandomAffine) before normalising, "
+                        "drawing new random parameters at every call."
+                    ).format(shape=shape)
                 )
             for o in outs["train_zeros"]:  # several draws: one may happen to move nothing
-                check_shape(o, (c, h, w), names="C H W", what=f"train_tf of a {shape} image")
+                check_shape(
+                    o,
+                    (c, h, w),
+                    names="C H W",
+                    what=_("train_tf of a {shape} image").format(shape=shape),
+                )
                 _assert_close(
                     o,
                     (zero - m) / s,
                     rtol=1e-5,
                     atol=1e-5,
-                    what=(
-                        f"train_tf of an all-zero {shape} image (moving zeros around leaves "
+                    what=_(
+                        "train_tf of an all-zero {shape} image (moving zeros around leaves "
                         "zeros, so after normalisation every pixel should be -mean/std; "
                         "normalise after the geometric augmentation, whose fill value 0 is "
                         "meant for raw pixels)"
-                    ),
+                    ).format(shape=shape),
                     same_device=False,
                 )
 
