@@ -74,10 +74,11 @@ def check_replace_head(replace_head) -> None:
         before = None if on_meta else probes.state_of(reference)
         flags_before = {n: p.requires_grad for n, p in reference.named_parameters()}
         case["x"] = torch.randn(3, 6, generator=g).to(device=device, dtype=dtype)
-        where = "on the meta device" if on_meta else f"{dtype}"
-        what = (
-            f"replace_head(model, {num_classes}, head_attr={head_attr!r}) (old head {old_head}, "
-            f"model {where})"
+        where = _("on the meta device") if on_meta else f"{dtype}"
+        what = _("{call} (old head {old_head}, model {where})").format(
+            call=f"replace_head(model, {num_classes}, head_attr={head_attr!r})",
+            old_head=old_head,
+            where=where,
         )
         try:
             seen = observe(probes.probe_replace_head, replace_head, case, what)
@@ -85,56 +86,78 @@ def check_replace_head(replace_head) -> None:
             if err.type_name != "AttributeError":
                 raise
             raise CheckError(
-                f"{what} raised AttributeError: {err.message}. The head is getattr(model, head_attr) "
-                "(it may have no bias, and need not be the last child); read in_features, "
-                "weight.device and weight.dtype from it and replace it with setattr(model, "
-                "head_attr, new_layer)."
+                _(
+                    "{what} raised AttributeError: {error}. The head is getattr(model, head_attr) "
+                    "(it may have no bias, and need not be the last child); read in_features, "
+                    "weight.device and weight.dtype from it and replace it with setattr(model, "
+                    "head_attr, new_layer)."
+                ).format(what=what, error=err.message)
             ) from None
         if not seen["returned_model"]:
             raise CheckError(
-                f"{what} returned {seen['returned_type']}; return the model itself (the same "
-                "object, with its head replaced)."
+                _(
+                    "{what} returned {type}; return the model itself (the same "
+                    "object, with its head replaced)."
+                ).format(what=what, type=seen["returned_type"])
             )
         new_head = seen["head"]
         if new_head is None:
             raise CheckError(
-                f"model.{head_attr} after {what} should be an nn.Linear, got {seen['head_type']}: "
-                "build a new nn.Linear(old.in_features, num_classes)."
+                _(
+                    "model.{head_attr} after {what} should be an nn.Linear, got {type}: "
+                    "build a new nn.Linear(old.in_features, num_classes)."
+                ).format(head_attr=head_attr, what=what, type=seen["head_type"])
             )
         if new_head["in_features"] != in_features:
             raise CheckError(
-                f"after {what} the head has in_features={new_head['in_features']}, expected "
-                f"{in_features}: read it from the old head (old.in_features), do not hard-code it."
+                _(
+                    "after {what} the head has in_features={got}, expected "
+                    "{in_features}: read it from the old head (old.in_features), do not hard-code it."
+                ).format(what=what, got=new_head["in_features"], in_features=in_features)
             )
         if tuple(new_head["shape"]) != (num_classes, in_features):
             raise CheckError(
-                f"after {what} the head's weight has shape {tuple(new_head['shape'])}, expected "
-                f"{(num_classes, in_features)}. Setting .out_features does not resize the weight, "
-                "and replacing another layer (the last child, say) leaves the head as it was: "
-                f"build a new nn.Linear and setattr(model, {head_attr!r}, ...)."
+                _(
+                    "after {what} the head's weight has shape {got}, expected "
+                    "{shape}. Setting .out_features does not resize the weight, "
+                    "and replacing another layer (the last child, say) leaves the head as it was: "
+                    "build a new nn.Linear and setattr(model, {head_attr!r}, ...)."
+                ).format(
+                    what=what,
+                    got=tuple(new_head["shape"]),
+                    shape=(num_classes, in_features),
+                    head_attr=head_attr,
+                )
             )
         if new_head["device"].type != case["device"].type:
             raise CheckError(
-                f"after {what} the head is on {new_head['device']}, but the old head was on "
-                f"{case['device']}: take the device from the old head (device=old.weight.device), "
-                "not from a global `device` or from elsewhere in the model."
+                _(
+                    "after {what} the head is on {got}, but the old head was on "
+                    "{device}: take the device from the old head (device=old.weight.device), "
+                    "not from a global `device` or from elsewhere in the model."
+                ).format(what=what, got=new_head["device"], device=case["device"])
             )
         if new_head["dtype"] != head_dtype:
             raise CheckError(
-                f"after {what} the head is {new_head['dtype']}, but the old head was {head_dtype}: "
-                "create it with dtype=old.weight.dtype (the head's own, which need not be the "
-                "dtype of the model's first parameter)."
+                _(
+                    "after {what} the head is {got}, but the old head was {dtype}: "
+                    "create it with dtype=old.weight.dtype (the head's own, which need not be the "
+                    "dtype of the model's first parameter)."
+                ).format(what=what, got=new_head["dtype"], dtype=head_dtype)
             )
         if seen["logits"] is None:
             raise CheckError(
-                f"calling the model after {what} raised {seen.get('logits_error')}: the new head "
-                "must take the old head's inputs."
+                _(
+                    "calling the model after {what} raised {error}: the new head "
+                    "must take the old head's inputs."
+                ).format(what=what, error=seen.get("logits_error"))
             )
         if on_meta:
             if list(seen["logits"]) != [3, num_classes]:
                 raise CheckError(
-                    f"logits after {what} have shape {tuple(seen['logits'])}, expected "
-                    f"{(3, num_classes)}."
+                    _("logits after {what} have shape {got}, expected {shape}.").format(
+                        what=what, got=tuple(seen["logits"]), shape=(3, num_classes)
+                    )
                 )
             continue
         weight = new_head["weight"].cpu()
@@ -142,25 +165,30 @@ def check_replace_head(replace_head) -> None:
         rows = min(num_classes, old_classes)
         if torch.equal(weight[:rows], old_weight[:rows]):
             raise CheckError(
-                f"after {what} the head's first {rows} rows are the old head's weights: the new "
-                "head must start from fresh random weights (a new nn.Linear), not a copy of the "
-                "old classes."
+                _(
+                    "after {what} the head's first {rows} rows are the old head's weights: the new "
+                    "head must start from fresh random weights (a new nn.Linear), not a copy of the "
+                    "old classes."
+                ).format(what=what, rows=rows)
             )
         changed = _changed(before, seen["state"], skip_prefix=f"{head_attr}.")
         if changed:
             raise CheckError(
-                f"{what} changed parts of the model other than the head: {changed}. Only "
-                f"model.{head_attr} should be replaced."
+                _(
+                    "{what} changed parts of the model other than the head: {changed}. Only "
+                    "model.{head_attr} should be replaced."
+                ).format(what=what, changed=changed, head_attr=head_attr)
             )
         flags = {n: f for n, f in seen["flags"].items() if not n.startswith(f"{head_attr}.")}
         flipped = [n for n, f in flags.items() if flags_before.get(n) != f]
         if flipped:
             raise CheckError(
-                f"{what} changed requires_grad of {flipped}: leave the rest of the model as it was."
+                _(
+                    "{what} changed requires_grad of {flipped}: leave the rest of the model as it was."
+                ).format(what=what, flipped=flipped)
             )
-        check_shape(
-            seen["logits"], (3, num_classes), names="N classes", what=f"logits after {what}"
-        )
+        logits_what = _("logits after {what}").format(what=what)
+        check_shape(seen["logits"], (3, num_classes), names="N classes", what=logits_what)
         if first_weight is None:
             first_weight = (case, weight)
     # Fresh weights come from the caller's random stream: another seed, another head.
@@ -169,15 +197,17 @@ def check_replace_head(replace_head) -> None:
         probes.probe_replace_head,
         replace_head,
         {**case, "rng_seed": case["seed"] + 2},
-        "replace_head(model, ...) under another global seed",
+        _("replace_head(model, ...) under another global seed"),
     )
     varied = weight.numel() > 1 and bool((weight != weight.flatten()[0]).any())
     if varied and other["head"] is not None and torch.equal(other["head"]["weight"].cpu(), weight):
         raise CheckError(
-            "replace_head gives the same 'fresh' head whatever the caller's random state: did you "
-            "call torch.manual_seed inside it? That resets the caller's random stream (every later "
-            "random number in their program changes). Let nn.Linear draw from the global "
-            "generator as it is."
+            _(
+                "replace_head gives the same 'fresh' head whatever the caller's random state: did "
+                "you call torch.manual_seed inside it? That resets the caller's random stream "
+                "(every later random number in their program changes). Let nn.Linear draw from the "
+                "global generator as it is."
+            )
         )
 
 
@@ -193,13 +223,14 @@ def _freeze_cases(device) -> list[dict]:
 
 
 def _case_label(case: dict) -> str:
-    parts = [f"head model.{case['head_attr']} ({_describe_head(case)})"]
+    head = f"model.{case['head_attr']} ({_describe_head(case)})"
+    parts = [_("head {head}").format(head=head)]
     if case.get("root_param"):
-        parts.append("a cls_token parameter on the root module")
+        parts.append(_("a cls_token parameter on the root module"))
     if case.get("extra"):
-        parts.append(f"a {case['extra']} next to it")
+        parts.append(_("a {extra} next to it").format(extra=case["extra"]))
     if case.get("aux"):
-        parts.append("an aux layer after the head")
+        parts.append(_("an aux layer after the head"))
     return ", ".join(parts)
 
 
@@ -211,25 +242,37 @@ def check_freeze_backbone(freeze_backbone) -> None:
         head_attr, mode = case["head_attr"], case["mode"]
         reference = probes.build_net(case)
         before = probes.state_of(reference)
-        what = f"freeze_backbone(model, head_attr={head_attr!r}) (model in {mode} mode, {_case_label(case)})"
+        what = _("{call} (model in {mode} mode, {label})").format(
+            call=f"freeze_backbone(model, head_attr={head_attr!r})",
+            mode=mode,
+            label=_case_label(case),
+        )
         try:
             seen = observe(probes.probe_freeze_backbone, freeze_backbone, case, what)
         except AnswerRaised as err:
             if err.type_name != "AttributeError":
                 raise
             raise CheckError(
-                f"{what} raised AttributeError: {err.message}. The head can be any module (here "
-                f"{_describe_head(case)}): set requires_grad on every tensor of "
-                "getattr(model, head_attr).parameters() instead of naming .weight and .bias."
+                _(
+                    "{what} raised AttributeError: {error}. The head can be any module (here "
+                    "{head}): set requires_grad on every tensor of "
+                    "getattr(model, head_attr).parameters() instead of naming .weight and .bias."
+                ).format(what=what, error=err.message, head=_describe_head(case))
             ) from None
         if not seen["returned_model"]:
-            raise CheckError(f"{what} returned {seen['returned_type']}; return the model itself.")
+            raise CheckError(
+                _("{what} returned {type}; return the model itself.").format(
+                    what=what, type=seen["returned_type"]
+                )
+            )
         moved = sorted(n or "(root)" for n, t in seen["modes"].items() if t != (mode == "train"))
         if moved:
             raise CheckError(
-                f"{what} changed the train/eval mode of {moved[:4]}: the model was in {mode} mode. "
-                "model.eval() (or .eval() on batch norm layers) freezes no parameter; requires_grad "
-                "does. Leave every module's mode alone."
+                _(
+                    "{what} changed the train/eval mode of {moved}: the model was in {mode} mode. "
+                    "model.eval() (or .eval() on batch norm layers) freezes no parameter; "
+                    "requires_grad does. Leave every module's mode alone."
+                ).format(what=what, moved=moved[:4], mode=mode)
             )
         expected = {
             name: name.startswith(f"{head_attr}.") for name, _ in reference.named_parameters()
@@ -238,23 +281,29 @@ def check_freeze_backbone(freeze_backbone) -> None:
         head_frozen = [n for n, e in expected.items() if e and not got.get(n, False)]
         if head_frozen:
             raise CheckError(
-                f"after {what} the head's parameters {head_frozen} are frozen: nothing could learn. "
-                "Freeze everything else, then set requires_grad=True on every parameter of the head "
-                "(even one frozen before the call)."
+                _(
+                    "after {what} the head's parameters {frozen} are frozen: nothing could learn. "
+                    "Freeze everything else, then set requires_grad=True on every parameter of the "
+                    "head (even one frozen before the call)."
+                ).format(what=what, frozen=head_frozen)
             )
         still_trainable = [n for n, e in expected.items() if not e and got.get(n, True)]
         if still_trainable:
             raise CheckError(
-                f"after {what} these parameters outside the head are still trainable: "
-                f"{still_trainable}. Freeze every parameter that is not in model.{head_attr}: "
-                "parameters of the root module itself (model.parameters() includes them, "
-                "model.children() does not) and every other part, not only model.backbone, and "
-                "not by matching the start of a name without the dot."
+                _(
+                    "after {what} these parameters outside the head are still trainable: "
+                    "{trainable}. Freeze every parameter that is not in model.{head_attr}: "
+                    "parameters of the root module itself (model.parameters() includes them, "
+                    "model.children() does not) and every other part, not only model.backbone, and "
+                    "not by matching the start of a name without the dot."
+                ).format(what=what, trainable=still_trainable, head_attr=head_attr)
             )
         changed = _changed(before, seen["state"])
         if changed:
             raise CheckError(
-                f"{what} changed values of {changed}; only requires_grad should change."
+                _("{what} changed values of {changed}; only requires_grad should change.").format(
+                    what=what, changed=changed
+                )
             )
 
 
@@ -264,12 +313,12 @@ def check_make_optimizer(make_optimizer) -> None:
     requires_grad left as it was."""
     device = get_device()
     cases = [  # (label, head name, what is frozen: parameter or module names, options)
-        ("all trainable", "head", [], {}),
-        ("frozen backbone", "head", ["backbone", "neck"], {}),
-        ("first layer frozen", "fc", ["backbone.0"], {"extra": "fc_norm"}),
-        ("head bias frozen", "classifier", ["classifier.bias"], {"root_param": True}),
-        ("frozen backbone and neck", "head", ["backbone", "neck"], {"root_param": True}),
-        ("a two-layer head", "fc", [], {"head_kind": "seq", "head_bias": False, "aux": True}),
+        (_("all trainable"), "head", [], {}),
+        (_("frozen backbone"), "head", ["backbone", "neck"], {}),
+        (_("first layer frozen"), "fc", ["backbone.0"], {"extra": "fc_norm"}),
+        (_("head bias frozen"), "classifier", ["classifier.bias"], {"root_param": True}),
+        (_("frozen backbone and neck"), "head", ["backbone", "neck"], {"root_param": True}),
+        (_("a two-layer head"), "fc", [], {"head_kind": "seq", "head_bias": False, "aux": True}),
     ]
     for label, head_attr, frozen_prefixes, options in cases:
         backbone_lr, head_lr = 3e-4, 2e-2
@@ -290,9 +339,15 @@ def check_make_optimizer(make_optimizer) -> None:
         in_head = {n for n in all_names if n.startswith(f"{head_attr}.")}
         head_names = {n for n in all_names if n in in_head and n not in frozen_names}
         body_names = {n for n in all_names if n not in in_head and n not in frozen_names}
-        what = (
-            f"make_optimizer(model with {label} ({_case_label(case)}), {backbone_lr}, {head_lr}, "
-            f"head_attr={head_attr!r})"
+        what = _(
+            "make_optimizer(model with {label} ({details}), {backbone_lr}, {head_lr}, "
+            "head_attr={head_attr!r})"
+        ).format(
+            label=label,
+            details=_case_label(case),
+            backbone_lr=backbone_lr,
+            head_lr=head_lr,
+            head_attr=head_attr,
         )
         try:
             seen = observe(probes.probe_make_optimizer, make_optimizer, case, what)
@@ -300,15 +355,19 @@ def check_make_optimizer(make_optimizer) -> None:
             if err.type_name != "ValueError":
                 raise
             raise CheckError(
-                f"{what} raised ValueError: {err.message}. Each parameter may appear in one group "
-                "only (the backbone group must not include the head), and a group may not be "
-                "empty of everything."
+                _(
+                    "{what} raised ValueError: {error}. Each parameter may appear in one group "
+                    "only (the backbone group must not include the head), and a group may not be "
+                    "empty of everything."
+                ).format(what=what, error=err.message)
             ) from None
         if not seen["is_adamw"]:
             article = "an" if seen["type"][:1].lower() in "aeiou" else "a"
             raise CheckError(
-                f"{what} should be a torch.optim.AdamW, got {article} {seen['type']}: return "
-                "torch.optim.AdamW([...groups...])."
+                _(
+                    "{what} should be a torch.optim.AdamW, got {article} {type}: return "
+                    "torch.optim.AdamW([...groups...])."
+                ).format(what=what, article=article, type=seen["type"])
             )
         if seen["requires_grad"] != seen["requires_grad_before"]:
             flipped = sorted(
@@ -317,8 +376,10 @@ def check_make_optimizer(make_optimizer) -> None:
                 if seen["requires_grad_before"].get(n) != f
             )
             raise CheckError(
-                f"{what} changed requires_grad of {flipped}: make_optimizer only reads which "
-                "parameters are trainable; freezing is freeze_backbone's job."
+                _(
+                    "{what} changed requires_grad of {flipped}: make_optimizer only reads which "
+                    "parameters are trainable; freezing is freeze_backbone's job."
+                ).format(what=what, flipped=flipped)
             )
         groups = seen["groups"]
         requires_grad = seen["requires_grad"]
@@ -330,27 +391,36 @@ def check_make_optimizer(make_optimizer) -> None:
         ]
         if frozen:
             raise CheckError(
-                f"{what} put frozen parameters in the optimizer: {frozen}. Pass only parameters "
-                "with requires_grad=True (filter the head's too)."
+                _(
+                    "{what} put frozen parameters in the optimizer: {frozen}. Pass only parameters "
+                    "with requires_grad=True (filter the head's too)."
+                ).format(what=what, frozen=frozen)
             )
         twice = sorted({n for n in in_groups if in_groups.count(n) > 1})
         if twice:
             raise CheckError(
-                f"{what} lists {twice} more than once: each parameter goes in one group."
+                _("{what} lists {twice} more than once: each parameter goes in one group.").format(
+                    what=what, twice=twice
+                )
             )
         expected = ([(body_names, backbone_lr)] if body_names else []) + [(head_names, head_lr)]
         got_lrs = [group["lr"] for group in groups]
         if len(groups) != len(expected):
             empty = [i for i, group in enumerate(groups) if not group["params"]]
             raise CheckError(
-                f"{what} has {len(groups)} parameter group(s) with learning rates "
-                f"{got_lrs}; expected {len(expected)}: "
+                _(
+                    "{what} has {count} parameter group(s) with learning rates {lrs}; expected {expected}: "
+                ).format(what=what, count=len(groups), lrs=got_lrs, expected=len(expected))
                 + (
-                    "a backbone group at backbone_lr, then a head group at head_lr."
+                    _("a backbone group at backbone_lr, then a head group at head_lr.")
                     if body_names
-                    else "only the head group, since nothing else is trainable."
+                    else _("only the head group, since nothing else is trainable.")
                 )
-                + (f" Group(s) {empty} are empty: leave an empty group out." if empty else "")
+                + (
+                    _(" Group(s) {empty} are empty: leave an empty group out.").format(empty=empty)
+                    if empty
+                    else ""
+                )
             )
         for i, ((names, lr), group) in enumerate(zip(expected, groups, strict=True)):
             role = "head" if names is head_names else "backbone"
@@ -359,24 +429,35 @@ def check_make_optimizer(make_optimizer) -> None:
                 hint = ""
                 missing = names - got_names
                 if role == "backbone" and any(not n.startswith("backbone.") for n in missing):
-                    hint = (
+                    hint = _(
                         " Everything trainable outside the head belongs here, not only "
                         "model.backbone: model.parameters() minus the head's."
                     )
                 elif any(not n.startswith(f"{head_attr}.") for n in got_names - names):
-                    hint = (
-                        f" Take the head's parameters from getattr(model, {head_attr!r}) "
+                    hint = _(
+                        " Take the head's parameters from getattr(model, {head_attr!r}) "
                         "(a name prefix without the dot also matches its neighbours)."
-                    )
+                    ).format(head_attr=head_attr)
                 raise CheckError(
-                    f"group {i} of {what} should hold the trainable {role} parameters; missing "
-                    f"{sorted(missing)}, unexpected {sorted(got_names - names)}.{hint}"
+                    _(
+                        "group {i} of {what} should hold the trainable {role} parameters; missing "
+                        "{missing}, unexpected {unexpected}.{hint}"
+                    ).format(
+                        i=i,
+                        what=what,
+                        role=role,
+                        missing=sorted(missing),
+                        unexpected=sorted(got_names - names),
+                        hint=hint,
+                    )
                 )
             if not isinstance(group["lr"], (int, float)) or abs(group["lr"] - lr) > 1e-12:
                 raise CheckError(
-                    f"group {i} ({role}) of {what} has lr={group['lr']}, expected {lr}. Learning "
-                    f"rates per group: {got_lrs} (backbone_lr for the backbone group, head_lr for "
-                    "the head's)."
+                    _(
+                        "group {i} ({role}) of {what} has lr={got}, expected {lr}. Learning "
+                        "rates per group: {lrs} (backbone_lr for the backbone group, head_lr for "
+                        "the head's)."
+                    ).format(i=i, role=role, what=what, got=group["lr"], lr=lr, lrs=got_lrs)
                 )
 
 
@@ -416,66 +497,92 @@ def check_extract_features(extract_features) -> None:
         before = probes.state_of(reference)
         reference.eval()
         x, mean, std = probes.features_input(case), case["mean"], case["std"]
-        size = "the default batch_size" if batch_size is None else f"batch_size={batch_size}"
+        size = _("the default batch_size") if batch_size is None else f"batch_size={batch_size}"
         mode = "train" if training else "eval"
-        what = (
-            f"extract_features(backbone in {mode} mode, x of shape {tuple(x.shape)} {dtype} "
-            f"(non-contiguous), {size})"
-        )
+        what = _(
+            "extract_features(backbone in {mode} mode, x of shape {shape} {dtype} "
+            "(non-contiguous), {size})"
+        ).format(mode=mode, shape=tuple(x.shape), dtype=dtype, size=size)
         seen = observe(probes.probe_extract_features, extract_features, case, what)
         feats = seen["features"]
         check_type(feats, torch.Tensor, what)
         check_shape(feats, (n, 16), names="N F", what=what)
         if feats.requires_grad:
-            raise CheckError(f"{what} requires grad: run the backbone under torch.no_grad().")
+            raise CheckError(
+                _("{what} requires grad: run the backbone under torch.no_grad().").format(what=what)
+            )
         if seen["x_changed"]:
             raise CheckError(
-                f"{what} changed the caller's x: normalise out of place ((x - mean) / std makes a "
-                "new tensor; x.sub_(mean) or x -= mean overwrite the caller's images)."
+                _(
+                    "{what} changed the caller's x: normalise out of place ((x - mean) / std makes a "
+                    "new tensor; x.sub_(mean) or x -= mean overwrite the caller's images)."
+                ).format(what=what)
             )
         if seen["flags_changed"]:
             raise CheckError(
-                f"{what} changed requires_grad of the backbone's parameters: the caller may be "
-                "fine-tuning it. torch.no_grad() around the forward is all it takes."
+                _(
+                    "{what} changed requires_grad of the backbone's parameters: the caller may be "
+                    "fine-tuning it. torch.no_grad() around the forward is all it takes."
+                ).format(what=what)
             )
         if seen["rng_changed"]:
             raise CheckError(
-                f"{what} changed the global random state (torch.manual_seed, or random numbers "
-                "drawn): in eval mode nothing is random, so leave the caller's random stream alone."
+                _(
+                    "{what} changed the global random state (torch.manual_seed, or random numbers "
+                    "drawn): in eval mode nothing is random, so leave the caller's random stream "
+                    "alone."
+                ).format(what=what)
             )
         calls = seen["calls"]
         if calls:
             if any(call["grad_enabled"] for call in calls):
                 raise CheckError(
-                    f"{what} ran the backbone with grad enabled (so autograd recorded a graph, even "
-                    "if you .detach() the result afterwards): run it under torch.no_grad() or "
-                    "torch.inference_mode()."
+                    _(
+                        "{what} ran the backbone with grad enabled (so autograd recorded a graph, "
+                        "even if you .detach() the result afterwards): run it under "
+                        "torch.no_grad() or torch.inference_mode()."
+                    ).format(what=what)
                 )
             if any(call["training"] or call["dropout_training"] for call in calls):
                 raise CheckError(
-                    f"{what} ran the backbone in train mode (dropout and batch statistics on): call "
-                    "backbone.eval() before computing features."
+                    _(
+                        "{what} ran the backbone in train mode (dropout and batch statistics on): "
+                        "call backbone.eval() before computing features."
+                    ).format(what=what)
                 )
             limit = 128 if batch_size is None else batch_size
             sizes = [call["n"] for call in calls]
             if max(sizes) > limit or sum(sizes) != n:
-                default = " (its default, 128)" if batch_size is None else ""
+                default = _(" (its default, 128)") if batch_size is None else ""
                 raise CheckError(
-                    f"{what} fed the backbone batches of {sizes[:6]}{'...' if len(sizes) > 6 else ''}; "
-                    f"expected batches of at most batch_size={limit}{default} covering all {n} "
-                    "images once: loop over x[i:i + batch_size] for i in range(0, len(x), "
-                    "batch_size)."
+                    _(
+                        "{what} fed the backbone batches of {sizes}{more}; "
+                        "expected batches of at most batch_size={limit}{default} covering all {n} "
+                        "images once: loop over x[i:i + batch_size] for i in range(0, len(x), "
+                        "batch_size)."
+                    ).format(
+                        what=what,
+                        sizes=sizes[:6],
+                        more="..." if len(sizes) > 6 else "",
+                        limit=limit,
+                        default=default,
+                        n=n,
+                    )
                 )
         if seen["training"] != training:
             raise CheckError(
-                f"{what}: the backbone was in {mode} mode before the call "
-                f"and is in {'train' if seen['training'] else 'eval'} mode after it. Remember "
-                "backbone.training and restore it with backbone.train(was_training)."
+                _(
+                    "{what}: the backbone was in {mode} mode before the call "
+                    "and is in {after} mode after it. Remember "
+                    "backbone.training and restore it with backbone.train(was_training)."
+                ).format(what=what, mode=mode, after="train" if seen["training"] else "eval")
             )
         if _changed(before, seen["state"]):
             raise CheckError(
-                f"{what} changed batch norm's running statistics: the backbone ran in train mode. "
-                "Call backbone.eval() before computing features."
+                _(
+                    "{what} changed batch norm's running statistics: the backbone ran in train "
+                    "mode. Call backbone.eval() before computing features."
+                ).format(what=what)
             )
         with torch.no_grad():
             expected = reference((x - mean) / std)
@@ -485,19 +592,29 @@ def check_extract_features(extract_features) -> None:
         close = functools.partial(torch.allclose, rtol=1e-4, atol=1e-5)
         if feats.dtype != expected.dtype:
             raise CheckError(
-                f"{what} returned {feats.dtype} features; the backbone and x are {expected.dtype}. "
-                "Keep x's dtype (no .float() working copy)."
+                _(
+                    "{what} returned {got} features; the backbone and x are {dtype}. "
+                    "Keep x's dtype (no .float() working copy)."
+                ).format(what=what, got=feats.dtype, dtype=expected.dtype)
             )
         if not close(feats, expected):
             if close(feats, own):
                 raise CheckError(
-                    f"{what} normalised x with its own mean and std. Use the pretraining statistics "
-                    "passed in as mean and std: the backbone only knows inputs prepared that way."
+                    _(
+                        "{what} normalised x with its own mean and std. Use the pretraining "
+                        "statistics passed in as mean and std: the backbone only knows inputs "
+                        "prepared that way."
+                    ).format(what=what)
                 )
             if close(feats, raw):
-                raise CheckError(f"{what} did not normalise x: compute (x - mean) / std first.")
+                raise CheckError(
+                    _("{what} did not normalise x: compute (x - mean) / std first.").format(
+                        what=what
+                    )
+                )
         rtol, atol = (1e-4, 1e-5) if dtype == torch.float32 else (1e-9, 1e-9)
-        assert_close(feats, expected, rtol=rtol, atol=atol, what=f"the features from {what}")
+        feats_what = _("the features from {what}").format(what=what)
+        assert_close(feats, expected, rtol=rtol, atol=atol, what=feats_what)
 
 
 # Measured on this problem (3 labels per class, seeds 0-2): from scratch 0.61, one learning rate
@@ -512,28 +629,46 @@ def _fine_tune_basics(seen: dict, what: str) -> None:
     returned in eval mode."""
     if not seen["is_module"]:
         article = "an" if seen["type"][:1].lower() in "aeiou" else "a"
-        hint = " Did you forget a `return`?" if seen["type"] == "NoneType" else ""
-        raise CheckError(f"{what} should be a Module, got {article} {seen['type']}.{hint}")
-    if seen["pretrained_changed"] or seen["flags_changed"]:
-        changed = seen["pretrained_changed"][:4] or "its requires_grad flags"
+        hint = _(" Did you forget a `return`?") if seen["type"] == "NoneType" else ""
         raise CheckError(
-            f"{what} changed the pretrained model ({changed}). Work on copy.deepcopy(pretrained) "
-            "so that the caller's network (the published weights) stays as it was: deep-copy "
-            "first, then replace the head, freeze or train the copy."
+            _("{what} should be a Module, got {article} {type}.{hint}").format(
+                what=what, article=article, type=seen["type"], hint=hint
+            )
+        )
+    if seen["pretrained_changed"] or seen["flags_changed"]:
+        changed = seen["pretrained_changed"][:4] or _("its requires_grad flags")
+        raise CheckError(
+            _(
+                "{what} changed the pretrained model ({changed}). Work on copy.deepcopy(pretrained) "
+                "so that the caller's network (the published weights) stays as it was: deep-copy "
+                "first, then replace the head, freeze or train the copy."
+            ).format(what=what, changed=changed)
         )
     if seen["modes_changed"]:
         raise CheckError(
-            f"{what} changed the train/eval mode of the pretrained model it was given: call "
-            "train() on your copy, not on `pretrained`."
+            _(
+                "{what} changed the train/eval mode of the pretrained model it was given: call "
+                "train() on your copy, not on `pretrained`."
+            ).format(what=what)
         )
     if seen["same_object"]:
-        raise CheckError(f"{what} returned the pretrained model itself; return a trained copy.")
+        raise CheckError(
+            _("{what} returned the pretrained model itself; return a trained copy.").format(
+                what=what
+            )
+        )
     if seen["data_changed"]:
-        raise CheckError(f"{what} changed the caller's x or y in place: leave the data as it is.")
+        raise CheckError(
+            _("{what} changed the caller's x or y in place: leave the data as it is.").format(
+                what=what
+            )
+        )
     if seen["training"] or seen["modules_training"]:
         raise CheckError(
-            f"{what} returned a model with {seen['modules_training'][:3]} in train mode; return "
-            "model.eval() (it sets every submodule)."
+            _(
+                "{what} returned a model with {modules} in train mode; return "
+                "model.eval() (it sets every submodule)."
+            ).format(what=what, modules=seen["modules_training"][:3])
         )
 
 
@@ -543,35 +678,45 @@ def _training_steps(seen: dict, what: str, num_epochs: int) -> None:
     forwards = seen["forwards"]
     if not forwards:
         raise CheckError(
-            f"{what} never ran the pretrained backbone: fine-tune copy.deepcopy(pretrained) (a new "
-            "network is training from scratch)."
+            _(
+                "{what} never ran the pretrained backbone: fine-tune copy.deepcopy(pretrained) (a "
+                "new network is training from scratch)."
+            ).format(what=what)
         )
     steps = [f for f in forwards if f["grad_enabled"] and f["training"]]
     in_eval = [f for f in forwards if f["grad_enabled"] and not f["training"]]
     if not steps and in_eval:
         raise CheckError(
-            f"{what} ran all its {len(in_eval)} training forwards in eval mode: the copy of a "
-            "pretrained model comes in eval mode, so call model.train() before the loop (batch "
-            "norm then uses and learns the new data's statistics), and model.eval() at the end."
+            _(
+                "{what} ran all its {count} training forwards in eval mode: the copy of a "
+                "pretrained model comes in eval mode, so call model.train() before the loop (batch "
+                "norm then uses and learns the new data's statistics), and model.eval() at the end."
+            ).format(what=what, count=len(in_eval))
         )
     if len(steps) != num_epochs:
         raise CheckError(
-            f"{what} ran {len(steps)} training forwards (train mode, grad enabled); with "
-            f"num_epochs={num_epochs} and full-batch training expected exactly one per epoch (one "
-            "forward, backward and optimizer step each): loop over range(num_epochs), the "
-            "argument, not a fixed number."
+            _(
+                "{what} ran {count} training forwards (train mode, grad enabled); with "
+                "num_epochs={num_epochs} and full-batch training expected exactly one per epoch "
+                "(one forward, backward and optimizer step each): loop over range(num_epochs), the "
+                "argument, not a fixed number."
+            ).format(what=what, count=len(steps), num_epochs=num_epochs)
         )
     if seen["stale_grads"]:
         raise CheckError(
-            f"{what}: in {seen['stale_grads']} of its backward passes the gradients were added to "
-            "those of the step before (backward() accumulates into .grad): call "
-            "optimizer.zero_grad() at every step, before loss.backward()."
+            _(
+                "{what}: in {count} of its backward passes the gradients were added to "
+                "those of the step before (backward() accumulates into .grad): call "
+                "optimizer.zero_grad() at every step, before loss.backward()."
+            ).format(what=what, count=seen["stale_grads"])
         )
     sizes = sorted({f["n"] for f in steps})
     if sizes != [seen["n_train"]]:
         raise CheckError(
-            f"{what} trained on batches of {sizes}; full-batch training feeds all "
-            f"{seen['n_train']} labelled images at every step."
+            _(
+                "{what} trained on batches of {sizes}; full-batch training feeds all "
+                "{n} labelled images at every step."
+            ).format(what=what, sizes=sizes, n=seen["n_train"])
         )
 
 
@@ -604,38 +749,40 @@ def check_fine_tune(fine_tune) -> None:
     subsets = [(10, MIN_ACCURACY_10, None), (3, MIN_ACCURACY_3, 3)]
     for num_classes, threshold, keep in subsets:
         case = {"device": device, "num_classes": num_classes, "keep": keep, "state": keep is None}
-        xa, _, _, yb = probes.fine_tune_task(case)
+        xa, _xb, _ya, yb = probes.fine_tune_task(case)  # not `_`: that is the translation
         what = f"fine_tune(pretrained, x {tuple(xa.shape)}, y, num_classes={num_classes})"
         seen = observe(probes.probe_fine_tune, fine_tune, case, what)
         _fine_tune_basics(seen, what)
         logits = seen["logits"]
         if logits is None:
             raise CheckError(
-                f"calling the model from {what} on held-out digits raised {seen.get('logits_error')}."
+                _("calling the model from {what} on held-out digits raised {error}.").format(
+                    what=what, error=seen.get("logits_error")
+                )
             )
-        check_type(logits, torch.Tensor, f"logits of the model from {what}")
-        check_shape(
-            logits,
-            (len(yb), num_classes),
-            names="N classes",
-            what=f"logits of the model from {what}",
-        )
-        _training_steps(seen, what + " (num_epochs left at its default)", 60)
+        logits_what = _("logits of the model from {what}").format(what=what)
+        check_type(logits, torch.Tensor, logits_what)
+        check_shape(logits, (len(yb), num_classes), names="N classes", what=logits_what)
+        _training_steps(seen, what + _(" (num_epochs left at its default)"), 60)
         if keep is None:
             moved, still = _backbone_moved(seen, pretrained_state)
             if still:
                 raise CheckError(
-                    f"after {what} these backbone parameters never moved: {still[:4]}. Fine-tuning "
-                    "trains every layer (the backbone with backbone_lr): do not freeze the backbone, "
-                    "and give its trainable parameters to the optimizer."
+                    _(
+                        "after {what} these backbone parameters never moved: {still}. Fine-tuning "
+                        "trains every layer (the backbone with backbone_lr): do not freeze the "
+                        "backbone, and give its trainable parameters to the optimizer."
+                    ).format(what=what, still=still[:4])
                 )
         acc = (logits.detach().cpu().argmax(dim=1) == yb).float().mean().item()
         if acc < threshold:
             raise CheckError(
-                f"the model from {what} reaches {acc:.3f} accuracy on held-out noisy digits; a "
-                f"fine-tuned pretrained network reaches well above {threshold} (from scratch gets "
-                "much less). Start from the pretrained weights, give it a fresh trainable head, and "
-                "train with the two learning rates for num_epochs steps."
+                _(
+                    "the model from {what} reaches {acc:.3f} accuracy on held-out noisy digits; a "
+                    "fine-tuned pretrained network reaches well above {threshold} (from scratch "
+                    "gets much less). Start from the pretrained weights, give it a fresh trainable "
+                    "head, and train with the two learning rates for num_epochs steps."
+                ).format(what=what, acc=acc, threshold=threshold)
             )
     # Short runs that show how it trains: the learning rates per group, num_epochs, the seed.
     base = {"device": device, "num_classes": 10, "keep": None, "state": True, "logits": False}
@@ -654,12 +801,14 @@ def check_fine_tune(fine_tune) -> None:
         seen = observe(probes.probe_fine_tune, fine_tune, case, what)
         _fine_tune_basics(seen, what)
         _training_steps(seen, what, PROCESS_EPOCHS)
-        moved, _ = _backbone_moved(seen, pretrained_state)
+        moved, _still = _backbone_moved(seen, pretrained_state)
         if moved:
             raise CheckError(
-                f"after {what} the backbone moved ({moved[:3]}), though backbone_lr is 0: give the "
-                "backbone's parameters their own group with lr=backbone_lr (make_optimizer), not "
-                "one learning rate for the whole model."
+                _(
+                    "after {what} the backbone moved ({moved}), though backbone_lr is 0: give the "
+                    "backbone's parameters their own group with lr=backbone_lr (make_optimizer), "
+                    "not one learning rate for the whole model."
+                ).format(what=what, moved=moved[:3])
             )
         runs[name] = seen["state"]
     head_keys = [k for k in runs["nothing"] if k.startswith("head.")]
@@ -672,17 +821,21 @@ def check_fine_tune(fine_tune) -> None:
 
     if same_head("head only", "nothing"):
         raise CheckError(
-            f"fine_tune with head_lr=1e-2 leaves the new head exactly where head_lr=0 leaves it "
-            f"(after {PROCESS_EPOCHS} steps): the head does not train. Keep the new head trainable "
-            "and give it a group with lr=head_lr."
+            _(
+                "fine_tune with head_lr=1e-2 leaves the new head exactly where head_lr=0 leaves it "
+                "(after {steps} steps): the head does not train. Keep the new head trainable "
+                "and give it a group with lr=head_lr."
+            ).format(steps=PROCESS_EPOCHS)
         )
     initial = [runs["nothing"][k] for k in head_keys if k.endswith("weight")]
     random_init = any(w.numel() > 1 and bool((w != w.flatten()[0]).any()) for w in initial)
     if random_init and same_head("head only", "head only, other seed"):
         raise CheckError(
-            "fine_tune gives the same model whatever the caller's random state: did you call "
-            "torch.manual_seed inside it? That resets the caller's random stream; leave seeding "
-            "to the caller."
+            _(
+                "fine_tune gives the same model whatever the caller's random state: did you call "
+                "torch.manual_seed inside it? That resets the caller's random stream; leave seeding "
+                "to the caller."
+            )
         )
 
 
