@@ -171,7 +171,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                 torch.tensor(expected, dtype=torch.float64).reshape(steps),
                 rtol=1e-4,
                 atol=1e-6,
-                what=f"the losses from {what}",
+                what=_("the losses from {what}").format(what=what),
             )
         except CheckError as err:
             hint = (
@@ -584,21 +584,37 @@ def _why_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) -> str
     """The reason for the expected diagnosis, in words."""
     bad = [k for k, v in norms.items() if not math.isfinite(v)]
     if bad:
-        return f"{bad[0]!r} is {norms[bad[0]]} (not finite)"
+        return _("{name!r} is {norm} (not finite)").format(name=bad[0], norm=norms[bad[0]])
     big = [k for k, v in norms.items() if v > explode_norm]
     if big:
-        return f"{big[0]!r} is {norms[big[0]]:g}, above explode_norm={explode_norm:g}"
+        return _("{name!r} is {norm:g}, above explode_norm={explode_norm:g}").format(
+            name=big[0], norm=norms[big[0]], explode_norm=explode_norm
+        )
     first_key = next(iter(norms))
     first, largest = norms[first_key], max(norms.values())
     if first <= vanish_ratio * largest:
-        return (
-            f"nothing is above explode_norm={explode_norm:g}, and the first norm ({first_key!r}: "
-            f"{first:g}) is at most vanish_ratio={vanish_ratio:g} times the largest ({largest:g})"
+        return _(
+            "nothing is above explode_norm={explode_norm:g}, and the first norm "
+            "({first_key!r}: {first:g}) is at most vanish_ratio={vanish_ratio:g} "
+            "times the largest ({largest:g})"
+        ).format(
+            explode_norm=explode_norm,
+            first_key=first_key,
+            first=first,
+            vanish_ratio=vanish_ratio,
+            largest=largest,
         )
-    return (
-        f"nothing is above explode_norm={explode_norm:g} (a norm equal to it is not above it), "
-        f"and the first norm ({first_key!r}: {first:g}) is more than vanish_ratio={vanish_ratio:g} "
-        f"times the largest ({largest:g}); other small norms do not matter"
+    return _(
+        "nothing is above explode_norm={explode_norm:g} (a norm equal to it is "
+        "not above it), and the first norm ({first_key!r}: {first:g}) is more "
+        "than vanish_ratio={vanish_ratio:g} times the largest ({largest:g}); "
+        "other small norms do not matter"
+    ).format(
+        explode_norm=explode_norm,
+        first_key=first_key,
+        first=first,
+        vanish_ratio=vanish_ratio,
+        largest=largest,
     )
 
 
@@ -1247,11 +1263,12 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
     if cpu_on or cuda_dtypes != {torch.float16}:
         asked = []
         if cpu_on:
-            asked.append("the CPU's autocast")
+            asked.append(_("the CPU's autocast"))
         if cuda_dtypes != {torch.float16}:
             asked.append(
-                "no CUDA autocast with float16 (CUDA's autocast dtype was "
-                f"{sorted(str(d) for d in cuda_dtypes)})"
+                _("no CUDA autocast with float16 (CUDA's autocast dtype was {dtypes})").format(
+                    dtypes=sorted(str(d) for d in cuda_dtypes)
+                )
             )
         raise CheckError(
             _(
@@ -1261,7 +1278,7 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
                 "A hard-coded 'cpu', the notebook's `device`, or "
                 "torch.cuda.is_available() pick the wrong autocast when x lives "
                 "elsewhere."
-            ).format(what=what, asked=" and ".join(asked))
+            ).format(what=what, asked=_(" and ").join(asked))
         )
 
 
@@ -1456,33 +1473,37 @@ def _per_sample_hint(got: torch.Tensor, model, loss_fn, x, y, per_example, stale
     running = [[sum(parts) for parts in zip(*per_example[: i + 1], strict=True)] for i in range(n)]
     with_stale = [[gr + s for gr, s in zip(grads, stale, strict=True)] for grads in running]
     if close(_norms(running)) or close(_norms(with_stale)):
-        return (
-            " Entry i holds the gradients of examples 0..i added together (and what was in "
-            ".grad before the call): backward() adds to .grad. Zero the gradients before each "
-            "example's backward, or use torch.func, which never touches .grad."
+        return _(
+            " Entry i holds the gradients of examples 0..i added together (and "
+            "what was in .grad before the call): backward() adds to .grad. Zero "
+            "the gradients before each example's backward, or use torch.func, "
+            "which never touches .grad."
         )
     if close(_norms(per_example, combine="sum")):
-        return (
-            " Your values are the sum of each parameter's own norm; the norm over all "
-            "parameters together is the square root of the sum of their squares: "
-            "torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)."
+        return _(
+            " Your values are the sum of each parameter's own norm; the norm over "
+            "all parameters together is the square root of the sum of their "
+            "squares: torch.cat([g.flatten(1) for g in grads.values()], "
+            "dim=1).norm(dim=1)."
         )
     if n > 1 and close(_norms(per_example) / n):
-        return (
-            f" Your values are {n} (the batch size) times too small: each example's loss is its "
-            "own loss, not its share of the batch mean."
-        )
+        return _(
+            " Your values are {n} (the batch size) times too small: each example's "
+            "loss is its own loss, not its share of the batch mean."
+        ).format(n=n)
     if n > 1 and bool(torch.allclose(got, got[:1].expand(n))):
-        return (
-            " Every example got the same norm: that is one gradient for the whole batch. Compute "
-            "one gradient per example: vmap(grad(loss of one example)) over the batch."
+        return _(
+            " Every example got the same norm: that is one gradient for the whole "
+            "batch. Compute one gradient per example: vmap(grad(loss of one "
+            "example)) over the batch."
         )
     unfrozen = copy.deepcopy(model).requires_grad_(True)
     with_frozen = _per_example_grads(unfrozen, loss_fn, x, y, trainable_only=False)
     if len(with_frozen[0]) != len(per_example[0]) and close(_norms(with_frozen)):
-        return (
-            " Your norms include the frozen parameters (requires_grad=False): a training step "
-            "never updates them. Take only the parameters with p.requires_grad."
+        return _(
+            " Your norms include the frozen parameters (requires_grad=False): a "
+            "training step never updates them. Take only the parameters with "
+            "p.requires_grad."
         )
     return ""
 
@@ -1566,7 +1587,7 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
                 expected,
                 rtol=1e-9 if tight else 1e-4,
                 atol=1e-12 if tight else 1e-6,
-                what=f"the norms from {what}",
+                what=_("the norms from {what}").format(what=what),
             )
         except CheckError as err:
             hint = _per_sample_hint(
