@@ -1211,7 +1211,9 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
                     "model.state_dict() holds the parameters and the buffers (batch norm's running "
                     "statistics); model.parameters() alone misses the buffers."
                 ).format(
-                    key=key, kind=kind, value=_("missing") if saved is None else _("different")
+                    key=key,
+                    kind=kind,
+                    value=_("missing from it") if saved is None else _("different"),
                 )
             )
     optimizer_state = checkpoint["optimizer"]

@@ -220,4 +220,21 @@ def test_the_catalogues_go_into_the_wheel_colab_installs():
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     data = config["tool"]["setuptools"].get("package-data", {}).get("tutorial_lib", [])
-    assert "locale/*/LC_MESSAGES/*.po" in data
+    packaged = [p for pattern in data for p in (ROOT / "tutorial_lib").glob(pattern)]
+    for lang in i18n.available()[1:]:
+        missing = set(i18n.catalogue_files(lang)) - set(packaged)
+        assert not missing, f"package-data leaves out {sorted(missing)}"
+
+
+@pytest.mark.parametrize("lang", i18n.available()[1:])
+def test_no_two_catalogue_files_translate_one_message_differently(lang):
+    """The course's and the lessons' files are merged into one catalogue: a message two of
+    them translate differently would get whichever file is read last."""
+    seen: dict[str, tuple[str, str]] = {}
+    clashes = []
+    for path in i18n.catalogue_files(lang):
+        for msgid, msgstr in i18n.read_po(path.read_text("utf-8"), path.name).items():
+            if msgid and msgid in seen and seen[msgid][1] != msgstr:
+                clashes.append(f"{msgid!r}: {seen[msgid][0]} and {path.name}")
+            seen.setdefault(msgid, (path.name, msgstr))
+    assert not clashes, "translated differently in two files:\n" + "\n".join(clashes)
