@@ -983,12 +983,14 @@ def _describe_pad_case(case: dict) -> str:
     lengths = [s.shape[0] for s in seqs]
     dtype = f"{seqs[0].dtype}".removeprefix("torch.")
     pad = "" if case["pad_value"] is None else f", pad_value={case['pad_value']}"
-    extras = [f"{dtype} sequences"]
+    extras = [_("{dtype} sequences").format(dtype=dtype)]
     if case["transposed"]:
-        extras.append("non-contiguous")
+        extras.append(_("non-contiguous"))
     if case["label_dtype"]:
-        extras.append(f"labels as 0-d {case['label_dtype']} tensors")
-    return f"pad_collate(batch of lengths {lengths}{pad}) ({', '.join(extras)})"
+        extras.append(_("labels as 0-d {dtype} tensors").format(dtype=case["label_dtype"]))
+    return _("pad_collate(batch of lengths {lengths}{pad}) ({extras})").format(
+        lengths=lengths, pad=pad, extras=", ".join(extras)
+    )
 
 
 def _first_difference(padded: torch.Tensor, expected: torch.Tensor) -> tuple[int, ...] | None:
@@ -1011,17 +1013,23 @@ def check_pad_collate(pad_collate) -> None:
             raise _wrong_type(wire.type_name(result), "(padded, lengths, labels) tuple", what)
         if len(result) != 3:
             raise CheckError(
-                f"{what} should return (padded, lengths, labels), got {len(result)} items."
+                _("{what} should return (padded, lengths, labels), got {n} items.").format(
+                    what=what, n=len(result)
+                )
             )
         if seen["batch_reordered"]:
             raise CheckError(
-                f"{what} reordered the caller's list of items (batch.sort(...) sorts it in "
-                "place). Keep the batch's order, and leave the list you were given as it was."
+                _(
+                    "{what} reordered the caller's list of items (batch.sort(...) sorts it in "
+                    "place). Keep the batch's order, and leave the list you were given as it was."
+                ).format(what=what)
             )
         if seen["seqs_changed"]:
             raise CheckError(
-                f"{what} changed the sequences it was given: build the padded tensor as a new "
-                "tensor, with no in-place operations on the items."
+                _(
+                    "{what} changed the sequences it was given: build the padded tensor as a new "
+                    "tensor, with no in-place operations on the items."
+                ).format(what=what)
             )
         padded, lens, labs = result
         seqs = [(s.t() if case["transposed"] else s).cpu() for s in case["seqs"]]
@@ -1029,73 +1037,109 @@ def check_pad_collate(pad_collate) -> None:
         b, lmax, f = len(seqs), max(lengths), seqs[0].shape[1]
         pad_value = 0.0 if case["pad_value"] is None else case["pad_value"]
         if isinstance(padded, wire.Unsendable) or not isinstance(padded, torch.Tensor):
-            raise _wrong_type(wire.type_name(padded), "Tensor", f"padded from {what}")
-        check_shape(padded, (b, lmax, f), names="B L_max F", what=f"padded from {what}")
+            raise _wrong_type(
+                wire.type_name(padded), "Tensor", _("padded from {what}").format(what=what)
+            )
+        check_shape(
+            padded, (b, lmax, f), names="B L_max F", what=_("padded from {what}").format(what=what)
+        )
         if isinstance(lens, wire.Unsendable) or not isinstance(lens, torch.Tensor):
-            raise _wrong_type(wire.type_name(lens), "Tensor", f"lengths from {what}")
-        check_dtype(lens, torch.int64, f"lengths from {what}")
+            raise _wrong_type(
+                wire.type_name(lens), "Tensor", _("lengths from {what}").format(what=what)
+            )
+        check_dtype(lens, torch.int64, _("lengths from {what}").format(what=what))
         got_lens = [int(v) for v in lens.reshape(-1)]
         if got_lens != lengths and sorted(got_lens) == sorted(lengths):
             raise CheckError(
-                f"lengths from {what} are {got_lens}, expected {lengths} in the batch's own "
-                "order: the items were reordered (sorted by length?). Row i of padded, "
-                "lengths and labels must stay item i of the batch, or the labels and anything "
-                "the caller lined up with the items no longer match. Keep the order; "
-                "pack_padded_sequence(..., enforce_sorted=False) does not need sorted input."
+                _(
+                    "lengths from {what} are {got}, expected {expected} in the batch's own "
+                    "order: the items were reordered (sorted by length?). Row i of padded, "
+                    "lengths and labels must stay item i of the batch, or the labels and anything "
+                    "the caller lined up with the items no longer match. Keep the order; "
+                    "pack_padded_sequence(..., enforce_sorted=False) does not need sorted input."
+                ).format(what=what, got=got_lens, expected=lengths)
             )
         if got_lens != lengths:
             raise CheckError(
-                f"lengths from {what} are {got_lens}, expected {lengths}. Take each "
-                "length from the item itself (seq.shape[0]) before padding; counting "
-                "non-zero rows fails when the data holds real zeros."
+                _(
+                    "lengths from {what} are {got}, expected {expected}. Take each "
+                    "length from the item itself (seq.shape[0]) before padding; counting "
+                    "non-zero rows fails when the data holds real zeros."
+                ).format(what=what, got=got_lens, expected=lengths)
             )
-        check_dtype(padded, seqs[0].dtype, f"padded from {what} (keep the sequences' dtype)")
+        check_dtype(
+            padded,
+            seqs[0].dtype,
+            _("padded from {what} (keep the sequences' dtype)").format(what=what),
+        )
         expected = torch.full((b, lmax, f), pad_value, dtype=seqs[0].dtype)
         for i, s in enumerate(seqs):
             expected[i, : s.shape[0]] = s
         got = padded.detach().cpu()
         where = _first_difference(got, expected)
         if where is not None:
-            i, t, _ = where
+            i, t, _feature = where
             value, wanted = float(got[where]), float(expected[where])
             if t < lengths[i]:
                 extra = ""
                 if math.isnan(value) and pad_value == float("-inf"):
-                    extra = (
+                    extra = _(
                         " (0 * -inf is nan: do not build the padding by multiplying a mask "
                         "with pad_value; fill a new tensor with pad_value and copy the items in)"
                     )
                 elif seqs[0].dtype != torch.float32:
-                    extra = (
-                        f" (copy the {seqs[0].dtype} values as they are: no float32 working "
+                    extra = _(
+                        " (copy the {dtype} values as they are: no float32 working "
                         "copy, which rounds them)"
-                    )
+                    ).format(dtype=seqs[0].dtype)
                 raise CheckError(
-                    f"padded from {what} differs from the items at {where}: got {value!r}, "
-                    f"expected {wanted!r}, step {t} of item {i}.{extra} Real values go first "
-                    "in each row, unchanged; the rest is pad_value."
+                    _(
+                        "padded from {what} differs from the items at {where}: got {value!r}, "
+                        "expected {wanted!r}, step {t} of item {i}.{extra} Real values go first "
+                        "in each row, unchanged; the rest is pad_value."
+                    ).format(
+                        what=what, where=where, value=value, wanted=wanted, t=t, i=i, extra=extra
+                    )
                 )
             default = (
-                " (the default, when pad_value is not passed)" if case["pad_value"] is None else ""
+                _(" (the default, when pad_value is not passed)")
+                if case["pad_value"] is None
+                else ""
             )
             raise CheckError(
-                f"padded from {what} holds {value!r} at {where}, after the end of item {i} "
-                f"(length {lengths[i]}); the padding should be pad_value = {pad_value!r}"
-                f"{default}. Pass padding_value=pad_value to pad_sequence, or fill with it."
+                _(
+                    "padded from {what} holds {value!r} at {where}, after the end of item {i} "
+                    "(length {length}); the padding should be pad_value = {pad_value!r}"
+                    "{default}. Pass padding_value=pad_value to pad_sequence, or fill with it."
+                ).format(
+                    what=what,
+                    value=value,
+                    where=where,
+                    i=i,
+                    length=lengths[i],
+                    pad_value=pad_value,
+                    default=default,
+                )
             )
         if isinstance(labs, wire.Unsendable) or not isinstance(labs, torch.Tensor):
-            raise _wrong_type(wire.type_name(labs), "Tensor", f"labels from {what}")
+            raise _wrong_type(
+                wire.type_name(labs), "Tensor", _("labels from {what}").format(what=what)
+            )
         if labs.dtype != torch.int64:
             raise CheckError(
-                f"labels from {what} have dtype {labs.dtype}, expected torch.int64 (what "
-                "cross_entropy wants), whatever the items' labels are: e.g. "
-                "torch.tensor([int(label) for _, label in batch])."
+                _(
+                    "labels from {what} have dtype {dtype}, expected torch.int64 (what "
+                    "cross_entropy wants), whatever the items' labels are: e.g. "
+                    "torch.tensor([int(label) for _, label in batch])."
+                ).format(what=what, dtype=labs.dtype)
             )
         got_labels = [int(v) for v in labs.reshape(-1)]
         if got_labels != case["labels"]:
             raise CheckError(
-                f"labels from {what} are {got_labels}, expected {case['labels']}: label i is "
-                "the label of item i, in the batch's order."
+                _(
+                    "labels from {what} are {got}, expected {expected}: label i is "
+                    "the label of item i, in the batch's order."
+                ).format(what=what, got=got_labels, expected=case["labels"])
             )
 
 
