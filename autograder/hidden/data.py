@@ -1154,34 +1154,50 @@ def _draws(balanced_sampler, case: dict, what: str) -> dict:
     except AnswerRaised as err:
         if "without replacement" in err.message:
             raise CheckError(
-                f"{err}. Sample with replacement (replacement=True): a small class must be "
-                "drawn more often than it has samples."
+                _(
+                    "{err}. Sample with replacement (replacement=True): a small class must be "
+                    "drawn more often than it has samples."
+                ).format(err=err)
             ) from None
         if err.type_name == "IndexError":
             raise CheckError(
-                f"{err}. The class ids here are not 0..K-1: index the counts by the label "
-                "itself, torch.bincount(labels)[labels], or use the inverse indices of "
-                "torch.unique(labels, return_inverse=True, return_counts=True)."
+                _(
+                    "{err}. The class ids here are not 0..K-1: index the counts by the label "
+                    "itself, torch.bincount(labels)[labels], or use the inverse indices of "
+                    "torch.unique(labels, return_inverse=True, return_counts=True)."
+                ).format(err=err)
             ) from None
         raise
     if seen.get("replacement") is False:
         raise CheckError(
-            f"{what} samples without replacement: a class of 5 samples can then be drawn at "
-            "most 5 times, never as often as the others. Pass replacement=True."
+            _(
+                "{what} samples without replacement: a class of 5 samples can then be drawn at "
+                "most 5 times, never as often as the others. Pass replacement=True."
+            ).format(what=what)
         )
     if seen["labels_changed"]:
         raise CheckError(
-            f"{what} changed the caller's labels tensor: compute from it without in-place "
-            "operations (labels - labels.min(), not labels -= ...)."
+            _(
+                "{what} changed the caller's labels tensor: compute from it without in-place "
+                "operations (labels - labels.min(), not labels -= ...)."
+            ).format(what=what)
         )
     if seen["rng_changed"]:
-        raise CheckError(f"{what} changed torch's global random state. {GLOBAL_RNG_HINT}")
+        raise _changed_global_rng(what)
     if not seen["is_sampler"]:
         raise _wrong_type(seen["type"], "Sampler", what)
     if "not_iterable" in seen:
-        raise CheckError(f"{what} should be a sampler you can iterate over: {seen['not_iterable']}")
+        raise CheckError(
+            _("{what} should be a sampler you can iterate over: {error}").format(
+                what=what, error=seen["not_iterable"]
+            )
+        )
     if len(seen["draws"]) > seen["cap"]:
-        raise CheckError(f"{what} drew more than {seen['cap']} indices; it should stop.")
+        raise CheckError(
+            _("{what} drew more than {cap} indices; it should stop.").format(
+                what=what, cap=seen["cap"]
+            )
+        )
     return seen
 
 
@@ -1190,7 +1206,7 @@ def _check_weights(weights: object, labels: torch.Tensor, what: str) -> None:
     (up to a common factor: normalised weights draw the same)."""
     if not isinstance(weights, torch.Tensor) or weights.shape != labels.shape:
         return  # judged by the draws alone
-    _, inverse, counts = torch.unique(labels, return_inverse=True, return_counts=True)
+    _ids, inverse, counts = torch.unique(labels, return_inverse=True, return_counts=True)
     expected = 1.0 / counts[inverse].double()
     got = weights.detach().cpu().double()
     if float(got.sum()) <= 0:
@@ -1203,10 +1219,19 @@ def _check_weights(weights: object, labels: torch.Tensor, what: str) -> None:
         )
         c = int(labels[i])
         raise CheckError(
-            f"the weights of {what} are not 1 / (count of the sample's class): sample {i} "
-            f"(class {c}, {int(counts[inverse[i]])} samples) has weight {float(got[i]):.4g}, "
-            f"while 1 / {int(counts[inverse[i]])} = {float(expected[i]):.4g} (up to a factor "
-            "shared by all samples). Use weights = 1.0 / torch.bincount(labels)[labels]."
+            _(
+                "the weights of {what} are not 1 / (count of the sample's class): sample {i} "
+                "(class {c}, {count} samples) has weight {weight:.4g}, "
+                "while 1 / {count} = {expected:.4g} (up to a factor "
+                "shared by all samples). Use weights = 1.0 / torch.bincount(labels)[labels]."
+            ).format(
+                what=what,
+                i=i,
+                c=c,
+                count=int(counts[inverse[i]]),
+                weight=float(got[i]),
+                expected=float(expected[i]),
+            )
         )
 
 
@@ -1225,27 +1250,32 @@ def check_balanced_sampler(balanced_sampler) -> None:
     for k, (values, num_samples, tol) in enumerate(cases):
         labels = torch.tensor(values)[torch.randperm(len(values), generator=g)]
         classes = sorted(set(values))
-        what = (
-            f"balanced_sampler(labels with counts "
-            f"{ {c: values.count(c) for c in classes} }, num_samples={num_samples})"
+        what = _("balanced_sampler(labels with counts {counts}, num_samples={num_samples})").format(
+            counts={c: values.count(c) for c in classes}, num_samples=num_samples
         )
         case = {"labels": labels, "num_samples": num_samples, "seed": 0, "global_seed": 100 + k}
         seen = _draws(balanced_sampler, case, what)
         draws = seen["draws"]
         if len(draws) != num_samples:
             raise CheckError(
-                f"{what} drew {len(draws)} indices, expected num_samples={num_samples}: pass "
-                "num_samples to WeightedRandomSampler."
+                _(
+                    "{what} drew {n} indices, expected num_samples={num_samples}: pass "
+                    "num_samples to WeightedRandomSampler."
+                ).format(what=what, n=len(draws), num_samples=num_samples)
             )
         if min(draws) < 0 or max(draws) >= len(values):
-            raise CheckError(f"{what} drew indices outside range({len(values)}).")
+            raise CheckError(
+                _("{what} drew indices outside range({n}).").format(what=what, n=len(values))
+            )
         if tol is None:
             continue
         if max(draws) < len(classes) < len(values):
             raise CheckError(
-                f"{what} only ever drew indices below {len(classes)}: WeightedRandomSampler "
-                "got one weight per class. It needs one weight per sample: weights = "
-                "(1 / class_counts)[labels], of shape (N,)."
+                _(
+                    "{what} only ever drew indices below {k}: WeightedRandomSampler "
+                    "got one weight per class. It needs one weight per sample: weights = "
+                    "(1 / class_counts)[labels], of shape (N,)."
+                ).format(what=what, k=len(classes))
             )
         _check_weights(seen.get("weights"), labels, what)
         drawn = labels[torch.tensor(draws)]
@@ -1255,29 +1285,35 @@ def check_balanced_sampler(balanced_sampler) -> None:
         if abs(shares[worst] - target) > tol:
             pretty = ", ".join(f"{c}: {s:.2f}" for c, s in shares.items())
             raise CheckError(
-                f"{what} drew the classes in shares {{{pretty}}}; each should be about "
-                f"{target:.2f}. Weight every sample by 1 / (count of its class), and sample "
-                "with replacement so a small class can be drawn more often than its size."
+                _(
+                    "{what} drew the classes in shares {{{shares}}}; each should be about "
+                    "{target:.2f}. Weight every sample by 1 / (count of its class), and sample "
+                    "with replacement so a small class can be drawn more often than its size."
+                ).format(what=what, shares=pretty, target=target)
             )
         # Built again, with the global random stream elsewhere: only the seed may matter.
         again = _draws(balanced_sampler, {**case, "global_seed": 200 + k}, what)["draws"]
         if again != draws:
             raise CheckError(
-                f"two samplers made by {what} with seed=0 drew different indices: pass "
-                "generator=torch.Generator().manual_seed(seed) to WeightedRandomSampler."
+                _(
+                    "two samplers made by {what} with seed=0 drew different indices: pass "
+                    "generator=torch.Generator().manual_seed(seed) to WeightedRandomSampler."
+                ).format(what=what)
             )
     labels = torch.tensor([0] * 50 + [1] * 10)
     by_seed = []
     for seed in (0, 1):
-        what = (
-            f"balanced_sampler(labels with counts {{0: 50, 1: 10}}, num_samples=100, seed={seed})"
-        )
+        what = _(
+            "balanced_sampler(labels with counts {{0: 50, 1: 10}}, num_samples=100, seed={seed})"
+        ).format(seed=seed)
         case = {"labels": labels, "num_samples": 100, "seed": seed, "global_seed": 300}
         by_seed.append(_draws(balanced_sampler, case, what)["draws"])
     if by_seed[0] == by_seed[1]:
         raise CheckError(
-            "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "
-            "torch.Generator().manual_seed(seed)."
+            _(
+                "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "
+                "torch.Generator().manual_seed(seed)."
+            )
         )
 
 
