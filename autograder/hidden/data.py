@@ -1404,37 +1404,49 @@ def check_confusion_matrix(confusion_matrix) -> None:
     non-contiguous, one class, N = 0, repeated pairs; the caller's tensors left alone."""
     for label, case in _confusion_cases(get_device()):
         c = case["num_classes"]
-        what = f"confusion_matrix(preds, targets, num_classes={c}) on {label}"
+        what = _("confusion_matrix(preds, targets, num_classes={c}) on {label}").format(
+            c=c, label=label
+        )
         try:
             seen = observe(probes.probe_confusion_matrix, confusion_matrix, case, what)
         except AnswerRaised as err:
             if "shape" in err.message and "invalid" in err.message:
                 raise CheckError(
-                    f"{err}. torch.bincount's result is only as long as the largest value it "
-                    f"saw plus one: pass minlength=num_classes * num_classes, so that classes "
-                    "that never occur still get their row and column."
+                    _(
+                        "{err}. torch.bincount's result is only as long as the largest value it "
+                        "saw plus one: pass minlength=num_classes * num_classes, so that classes "
+                        "that never occur still get their row and column."
+                    ).format(err=err)
                 ) from None
             if "LongTensor" in err.message or "Long" in err.message:
                 raise CheckError(
-                    f"{err}. The labels may be int32: convert them with .long() before "
-                    "one_hot or indexing that needs int64."
+                    _(
+                        "{err}. The labels may be int32: convert them with .long() before "
+                        "one_hot or indexing that needs int64."
+                    ).format(err=err)
                 ) from None
             raise
         if seen["inputs_changed"]:
             raise CheckError(
-                f"{what} changed the caller's preds or targets. `idx = targets` is the same "
-                "tensor, not a copy, so idx *= num_classes edits the caller's labels: compute "
-                "targets * num_classes + preds out of place."
+                _(
+                    "{what} changed the caller's preds or targets. `idx = targets` is the same "
+                    "tensor, not a copy, so idx *= num_classes edits the caller's labels: compute "
+                    "targets * num_classes + preds out of place."
+                ).format(what=what)
             )
         cm = seen["result"]
         if isinstance(cm, wire.Unsendable) or not isinstance(cm, torch.Tensor):
-            raise _wrong_type(wire.type_name(cm), "Tensor", f"the result of {what}")
-        check_shape(cm, (c, c), names="C C", what=f"the result of {what}")
+            raise _wrong_type(
+                wire.type_name(cm), "Tensor", _("the result of {what}").format(what=what)
+            )
+        check_shape(cm, (c, c), names="C C", what=_("the result of {what}").format(what=what))
         if cm.dtype != torch.int64:
             raise CheckError(
-                f"the result of {what} has dtype {cm.dtype}, expected torch.int64: counts are "
-                "integers (torch.zeros(C, C) is float32; pass dtype=torch.int64, or use "
-                "torch.bincount, which counts in int64)."
+                _(
+                    "the result of {what} has dtype {dtype}, expected torch.int64: counts are "
+                    "integers (torch.zeros(C, C) is float32; pass dtype=torch.int64, or use "
+                    "torch.bincount, which counts in int64)."
+                ).format(what=what, dtype=cm.dtype)
             )
         preds, targets = (probes._int_view(case[k].cpu(), case) for k in ("preds", "targets"))
         expected = _reference_confusion(preds, targets, c)
@@ -1444,21 +1456,27 @@ def check_confusion_matrix(confusion_matrix) -> None:
         n = len(targets)
         if c > 1 and torch.equal(got, expected.t()):
             raise CheckError(
-                f"the result of {what} is the transpose of the confusion matrix: rows must be "
-                "the TRUE class and columns the PREDICTED class, cm[t, p] = number of samples "
-                "of class t predicted as p. Index with targets * num_classes + preds."
+                _(
+                    "the result of {what} is the transpose of the confusion matrix: rows must be "
+                    "the TRUE class and columns the PREDICTED class, cm[t, p] = number of samples "
+                    "of class t predicted as p. Index with targets * num_classes + preds."
+                ).format(what=what)
             )
         if int(got.sum()) != n:
             raise CheckError(
-                f"the counts of {what} add up to {int(got.sum())}, but there are {n} samples. "
-                "cm[targets, preds] += 1 adds 1 only once per cell, however often a (true, "
-                "predicted) pair repeats: count with torch.bincount(targets * C + preds, "
-                "minlength=C * C) or cm.index_put_((targets, preds), ones, accumulate=True)."
+                _(
+                    "the counts of {what} add up to {total}, but there are {n} samples. "
+                    "cm[targets, preds] += 1 adds 1 only once per cell, however often a (true, "
+                    "predicted) pair repeats: count with torch.bincount(targets * C + preds, "
+                    "minlength=C * C) or cm.index_put_((targets, preds), ones, accumulate=True)."
+                ).format(what=what, total=int(got.sum()), n=n)
             )
         t, p = _first_cell(got, expected)
         raise CheckError(
-            f"cm[{t}, {p}] from {what} is {int(got[t, p])}, expected {int(expected[t, p])}: "
-            f"the number of samples of true class {t} that were predicted as class {p}."
+            _(
+                "cm[{t}, {p}] from {what} is {got}, expected {expected}: "
+                "the number of samples of true class {t} that were predicted as class {p}."
+            ).format(t=t, p=p, what=what, got=int(got[t, p]), expected=int(expected[t, p]))
         )
 
 
@@ -1516,35 +1534,45 @@ def check_precision_recall(precision_recall) -> None:
     for label, case in _precision_recall_cases(get_device()):
         cm = case["cm"].t() if case.get("transposed") else case["cm"]
         c = cm.shape[0]
-        what = f"precision_recall(cm) on {label}"
+        what = _("precision_recall(cm) on {label}").format(label=label)
         seen = observe(probes.probe_precision_recall, precision_recall, case, what)
         if seen["cm_changed"]:
             raise CheckError(
-                f"{what} changed the caller's cm: compute the sums and ratios as new tensors, "
-                "with no in-place operation on cm."
+                _(
+                    "{what} changed the caller's cm: compute the sums and ratios as new tensors, "
+                    "with no in-place operation on cm."
+                ).format(what=what)
             )
         result = seen["result"]
         if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
             raise _wrong_type(wire.type_name(result), "(precision, recall) tuple", what)
         if len(result) != 2:
-            raise CheckError(f"{what} should return (precision, recall), got {len(result)} items.")
+            raise CheckError(
+                _("{what} should return (precision, recall), got {n} items.").format(
+                    what=what, n=len(result)
+                )
+            )
         exp_p, exp_r = _reference_precision_recall(cm)
         got = {}
         for name, value in zip(("precision", "recall"), result, strict=True):
-            where = f"the {name} from {what}"
+            where = _("the {name} from {what}").format(name=name, what=what)
             if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
                 raise _wrong_type(wire.type_name(value), "Tensor", where)
             if value.ndim == 0:
                 raise CheckError(
-                    f"{where} is one number; it should hold one value per class, shape ({c},). "
-                    "Averaging over classes (macro) is a separate step, done by the caller."
+                    _(
+                        "{where} is one number; it should hold one value per class, shape ({c},). "
+                        "Averaging over classes (macro) is a separate step, done by the caller."
+                    ).format(where=where, c=c)
                 )
             check_shape(value, (c,), names="C", what=where)
             if not value.dtype.is_floating_point:
                 raise CheckError(
-                    f"{where} has dtype {value.dtype}: precision and recall are fractions. "
-                    "Floor division (//) or an integer result rounds them down to 0 or 1: "
-                    "divide with / (true division), which gives a float tensor."
+                    _(
+                        "{where} has dtype {dtype}: precision and recall are fractions. "
+                        "Floor division (//) or an integer result rounds them down to 0 or 1: "
+                        "divide with / (true division), which gives a float tensor."
+                    ).format(where=where, dtype=value.dtype)
                 )
             got[name] = value.detach().cpu().double()
         for name, value in got.items():
@@ -1552,14 +1580,16 @@ def check_precision_recall(precision_recall) -> None:
             if bool(nan.any()):
                 k = int(torch.nonzero(nan)[0])
                 which = (
-                    "is never predicted (its column sums to 0)"
+                    _("is never predicted (its column sums to 0)")
                     if name == "precision"
-                    else "never occurs (its row sums to 0)"
+                    else _("never occurs (its row sums to 0)")
                 )
                 raise CheckError(
-                    f"the {name} of class {k} from {what} is nan: class {k} {which}, so "
-                    "the ratio is 0 / 0. Give it 0, as scikit-learn does with "
-                    "zero_division=0: divide by sums.clamp(min=1), or torch.where(sums > 0, ...)."
+                    _(
+                        "the {name} of class {k} from {what} is nan: class {k} {which}, so "
+                        "the ratio is 0 / 0. Give it 0, as scikit-learn does with "
+                        "zero_division=0: divide by sums.clamp(min=1), or torch.where(sums > 0, ...)."
+                    ).format(name=name, k=k, what=what, which=which)
                 )
         close = {
             k: torch.allclose(got[k], e, rtol=1e-5, atol=1e-6)
@@ -1572,18 +1602,29 @@ def check_precision_recall(precision_recall) -> None:
         )
         if swapped:
             raise CheckError(
-                f"{what} returned (recall, precision): precision and recall are swapped. Rows "
-                "are the true class and columns the predicted one, so precision (of the samples "
-                "predicted as c, how many are c) divides by the column sums, cm.sum(dim=0), and "
-                "recall (of the samples of class c, how many were found) by the row sums, "
-                "cm.sum(dim=1)."
+                _(
+                    "{what} returned (recall, precision): precision and recall are swapped. Rows "
+                    "are the true class and columns the predicted one, so precision (of the samples "
+                    "predicted as c, how many are c) divides by the column sums, cm.sum(dim=0), and "
+                    "recall (of the samples of class c, how many were found) by the row sums, "
+                    "cm.sum(dim=1)."
+                ).format(what=what)
             )
         name = "precision" if not close["precision"] else "recall"
         expected = exp_p if name == "precision" else exp_r
         k = int(torch.nonzero(~torch.isclose(got[name], expected, rtol=1e-5, atol=1e-6))[0])
-        sums = "column" if name == "precision" else "row"
+        sums = _("column") if name == "precision" else _("row")
         raise CheckError(
-            f"the {name} of class {k} from {what} is {float(got[name][k]):.6g}, expected "
-            f"{float(expected[k]):.6g}: cm[{k}, {k}] divided by the sum of {sums} {k} "
-            "(0 when that sum is 0)."
+            _(
+                "the {name} of class {k} from {what} is {got:.6g}, expected "
+                "{expected:.6g}: cm[{k}, {k}] divided by the sum of {sums} {k} "
+                "(0 when that sum is 0)."
+            ).format(
+                name=name,
+                k=k,
+                what=what,
+                got=float(got[name][k]),
+                expected=float(expected[k]),
+                sums=sums,
+            )
         )
