@@ -21,6 +21,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import deployment as probes
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.device import get_device
+from tutorial_lib.i18n import _
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours some torch errors carry
 
@@ -38,10 +39,14 @@ def _observe(probe, student, case: dict, what: str, hints: dict[str, str] | None
         hint = ""
         for needle, text in (hints or {}).items():
             if needle.lower() in err.message.lower():
-                hint = " " + text
+                hint = " " + _(text)  # the hint tables hold English: translated here, when asked
                 break
         first = _first_line(err.message) or err.type_name
-        raise CheckError(f"{what} raised {err.type_name}: {first}.{hint}") from None
+        raise CheckError(
+            _("{what} raised {type_name}: {first}.{hint}").format(
+                what=what, type_name=err.type_name, first=first, hint=hint
+            )
+        ) from None
 
 
 def _qualname(kind: type) -> str:
@@ -57,15 +62,19 @@ def _check_kind(kind: dict, expected: type | tuple[type, ...], what: str) -> Non
     got = kind["name"]
     hint = ""
     if kind["name"] == "NoneType":
-        hint = " Did you forget a `return` (or, for a .grad, to call backward())?"
+        hint = _(" Did you forget a `return` (or, for a .grad, to call backward())?")
     elif expected is torch.Tensor and kind["module"] == "numpy":
-        hint = " Convert with torch.from_numpy(...) or torch.as_tensor(...)."
+        hint = _(" Convert with torch.from_numpy(...) or torch.as_tensor(...).")
     elif expected is torch.Tensor and got in ("int", "float", "list", "tuple"):
-        hint = " Build a tensor with torch.tensor(...)."
+        hint = _(" Build a tensor with torch.tensor(...).")
     elif expected in (float, int) and _qualname(torch.Tensor) in kind["mro"]:
-        hint = " Use .item() to turn a one-element tensor into a Python number."
+        hint = _(" Use .item() to turn a one-element tensor into a Python number.")
     article = "an" if wanted[:1].lower() in "aeiou" else "a"
-    raise CheckError(f"{what} should be {article} {wanted}, got {got}.{hint}")
+    raise CheckError(
+        _("{what} should be {article} {wanted}, got {got}.{hint}").format(
+            what=what, article=article, wanted=wanted, got=got, hint=hint
+        )
+    )
 
 
 def _plain_state(module: nn.Module) -> dict:
@@ -80,13 +89,17 @@ def _modes_changed(seen: dict) -> str:
     root_before, root_after = before.get(""), after.get("")
 
     def word(training) -> str:
-        return "training mode" if training else "eval mode"
+        return _("training mode") if training else _("eval mode")
 
     if root_before != root_after:
-        return f"it was in {word(root_before)} and came back in {word(root_after)}"
+        return _("it was in {before} and came back in {after}").format(
+            before=word(root_before), after=word(root_after)
+        )
     changed = [name for name in before if after.get(name) != before[name]]
     if changed:
-        return f"submodule {changed[0]!r} came back in {word(after.get(changed[0]))}"
+        return _("submodule {name!r} came back in {mode}").format(
+            name=changed[0], mode=word(after.get(changed[0]))
+        )
     return ""
 
 
@@ -112,23 +125,23 @@ class _Block(nn.Module):
 def _strip_hint(before: str, after: str) -> str:
     """What a wrong renaming of one key says about the code that did it."""
     if before.startswith("module.module.") and after == before.removeprefix("module.module."):
-        return (
-            "Both 'module.' prefixes went: remove only the first one (str.removeprefix once, "
-            "not in a loop); the second belongs to the model that was wrapped."
+        return _(
+            "Both 'module.' prefixes went: remove only the first one (str.removeprefix "
+            "once, not in a loop); the second belongs to the model that was wrapped."
         )
     if after == before.replace("module.", ""):
-        return "str.replace removes 'module.' wherever it appears, not only at the start."
+        return _("str.replace removes 'module.' wherever it appears, not only at the start.")
     if after == before.lstrip("module."):
-        return "str.lstrip removes any of the characters m, o, d, u, l, e and '.', not a word."
+        return _("str.lstrip removes any of the characters m, o, d, u, l, e and '.', not a word.")
     if not before.startswith("module."):
-        return (
-            f"This key does not start with 'module.' (it starts with {before.split('.')[0]!r}), "
-            "so it stays as it is. Test key.startswith('module.') (a regular expression needs "
-            r"r'^module\.': an unescaped '.' matches any character)."
-        )
+        return _(
+            "This key does not start with 'module.' (it starts with {start!r}), so it "
+            "stays as it is. Test key.startswith('module.') (a regular expression needs "
+            "r'^module\\.': an unescaped '.' matches any character)."
+        ).format(start=before.split(".")[0])
     if after == before:
-        return "This key starts with 'module.' and should lose it."
-    return "Remove exactly the 7 characters 'module.' at the start (str.removeprefix)."
+        return _("This key starts with 'module.' and should lose it.")
+    return _("Remove exactly the 7 characters 'module.' at the start (str.removeprefix).")
 
 
 def check_strip_module_prefix(strip_module_prefix) -> None:
@@ -164,23 +177,29 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
         expected = _reference_strip(OrderedDict((key, i) for i, key in enumerate(keys_before)))
         if seen["caller_keys_after"] != keys_before:
             raise CheckError(
-                f"strip_module_prefix changed the caller's dict ({what}): its keys are now "
-                f"{seen['caller_keys_after'][:4]}. Build and return a new dict instead of "
-                "renaming keys in place (the caller may still need the original)."
+                _(
+                    "strip_module_prefix changed the caller's dict ({what}): its keys are now "
+                    "{keys}. Build and return a new dict instead of renaming keys in place (the "
+                    "caller may still need the original)."
+                ).format(what=what, keys=seen["caller_keys_after"][:4])
             )
         if seen["same_object"]:
             raise CheckError(
-                f"strip_module_prefix({what}) returned the caller's dict itself. Return a new "
-                "dict even when no key needs renaming: whoever edits the result would "
-                "otherwise edit the caller's checkpoint too."
+                _(
+                    "strip_module_prefix({what}) returned the caller's dict itself. Return a new "
+                    "dict even when no key needs renaming: whoever edits the result would "
+                    "otherwise edit the caller's checkpoint too."
+                ).format(what=what)
             )
         out_keys = seen["keys"]
         if out_keys != list(expected):
             if sorted(out_keys) == sorted(expected):
                 raise CheckError(
-                    f"strip_module_prefix({what}) returned the right keys in another order: "
-                    f"{out_keys[:6]}, expected {list(expected)[:6]}. Build the new dict in the "
-                    "input's order (renaming in place moves each renamed key to the end)."
+                    _(
+                        "strip_module_prefix({what}) returned the right keys in another order: "
+                        "{keys}, expected {expected}. Build the new dict in the input's order "
+                        "(renaming in place moves each renamed key to the end)."
+                    ).format(what=what, keys=out_keys[:6], expected=list(expected)[:6])
                 )
             wrong = [
                 (a, b)
@@ -190,20 +209,36 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
             if wrong:
                 before, after = wrong[0]
                 raise CheckError(
-                    f"strip_module_prefix({what}) turned the key {before!r} into {after!r}, "
-                    f"expected {before.removeprefix('module.')!r}. {_strip_hint(before, after)}"
+                    _(
+                        "strip_module_prefix({what}) turned the key {before!r} into {after!r}, "
+                        "expected {removeprefix!r}. {strip_hint}"
+                    ).format(
+                        what=what,
+                        before=before,
+                        after=after,
+                        removeprefix=before.removeprefix("module."),
+                        strip_hint=_strip_hint(before, after),
+                    )
                 )
             raise CheckError(
-                f"strip_module_prefix({what}) returned {len(out_keys)} keys, expected "
-                f"{len(expected)}: {list(expected)[:6]}. Keep every entry, renamed or not."
+                _(
+                    "strip_module_prefix({what}) returned {n_out_keys} keys, expected "
+                    "{n_expected}: {expected}. Keep every entry, renamed or not."
+                ).format(
+                    what=what,
+                    n_out_keys=len(out_keys),
+                    n_expected=len(expected),
+                    expected=list(expected)[:6],
+                )
             )
         for (key, source), value in zip(expected.items(), seen["values"], strict=True):
             _check_kind(value["kind"], torch.Tensor, f"the value for {key!r}")
             if source not in value["same_tensor_as"]:
                 raise CheckError(
-                    f"the value for {key!r} is not the original tensor (a copy, or a "
-                    "contiguous() or clone() of it): rename the keys, keep the values as "
-                    "they are."
+                    _(
+                        "the value for {key!r} is not the original tensor (a copy, or a contiguous() "
+                        "or clone() of it): rename the keys, keep the values as they are."
+                    ).format(key=key)
                 )
 
 
@@ -223,16 +258,18 @@ _LOAD_HINTS = {
 def _key_hint(wrong: list[str], extras: bool) -> str:
     """Why a list of key names may be off, from what kind of names are in the difference."""
     if "scale" in wrong and extras:
-        return (
+        return _(
             " 'scale' is a non-persistent buffer: it is not in model.state_dict(), so no "
             "checkpoint can miss it. Compare with model.state_dict()'s keys (what "
-            "load_state_dict compares), or return what load_state_dict(strict=False) reports."
+            "load_state_dict compares), or return what load_state_dict(strict=False) "
+            "reports."
         )
     if any(k.endswith(("running_mean", "running_var", "num_batches_tracked")) for k in wrong):
-        return (
-            " Those are BatchNorm buffers: a state_dict holds buffers next to parameters, "
-            "so named_parameters() alone does not list every key. Compare with "
-            "model.state_dict()'s keys, or return what load_state_dict(strict=False) reports."
+        return _(
+            " Those are BatchNorm buffers: a state_dict holds buffers next to "
+            "parameters, so named_parameters() alone does not list every key. Compare "
+            "with model.state_dict()'s keys, or return what "
+            "load_state_dict(strict=False) reports."
         )
     return ""
 
@@ -291,12 +328,16 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
         _check_kind(seen["kind"], (tuple, list), call)
         if seen["length"] != 2:
             raise CheckError(
-                f"{call} should return (missing, unexpected), got {seen['length']} items."
+                _("{call} should return (missing, unexpected), got {length} items.").format(
+                    call=call, length=seen["length"]
+                )
             )
         for part in seen["parts"]:
             if part is None:
                 raise CheckError(
-                    f"{call} should return two lists of key names (missing, unexpected)."
+                    _("{call} should return two lists of key names (missing, unexpected).").format(
+                        call=call
+                    )
                 )
         missing, unexpected = (sorted(part) for part in seen["parts"])
         if (missing, unexpected) == (
@@ -304,43 +345,71 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
             expected_missing,
         ) and missing != unexpected:
             raise CheckError(
-                f"{call} swapped the lists: missing keys are the model's keys the checkpoint "
-                "lacks; unexpected keys are checkpoint keys the model does not have."
+                _(
+                    "{call} swapped the lists: missing keys are the model's keys the checkpoint "
+                    "lacks; unexpected keys are checkpoint keys the model does not have."
+                ).format(call=call)
             )
         if missing != expected_missing:
             wrong = sorted(set(missing) ^ set(expected_missing))
             raise CheckError(
-                f"{call} reported missing keys {missing}, expected {expected_missing}: the "
-                f"model's keys that the checkpoint does not provide.{_key_hint(wrong, extras)}"
+                _(
+                    "{call} reported missing keys {missing}, expected {expected_missing}: the "
+                    "model's keys that the checkpoint does not provide.{key_hint}"
+                ).format(
+                    call=call,
+                    missing=missing,
+                    expected_missing=expected_missing,
+                    key_hint=_key_hint(wrong, extras),
+                )
             )
         if unexpected != expected_unexpected:
             wrong = sorted(set(unexpected) ^ set(expected_unexpected))
             raise CheckError(
-                f"{call} reported unexpected keys {unexpected}, expected {expected_unexpected}: "
-                f"checkpoint keys the model has no place for.{_key_hint(wrong, extras)}"
+                _(
+                    "{call} reported unexpected keys {unexpected}, expected "
+                    "{expected_unexpected}: checkpoint keys the model has no place for.{key_hint}"
+                ).format(
+                    call=call,
+                    unexpected=unexpected,
+                    expected_unexpected=expected_unexpected,
+                    key_hint=_key_hint(wrong, extras),
+                )
             )
         after = seen["after"]
         if set(after) != model_keys:
             raise CheckError(
-                f"after {call}, the model's state_dict has the keys {sorted(after)}, expected "
-                f"{sorted(model_keys)}: load into the model, do not change its layers."
+                _(
+                    "after {call}, the model's state_dict has the keys {after}, expected "
+                    "{model_keys}: load into the model, do not change its layers."
+                ).format(call=call, after=sorted(after), model_keys=sorted(model_keys))
             )
         for key in model_keys & set(sd):
             if not torch.equal(after[key].cpu(), sd[key].cpu()):
                 raise CheckError(
-                    f"after {call}, model.state_dict()[{key!r}] does not hold the checkpoint's "
-                    "values: call model.load_state_dict(state_dict, strict=False)."
+                    _(
+                        "after {call}, model.state_dict()[{key!r}] does not hold the checkpoint's "
+                        "values: call model.load_state_dict(state_dict, strict=False)."
+                    ).format(call=call, key=key)
                 )
         for key in expected_missing:
             if not torch.equal(after[key].cpu(), before[key]):
-                raise CheckError(f"{call} changed {key!r}, which the checkpoint does not have.")
+                raise CheckError(
+                    _("{call} changed {key!r}, which the checkpoint does not have.").format(
+                        call=call, key=key
+                    )
+                )
         if any(not device.startswith("cpu") for device in seen["devices"].values()):
-            raise CheckError(f"{call} moved the model off the CPU; load onto the CPU.")
+            raise CheckError(
+                _("{call} moved the model off the CPU; load onto the CPU.").format(call=call)
+            )
         changed = _modes_changed(seen)
         if changed:
             raise CheckError(
-                f"{call} changed the model's mode: {changed}. Loading weights does not call "
-                "model.eval() or model.train(); leave the mode to the caller."
+                _(
+                    "{call} changed the model's mode: {changed}. Loading weights does not call "
+                    "model.eval() or model.train(); leave the mode to the caller."
+                ).format(call=call, changed=changed)
             )
 
     sd = _plain_state(probes.Classifier(g, 2, "head"))
@@ -349,9 +418,11 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
     seen = _observe(probes.probe_load_checkpoint_cpu, load_checkpoint_cpu, case, call)
     if seen["payload_ran"]:
         raise CheckError(
-            f"{call}: the code in the file ran while loading. Load with "
-            "torch.load(path, map_location='cpu', weights_only=True), which refuses anything "
-            "but tensors and plain containers."
+            _(
+                "{call}: the code in the file ran while loading. Load with torch.load(path, "
+                "map_location='cpu', weights_only=True), which refuses anything but tensors "
+                "and plain containers."
+            ).format(call=call)
         )
 
 
@@ -373,16 +444,22 @@ def _check_loaded(seen: dict, obj, call: str) -> None:
     """What safe_load returned for a file holding ``obj``: the same values, on the CPU."""
     if seen["kind"]["name"] == "NoneType":
         raise CheckError(
-            f"{call} returned None, but the file holds only tensors and plain Python "
-            "values. Did an error (a missing map_location='cpu'?) get swallowed by a broad "
-            "except, or does your code accept only dicts?"
+            _(
+                "{call} returned None, but the file holds only tensors and plain Python "
+                "values. Did an error (a missing map_location='cpu'?) get swallowed by a "
+                "broad except, or does your code accept only dicts?"
+            ).format(call=call)
         )
     out = seen["out"]
     if isinstance(obj, torch.Tensor):
         _check_kind(seen["kind"], torch.Tensor, call)
         device = seen["devices"].get("", "cpu")
         if not device.startswith("cpu"):
-            raise CheckError(f"{call} returned a tensor on {device}: pass map_location='cpu'.")
+            raise CheckError(
+                _("{call} returned a tensor on {device}: pass map_location='cpu'.").format(
+                    call=call, device=device
+                )
+            )
         assert_close(out, obj, what=f"{call}: the tensor")
         return
     _check_kind(seen["kind"], dict, call)
@@ -390,29 +467,49 @@ def _check_loaded(seen: dict, obj, call: str) -> None:
     if "model" in obj:
         state, prefix = out.get("model"), "model."
         if not isinstance(state, dict):
-            raise CheckError(f"{call} lost the entry 'model' (the state_dict inside the file).")
+            raise CheckError(
+                _("{call} lost the entry 'model' (the state_dict inside the file).").format(
+                    call=call
+                )
+            )
     plain = obj.get("model", obj)
     for key, value in plain.items():
         if key not in state:
-            raise CheckError(f"{call}: entry {key!r} is missing from what it returned.")
+            raise CheckError(
+                _("{call}: entry {key!r} is missing from what it returned.").format(
+                    call=call, key=key
+                )
+            )
         got = state[key]
         if not isinstance(got, torch.Tensor):
-            raise CheckError(f"{call}: entry {key!r} should be a Tensor, got {type(got).__name__}.")
+            raise CheckError(
+                _("{call}: entry {key!r} should be a Tensor, got {type_name}.").format(
+                    call=call, key=key, type_name=type(got).__name__
+                )
+            )
         device = seen["devices"].get(prefix + key, "cpu")
         if not device.startswith("cpu"):
-            raise CheckError(f"{call} put {key!r} on {device}: pass map_location='cpu'.")
+            raise CheckError(
+                _("{call} put {key!r} on {device}: pass map_location='cpu'.").format(
+                    call=call, key=key, device=device
+                )
+            )
         if got.dtype != value.dtype:
             raise CheckError(
-                f"{call}: entry {key!r} came back as {got.dtype}, but the file holds "
-                f"{value.dtype}. Return the tensors as torch.load gives them: no .float(), "
-                "no conversion (float64 precision and int64 counters would be lost)."
+                _(
+                    "{call}: entry {key!r} came back as {got}, but the file holds {saved}. "
+                    "Return the tensors as torch.load gives them: no .float(), no conversion "
+                    "(float64 precision and int64 counters would be lost)."
+                ).format(call=call, key=key, got=got.dtype, saved=value.dtype)
             )
         assert_close(got, value, what=f"{call}: entry {key!r}")
     for key, value in obj.items():
         if key != "model" and not isinstance(value, torch.Tensor) and out.get(key) != value:
             raise CheckError(
-                f"{call} lost the metadata: expected {key} {value!r}, got {out.get(key)!r}. "
-                "Return everything the file holds."
+                _(
+                    "{call} lost the metadata: expected {key} {value!r}, got {got!r}. Return "
+                    "everything the file holds."
+                ).format(call=call, key=key, value=value, got=out.get(key))
             )
 
 
@@ -441,9 +538,11 @@ def check_safe_load(safe_load) -> None:
         _check_loaded(seen, obj, call)
         if seen["safe_globals_changed"]:
             raise CheckError(
-                f"{call} changed torch's list of allowed classes "
-                "(torch.serialization.add_safe_globals): every later torch.load in the "
-                "program would trust them too. Load with weights_only=True and nothing else."
+                _(
+                    "{call} changed torch's list of allowed classes "
+                    "(torch.serialization.add_safe_globals): every later torch.load in the "
+                    "program would trust them too. Load with weights_only=True and nothing else."
+                ).format(call=call)
             )
 
     bad = [
@@ -455,15 +554,19 @@ def check_safe_load(safe_load) -> None:
         seen = _observe(probes.probe_safe_load, safe_load, {"file": file}, call, _SAFE_HINTS)
         if seen["payload_ran"]:
             raise CheckError(
-                f"{call}: the code hidden in the file ran while loading. Only "
-                "torch.load(..., weights_only=True) refuses to run it; never load an untrusted "
-                "file with weights_only=False, not even to look at it after a refusal."
+                _(
+                    "{call}: the code hidden in the file ran while loading. Only torch.load(..., "
+                    "weights_only=True) refuses to run it; never load an untrusted file with "
+                    "weights_only=False, not even to look at it after a refusal."
+                ).format(call=call)
             )
         if seen["kind"]["name"] != "NoneType":
             raise CheckError(
-                f"{call} returned a {seen['kind']['name']}, expected None: weights_only=True "
-                "refuses anything but tensors and plain containers, and safe_load should "
-                "report that refusal as None (without allowing extra classes)."
+                _(
+                    "{call} returned a {name}, expected None: weights_only=True refuses anything "
+                    "but tensors and plain containers, and safe_load should report that refusal "
+                    "as None (without allowing extra classes)."
+                ).format(call=call, name=seen["kind"]["name"])
             )
 
     broken = [
@@ -475,11 +578,18 @@ def check_safe_load(safe_load) -> None:
         case = {"file": file, "obj": plain, "catch": True}
         seen = _observe(probes.probe_safe_load, safe_load, case, call)
         if seen["error"] is None:
-            got = "None" if seen["kind"]["name"] == "NoneType" else f"a {seen['kind']['name']}"
+            got = (
+                "None"
+                if seen["kind"]["name"] == "NoneType"
+                else _("a {type_name}").format(type_name=seen["kind"]["name"])
+            )
             raise CheckError(
-                f"{call} returned {got}; it should raise. None means 'the file is unsafe', "
-                "and a damaged or missing file is not that: catch only pickle.UnpicklingError "
-                "(the refusal) and let other errors (RuntimeError, OSError) reach the caller."
+                _(
+                    "{call} returned {got}; it should raise. None means 'the file is unsafe', "
+                    "and a damaged or missing file is not that: catch only "
+                    "pickle.UnpicklingError (the refusal) and let other errors (RuntimeError, "
+                    "OSError) reach the caller."
+                ).format(call=call, got=got)
             )
 
     call = "safe_load on a file that is replaced by one that runs code after its first read"
@@ -487,9 +597,12 @@ def check_safe_load(safe_load) -> None:
     seen = _observe(probes.probe_safe_load, safe_load, case, call)
     if seen["payload_ran"]:
         raise CheckError(
-            f"{call}: the code in the new file ran. Your safe_load reads the file twice (a "
-            "check, then a second load without weights_only=True) and the file changed in "
-            "between. Load once, with weights_only=True, and return what that load gave."
+            _(
+                "{call}: the code in the new file ran. Your safe_load reads the file twice "
+                "(a check, then a second load without weights_only=True) and the file "
+                "changed in between. Load once, with weights_only=True, and return what that "
+                "load gave."
+            ).format(call=call)
         )
 
 
@@ -502,14 +615,14 @@ _DATA_DEPENDENT = ("data-dependent", "GuardOnDataDependent", "Dynamic control fl
 
 
 def _data_dependent_message(call: str, err: AnswerRaised) -> str:
-    return (
-        f"{call} failed inside torch.export with {err.type_name} ('{_first_line(err.message)[:90]}'). "
-        "That is data-dependent control flow: GatedNet.forward has a Python `if` on a "
-        "tensor's value (x.mean() > 0), and export traces x as a symbol with no value, so "
-        "it cannot pick a branch that holds for every input. Keep both branches in the "
-        "graph: export a wrapper whose forward returns torch.cond(model.gate(x), model.pos, "
-        "model.neg, (x,))."
-    )
+    return _(
+        "{call} failed inside torch.export with {type_name} ('{first_line}'). That is "
+        "data-dependent control flow: GatedNet.forward has a Python `if` on a "
+        "tensor's value (x.mean() > 0), and export traces x as a symbol with no "
+        "value, so it cannot pick a branch that holds for every input. Keep both "
+        "branches in the graph: export a wrapper whose forward returns "
+        "torch.cond(model.gate(x), model.pos, model.neg, (x,))."
+    ).format(call=call, type_name=err.type_name, first_line=_first_line(err.message)[:90])
 
 
 def _gated_inputs(g: torch.Generator, batch: int, dim: int) -> tuple[list, list]:
@@ -561,17 +674,23 @@ def check_export_gated(export_gated) -> None:
             ):
                 raise CheckError(_data_dependent_message(call, err)) from None
             raise CheckError(
-                f"{call} raised {err.type_name}: {_first_line(err.message)}. Export a wrapper "
-                "nn.Module whose forward returns torch.cond(model.gate(x), model.pos, "
-                "model.neg, (x,)), with the model in eval mode."
+                _(
+                    "{call} raised {type_name}: {first_line}. Export a wrapper nn.Module whose "
+                    "forward returns torch.cond(model.gate(x), model.pos, model.neg, (x,)), with "
+                    "the model in eval mode."
+                ).format(call=call, type_name=err.type_name, first_line=_first_line(err.message))
             ) from None
         if seen["module_error"] is not None:
             raise CheckError(
-                f"{call} returned an ExportedProgram whose .module() raised {seen['module_error']}."
+                _(
+                    "{call} returned an ExportedProgram whose .module() raised {module_error}."
+                ).format(call=call, module_error=seen["module_error"])
             )
         if not seen["callable"]:
             raise CheckError(
-                f"{call} returned a {seen['kind']['name']}; return torch.export's program."
+                _("{call} returned a {name}; return torch.export's program.").format(
+                    call=call, name=seen["kind"]["name"]
+                )
             )
         outputs = iter(seen["outputs"])
         for branch, inputs in (("the example's branch", same), ("the other branch", other)):
@@ -580,8 +699,9 @@ def check_export_gated(export_gated) -> None:
                 mixed = index == len(inputs) - 1
                 if out["error"] is not None:
                     raise CheckError(
-                        f"the program from {call} raised {out['error']} on an input that takes "
-                        f"{branch}."
+                        _(
+                            "the program from {call} raised {error} on an input that takes {branch}."
+                        ).format(call=call, error=out["error"], branch=branch)
                     )
                 got = out["value"]
                 with torch.no_grad():
@@ -591,36 +711,41 @@ def check_export_gated(export_gated) -> None:
                     assert_close(got, want, what=f"output on {branch}", rtol=1e-4, atol=1e-5)
                 except CheckError as err:
                     if mixed:
-                        hint = (
-                            "This batch's mean and most of its entries (its first one, some "
-                            "rows) have opposite signs. The branch must follow model.gate(x), "
-                            "the mean of the whole batch: one decision for the batch, not "
-                            "per row or from one entry."
+                        hint = _(
+                            "This batch's mean and most of its entries (its first one, some rows) have "
+                            "opposite signs. The branch must follow model.gate(x), the mean of the whole "
+                            "batch: one decision for the batch, not per row or from one entry."
                         )
                     elif branch == "the example's branch":
-                        hint = (
-                            "Even the branch the example took differs from the model in eval "
-                            "mode: Dropout was still active. Call model.eval() before exporting."
+                        hint = _(
+                            "Even the branch the example took differs from the model in eval mode: "
+                            "Dropout was still active. Call model.eval() before exporting."
                         )
                     else:
-                        hint = (
-                            "The branch was frozen at export time: tracing (torch.jit.trace) "
-                            "records only the path the example took. Export with torch.export "
-                            "and torch.cond so both branches are in the graph."
+                        hint = _(
+                            "The branch was frozen at export time: tracing (torch.jit.trace) records "
+                            "only the path the example took. Export with torch.export and torch.cond so "
+                            "both branches are in the graph."
                         )
-                    raise CheckError(f"{call}: {err} {hint}") from None
+                    raise CheckError(
+                        _("{call}: {err} {hint}").format(call=call, err=err, hint=hint)
+                    ) from None
         if not seen["is_exported_program"]:
             raise CheckError(
-                f"{call} returned a {seen['kind']['name']}. TorchScript (torch.jit.script / "
-                "trace) is the legacy path; return the ExportedProgram from "
-                "torch.export.export."
+                _(
+                    "{call} returned a {name}. TorchScript (torch.jit.script / trace) is the "
+                    "legacy path; return the ExportedProgram from torch.export.export."
+                ).format(call=call, name=seen["kind"]["name"])
             )
         changed = _modes_changed(seen)
         if changed:
             raise CheckError(
-                f"{call} changed the caller's model: {changed}. Export in eval mode, then "
-                "restore the mode you found: was_training = model.training; model.eval(); "
-                "export; model.train(was_training). The exported program keeps eval behaviour."
+                _(
+                    "{call} changed the caller's model: {changed}. Export in eval mode, then "
+                    "restore the mode you found: was_training = model.training; model.eval(); "
+                    "export; model.train(was_training). The exported program keeps eval "
+                    "behaviour."
+                ).format(call=call, changed=changed)
             )
 
 
@@ -691,11 +816,13 @@ def check_onnx_round_trip(onnx_round_trip) -> None:
         _check_kind(seen["kind"], tuple, call)
         if seen["length"] != 2:
             raise CheckError(
-                f"{call} should return (onnx_out, matches), got {seen['length']} items."
+                _("{call} should return (onnx_out, matches), got {length} items.").format(
+                    call=call, length=seen["length"]
+                )
             )
         _check_kind(seen["out_kind"], torch.Tensor, f"onnx_out from {call}")
         if not seen["file_written"]:
-            raise CheckError(f"{call} did not write the ONNX file to path.")
+            raise CheckError(_("{call} did not write the ONNX file to path.").format(call=call))
         onnx_out = seen["out"]
         assert_close(
             onnx_out,
@@ -707,33 +834,44 @@ def check_onnx_round_trip(onnx_round_trip) -> None:
         matches = seen["matches"]
         if matches is None:
             raise CheckError(
-                f"matches from {call} should be a bool, got {seen['matches_kind']['name']}. "
-                "torch.allclose returns one; .item() turns a one-element tensor into a bool."
+                _(
+                    "matches from {call} should be a bool, got {name}. torch.allclose returns "
+                    "one; .item() turns a one-element tensor into a bool."
+                ).format(call=call, name=seen["matches_kind"]["name"])
             )
         expected = _expected_matches(onnx_out, want, rtol, atol)
         if expected is None or matches == expected:
             continue
         gap = (onnx_out.double() - want.double()).abs()
         worst = int(gap.argmax())
-        detail = (
-            f"The largest gap is {gap.max().item():.3g} at a value of size "
-            f"{want.flatten()[worst].abs().item():.3g}; torch.allclose(onnx_out, expected, "
-            f"rtol={rtol:g}, atol={atol:g}) allows |a - b| <= atol + rtol * |b|, which says "
-            f"{expected}."
+        detail = _(
+            "The largest gap is {gap:.3g} at a value of size {size:.3g}; "
+            "torch.allclose(onnx_out, expected, rtol={rtol:g}, atol={atol:g}) allows |a "
+            "- b| <= atol + rtol * |b|, which says {expected}."
+        ).format(
+            gap=gap.max().item(),
+            size=want.flatten()[worst].abs().item(),
+            rtol=rtol,
+            atol=atol,
+            expected=expected,
         )
         if passing == "positional":
-            hint = (
+            hint = _(
                 "With rtol=0 and atol=0 only identical outputs match: pass the rtol and atol "
                 "arguments on to the comparison instead of fixed tolerances."
             )
         else:
-            hint = (
+            hint = _(
                 "These outputs are in the thousands, so rtol is what lets them match while "
                 "atol=0 allows no absolute gap: compare with torch.allclose(onnx_out, "
                 "expected, rtol=rtol, atol=atol) (not torch.equal, not the absolute gap "
                 "alone, rtol and atol not swapped), against the model in eval mode."
             )
-        raise CheckError(f"{call} said matches={matches}. {detail} {hint}")
+        raise CheckError(
+            _("{call} said matches={matches}. {detail} {hint}").format(
+                call=call, matches=matches, detail=detail, hint=hint
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -789,7 +927,9 @@ def check_quantize_report(quantize_report) -> None:
         y = torch.where(flip, torch.randint(0, 10, (n,), generator=g), y)
         case.update(x=x, y=y)
         mode = "training" if train else "eval"
-        where = f", feature 0 = {outlier:g}" if outlier is not None else ""
+        where = (
+            _(", feature 0 = {outlier:g}").format(outlier=outlier) if outlier is not None else ""
+        )
         call = (
             f"quantize_report(model with Linear({d_in}, {hidden}) in {mode} mode, x of shape "
             f"{(n, d_in)}{where}, y)"
@@ -798,7 +938,11 @@ def check_quantize_report(quantize_report) -> None:
         _check_kind(seen["kind"], dict, call)
         missing = [k for k in _QUANT_KEYS if k not in seen["keys"]]
         if missing:
-            raise CheckError(f"{call} lacks the keys {missing}; expected {list(_QUANT_KEYS)}.")
+            raise CheckError(
+                _("{call} lacks the keys {missing}; expected {quant_keys}.").format(
+                    call=call, missing=missing, quant_keys=list(_QUANT_KEYS)
+                )
+            )
         for key in _QUANT_KEYS[:2]:
             _check_kind(seen["kinds"][key], int, f"report[{key!r}]")
         for key in _QUANT_KEYS[2:]:
@@ -810,71 +954,100 @@ def check_quantize_report(quantize_report) -> None:
             if entry is None or entry["tensor"] is None or not torch.equal(entry["tensor"], value):
                 now = entry["type"] if entry is not None else "NoneType"
                 raise CheckError(
-                    f"{call} changed the caller's model ({key!r} is now {now}). Quantise a "
-                    "copy: quantize_int8(copy.deepcopy(model))."
+                    _(
+                        "{call} changed the caller's model ({key!r} is now {now}). Quantise a copy: "
+                        "quantize_int8(copy.deepcopy(model))."
+                    ).format(call=call, key=key, now=now)
                 )
         changed = _modes_changed(seen)
         if changed:
             raise CheckError(
-                f"{call} changed the caller's model: {changed}. Evaluate in eval mode, then "
-                "restore the mode you found (was_training = model.training ... "
-                "model.train(was_training)), or evaluate a copy."
+                _(
+                    "{call} changed the caller's model: {changed}. Evaluate in eval mode, then "
+                    "restore the mode you found (was_training = model.training ... "
+                    "model.train(was_training)), or evaluate a copy."
+                ).format(call=call, changed=changed)
             )
         forwards = seen["forwards"]
         if any(f["grad_enabled"] for f in forwards):
             raise CheckError(
-                f"{call} ran a forward pass with autograd on. Measure the accuracies under "
-                "torch.no_grad() (or torch.inference_mode()): no graph is needed."
+                _(
+                    "{call} ran a forward pass with autograd on. Measure the accuracies under "
+                    "torch.no_grad() (or torch.inference_mode()): no graph is needed."
+                ).format(call=call)
             )
         if any(f["training"] for f in forwards):
             raise CheckError(
-                f"{call} ran a forward pass in training mode (Dropout active). Both models "
-                "are measured in eval mode: copy the model after model.eval(), or call .eval() "
-                "on the int8 copy as well."
+                _(
+                    "{call} ran a forward pass in training mode (Dropout active). Both models "
+                    "are measured in eval mode: copy the model after model.eval(), or call "
+                    ".eval() on the int8 copy as well."
+                ).format(call=call)
             )
         ref_fp32 = _serialized_nbytes(pristine)
         if abs(report["size_fp32"] - ref_fp32) > 0.02 * ref_fp32:
             raise CheckError(
-                f"report['size_fp32'] is {report['size_fp32']} bytes; torch.save of the "
-                f"model's state_dict takes {ref_fp32}. Measure the serialised state_dict "
-                "(torch.save into io.BytesIO)."
+                _(
+                    "report['size_fp32'] is {size_fp32} bytes; torch.save of the model's "
+                    "state_dict takes {ref_fp32}. Measure the serialised state_dict (torch.save "
+                    "into io.BytesIO)."
+                ).format(size_fp32=report["size_fp32"], ref_fp32=ref_fp32)
             )
         ratio = report["size_int8"] / ref_fp32
         if ratio > 0.9:
             raise CheckError(
-                f"report['size_int8'] is {ratio:.0%} of the float32 size: nothing shrank. "
-                "Quantised weights still report dtype float32, so numel() * element_size() "
-                "lies; serialise the quantised model's state_dict and count the bytes."
+                _(
+                    "report['size_int8'] is {ratio:.0%} of the float32 size: nothing shrank. "
+                    "Quantised weights still report dtype float32, so numel() * element_size() "
+                    "lies; serialise the quantised model's state_dict and count the bytes."
+                ).format(ratio=ratio)
             )
         if ratio > 0.4:
             raise CheckError(
-                f"report['size_int8'] is {ratio:.0%} of the float32 size; int8 weights should "
-                "take about a quarter. Half precision (model.half()) is not int8 quantisation."
+                _(
+                    "report['size_int8'] is {ratio:.0%} of the float32 size; int8 weights should "
+                    "take about a quarter. Half precision (model.half()) is not int8 "
+                    "quantisation."
+                ).format(ratio=ratio)
             )
         if ratio < 0.15:
             raise CheckError(
-                f"report['size_int8'] is only {ratio:.0%} of the float32 size: some weights "
-                "were not counted (quantised layers may keep them outside .parameters()). "
-                "Serialise the whole state_dict."
+                _(
+                    "report['size_int8'] is only {ratio:.0%} of the float32 size: some weights "
+                    "were not counted (quantised layers may keep them outside .parameters()). "
+                    "Serialise the whole state_dict."
+                ).format(ratio=ratio)
             )
         ref_acc = _accuracy(copy.deepcopy(pristine).eval(), x, y)
         if abs(report["acc_fp32"] - ref_acc) > 1e-6:
             raise CheckError(
-                f"report['acc_fp32'] is {report['acc_fp32']:.4f}, expected {ref_acc:.4f} (the "
-                "fraction of rows whose argmax is the label, for the model in eval mode). "
-                "Call model.eval() first: Dropout changes the predictions in training mode."
+                _(
+                    "report['acc_fp32'] is {acc_fp32:.4f}, expected {ref_acc:.4f} (the fraction "
+                    "of rows whose argmax is the label, for the model in eval mode). Call "
+                    "model.eval() first: Dropout changes the predictions in training mode."
+                ).format(acc_fp32=report["acc_fp32"], ref_acc=ref_acc)
             )
         ref_int8 = _accuracy(_reference_int8(copy.deepcopy(pristine).eval()), x, y)
         if abs(report["acc_int8"] - ref_int8) > 0.1 + 1.0 / n:
             hint = (
-                " That is the float32 model's accuracy: here int8 visibly changes the "
-                "predictions, so measure acc_int8 on the quantised copy."
+                _(
+                    " That is the float32 model's accuracy: here int8 visibly changes the "
+                    "predictions, so measure acc_int8 on the quantised copy."
+                )
                 if abs(report["acc_int8"] - ref_acc) < 1e-6
-                else " Evaluate the quantised copy, in eval mode, under torch.no_grad()."
+                else _(" Evaluate the quantised copy, in eval mode, under torch.no_grad().")
             )
             raise CheckError(
-                f"{call}: report['acc_int8'] is {report['acc_int8']:.4f}; the int8 copy in eval "
-                f"mode scores about {ref_int8:.4f} (float32: {ref_acc:.4f}).{hint}"
+                _(
+                    "{call}: report['acc_int8'] is {acc_int8:.4f}; the int8 copy in eval mode "
+                    "scores about {ref_int8:.4f} (float32: {ref_acc:.4f}).{hint}"
+                ).format(
+                    call=call,
+                    acc_int8=report["acc_int8"],
+                    ref_int8=ref_int8,
+                    ref_acc=ref_acc,
+                    hint=hint,
+                )
             )
 
 
@@ -887,27 +1060,35 @@ def _what_it_looks_like(got: float, slept: list[float], warmup: int) -> str:
     """Which wrong statistic of the fake's real call times ``got`` is closest to, in words."""
     timed = slept[warmup:]
     candidates = {
-        "the mean of the timed calls": statistics.fmean(timed),
-        "the fastest timed call (the minimum)": min(timed),
-        "the slowest timed call (the maximum)": max(timed),
-        "the median of all calls, warm-up included": statistics.median(slept),
-        "the mean of all calls, warm-up included": statistics.fmean(slept),
-        "the median in seconds, not milliseconds": statistics.median(timed) / 1000,
-        "the total of the timed calls": sum(timed),
+        _("the mean of the timed calls"): statistics.fmean(timed),
+        _("the fastest timed call (the minimum)"): min(timed),
+        _("the slowest timed call (the maximum)"): max(timed),
+        _("the median of all calls, warm-up included"): statistics.median(slept),
+        _("the mean of all calls, warm-up included"): statistics.fmean(slept),
+        _("the median in seconds, not milliseconds"): statistics.median(timed) / 1000,
+        _("the total of the timed calls"): sum(timed),
     }
     name, value = min(candidates.items(), key=lambda item: abs(item[1] - got))
     if abs(value - got) > 0.2 * max(value, 0.5):
         return ""
     hints = {
-        "the mean of the timed calls": "one slow call drags a mean up; report the median",
-        "the fastest timed call (the minimum)": "the minimum is the luckiest call; report the median",
-        "the slowest timed call (the maximum)": "report the median, the typical call",
-        "the median of all calls, warm-up included": "time only the calls after the warm-up",
-        "the mean of all calls, warm-up included": "time only the calls after the warm-up, and take their median",
-        "the median in seconds, not milliseconds": "perf_counter counts seconds: multiply by 1000",
-        "the total of the timed calls": "time each call separately and take the median",
+        _("the mean of the timed calls"): _("one slow call drags a mean up; report the median"),
+        _("the fastest timed call (the minimum)"): _(
+            "the minimum is the luckiest call; report the median"
+        ),
+        _("the slowest timed call (the maximum)"): _("report the median, the typical call"),
+        _("the median of all calls, warm-up included"): _("time only the calls after the warm-up"),
+        _("the mean of all calls, warm-up included"): _(
+            "time only the calls after the warm-up, and take their median"
+        ),
+        _("the median in seconds, not milliseconds"): _(
+            "perf_counter counts seconds: multiply by 1000"
+        ),
+        _("the total of the timed calls"): _("time each call separately and take the median"),
     }
-    return f" {got:.3f} ms is close to {name} ({value:.3f} ms): {hints[name]}."
+    return _(" {got:.3f} ms is close to {name} ({value:.3f} ms): {hint}.").format(
+        got=got, name=name, value=value, hint=hints[name]
+    )
 
 
 def _check_cuda_sync(seen: dict, call: str, runs: int) -> None:
@@ -918,16 +1099,22 @@ def _check_cuda_sync(seen: dict, call: str, runs: int) -> None:
         text = f"{error['type']} {error['line']}".lower()
         if any(word in text for word in ("cuda", "nvidia", "driver", "not compiled")):
             return  # it reached for a real GPU this machine lacks: nothing more to see here
-        raise CheckError(f"{call} raised {error['type']}: {error['line']}")
+        raise CheckError(
+            _("{call} raised {type}: {line}").format(
+                call=call, type=error["type"], line=error["line"]
+            )
+        )
     events = seen["events"]
     calls = [i for i, event in enumerate(events) if event == "call"]
     timed = calls[len(calls) - runs :] if runs else []
     if "sync" not in events:
         raise CheckError(
-            f"{call} never called torch.cuda.synchronize(). On a GPU, fn(x) only queues the "
-            "work and returns at once, so the clock would time the launch, not the work: "
-            "when x.device.type == 'cuda', synchronize after each call, before reading the "
-            "clock."
+            _(
+                "{call} never called torch.cuda.synchronize(). On a GPU, fn(x) only queues "
+                "the work and returns at once, so the clock would time the launch, not the "
+                "work: when x.device.type == 'cuda', synchronize after each call, before "
+                "reading the clock."
+            ).format(call=call)
         )
     clocks = [i for i, event in enumerate(events) if event == "clock"]
     if not clocks:
@@ -939,9 +1126,11 @@ def _check_cuda_sync(seen: dict, call: str, runs: int) -> None:
         between = events[index + 1 : after[0]]
         if "sync" not in between:
             raise CheckError(
-                f"{call} read the clock after timed call {number} without a "
-                "torch.cuda.synchronize() in between. GPU work is queued: fn(x) returns "
-                "before it has run, so synchronize after fn(x) and before perf_counter()."
+                _(
+                    "{call} read the clock after timed call {number} without a "
+                    "torch.cuda.synchronize() in between. GPU work is queued: fn(x) returns "
+                    "before it has run, so synchronize after fn(x) and before perf_counter()."
+                ).format(call=call, number=number)
             )
 
 
@@ -958,13 +1147,13 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
     device = get_device()
     cases = [
         # (warmup, runs, scripted durations in ms, situation, keywords)
-        (4, 3, [40] * 4 + [4] * 3, "slow first calls", False),
-        (2, 9, [4, 4, 4, 4, 4, 4, 150, 4, 4, 4, 4], "one 150 ms hiccup", False),
-        (1, 5, [4, 12, 2, 12, 12, 12], "one unusually fast call", False),
-        (1, 4, [20, 2, 8, 12, 40], "an even number of runs", True),
-        (0, 1, [3], "no warm-up asked for (warmup=0, runs=1)", False),
-        (None, None, [0], "the default warmup=5, runs=20", False),
-        (None, 3, [0], "runs=3 and the default warmup=5", True),
+        (4, 3, [40] * 4 + [4] * 3, _("slow first calls"), False),
+        (2, 9, [4, 4, 4, 4, 4, 4, 150, 4, 4, 4, 4], _("one 150 ms hiccup"), False),
+        (1, 5, [4, 12, 2, 12, 12, 12], _("one unusually fast call"), False),
+        (1, 4, [20, 2, 8, 12, 40], _("an even number of runs"), True),
+        (0, 1, [3], _("no warm-up asked for (warmup=0, runs=1)"), False),
+        (None, None, [0], _("the default warmup=5, runs=20"), False),
+        (None, 3, [0], _("runs=3 and the default warmup=5"), True),
     ]
     for warmup, runs, durations, situation, keywords in cases:
         shown_warmup = 5 if warmup is None else warmup
@@ -986,24 +1175,37 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
         total = shown_warmup + shown_runs
         if seen["calls"] != total:
             raise CheckError(
-                f"{call} called fn {seen['calls']} times, expected warmup + runs = {total}: "
-                f"first {shown_warmup} untimed warm-up calls, then {shown_runs} timed ones "
-                "(use the arguments and their defaults warmup=5, runs=20, not fixed numbers)."
+                _(
+                    "{call} called fn {calls} times, expected warmup + runs = {total}: first "
+                    "{shown_warmup} untimed warm-up calls, then {shown_runs} timed ones (use the "
+                    "arguments and their defaults warmup=5, runs=20, not fixed numbers)."
+                ).format(
+                    call=call,
+                    calls=seen["calls"],
+                    total=total,
+                    shown_warmup=shown_warmup,
+                    shown_runs=shown_runs,
+                )
             )
         if not seen["same_input"]:
-            raise CheckError(f"{call} did not pass x itself to fn.")
+            raise CheckError(_("{call} did not pass x itself to fn.").format(call=call))
         if any(seen["grad_enabled"]):
             first = seen["grad_enabled"].index(True)
             which = "a warm-up call" if first < shown_warmup else "a timed call"
             raise CheckError(
-                f"{call} ran fn with autograd on ({which}, call {first + 1}). Inference records "
-                "no graph: make every call, warm-up included, under torch.no_grad() (or "
-                "torch.inference_mode())."
+                _(
+                    "{call} ran fn with autograd on ({which}, call {number}). Inference records "
+                    "no graph: make every call, warm-up included, under torch.no_grad() (or "
+                    "torch.inference_mode())."
+                ).format(call=call, which=which, number=first + 1)
             )
         if not seen["grad_restored"]:
             raise CheckError(
-                f"{call} left autograd switched off for the rest of the program. Use `with "
-                "torch.no_grad():` around the calls rather than torch.set_grad_enabled(False)."
+                _(
+                    "{call} left autograd switched off for the rest of the program. Use `with "
+                    "torch.no_grad():` around the calls rather than "
+                    "torch.set_grad_enabled(False)."
+                ).format(call=call)
             )
         if durations == [0]:
             continue  # counting calls is the point here; a 0 ms call is all noise
@@ -1013,9 +1215,20 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
         if not low * 0.8 <= got <= high + 8.0:
             median = statistics.median(timed)
             raise CheckError(
-                f"{call} returned {got:.3f} ms with {situation}; the median of the "
-                f"{shown_runs} timed calls is {median:.3f} ms (in milliseconds)."
-                f"{_what_it_looks_like(got, seen['slept_ms'][:total], shown_warmup)}"
+                _(
+                    "{call} returned {got:.3f} ms with {situation}; the median of the "
+                    "{shown_runs} timed calls is {median:.3f} ms (in "
+                    "milliseconds).{what_it_looks_like}"
+                ).format(
+                    call=call,
+                    got=got,
+                    situation=situation,
+                    shown_runs=shown_runs,
+                    median=median,
+                    what_it_looks_like=_what_it_looks_like(
+                        got, seen["slept_ms"][:total], shown_warmup
+                    ),
+                )
             )
 
     call = "measure_latency_ms(fn, x on a CUDA device, 2, 3)"
@@ -1064,7 +1277,7 @@ def _serving_cases(device, g: torch.Generator) -> list[dict]:
     cases = []
     for kind, dims, seed, train, parts, exists, as_path in specs:
         batch = []  # the example, then two fresh inputs of its shape
-        for _ in range(3):
+        for _attempt in range(3):
             if kind == "tied":
                 batch.append(torch.randint(0, dims[0], (2, 7), generator=g).to(device))
             else:
@@ -1089,24 +1302,32 @@ def _serving_cases(device, g: torch.Generator) -> list[dict]:
 
 def _serving_call(case: dict) -> str:
     names = {
-        "mlp": "an MLP with BatchNorm and Dropout",
-        "tied": "a language model with tied weights",
-        "transposed": "a model whose weight is a transposed (non-contiguous) view",
+        "mlp": _("an MLP with BatchNorm and Dropout"),
+        "tied": _("a language model with tied weights"),
+        "transposed": _("a model whose weight is a transposed (non-contiguous) view"),
     }
     mode = "training" if case["train"] else "eval"
-    folder = "a folder that does not exist yet" if not case["folder_exists"] else "folder"
+    folder = _("a folder that does not exist yet") if not case["folder_exists"] else "folder"
     kind = "Path" if case["as_path"] else "str"
-    return f"save_for_serving({names[case['kind']]} in {mode} mode, example, {folder} as a {kind})"
+    return _("save_for_serving({model} in {mode} mode, example, {folder} as a {kind})").format(
+        model=names[case["kind"]], mode=mode, folder=folder, kind=kind
+    )
 
 
 def _check_serving_outputs(outputs: list, wants: list, call: str, what: str, hint: str) -> None:
     for out, want in zip(outputs, wants, strict=True):
         if out["error"] is not None:
-            raise CheckError(f"{what} from {call} raised {out['error']} on a fresh input.")
+            raise CheckError(
+                _("{what} from {call} raised {error} on a fresh input.").format(
+                    what=what, call=call, error=out["error"]
+                )
+            )
         try:
             assert_close(out["value"], want, rtol=1e-4, atol=1e-5, what=what)
         except CheckError as err:
-            raise CheckError(f"{call}: {err} {hint}") from None
+            raise CheckError(
+                _("{call}: {err} {hint}").format(call=call, err=err, hint=hint)
+            ) from None
 
 
 def check_save_for_serving(save_for_serving) -> None:
@@ -1123,34 +1344,48 @@ def check_save_for_serving(save_for_serving) -> None:
         returned = seen["returned"]
         if sorted(returned) != sorted(_SERVING_FILES):
             raise CheckError(
-                f"{call} returned a dict with the keys {sorted(returned)}; expected exactly "
-                "'program' and 'weights'."
+                _(
+                    "{call} returned a dict with the keys {returned}; expected exactly 'program' "
+                    "and 'weights'."
+                ).format(call=call, returned=sorted(returned))
             )
         for key, name in _SERVING_FILES.items():
             entry = returned[key]
             if _qualname(torch.export.ExportedProgram) in entry["kind"]["mro"]:
                 raise CheckError(
-                    f"{call} returned the ExportedProgram itself under {key!r}. A server needs "
-                    "a file: torch.export.save(program, folder / 'model.pt2'), then return "
-                    "that path."
+                    _(
+                        "{call} returned the ExportedProgram itself under {key!r}. A server needs a "
+                        "file: torch.export.save(program, folder / 'model.pt2'), then return that "
+                        "path."
+                    ).format(call=call, key=key)
                 )
             if entry["where"] is None:
                 raise CheckError(
-                    f"{call}: result[{key!r}] is a {entry['kind']['name']}; return the path "
-                    f"of the file written (a Path or a str), folder / {name!r}."
+                    _(
+                        "{call}: result[{key!r}] is a {type_name}; return the path of the file written (a "
+                        "Path or a str), folder / {name!r}."
+                    ).format(call=call, key=key, type_name=entry["kind"]["name"], name=name)
                 )
             if name not in (seen["in_folder"] or []):
                 where = (
-                    " It is in the current working directory: build the path from folder "
-                    "(Path(folder) / name), not from the file name alone."
+                    _(
+                        " It is in the current working directory: build the path from folder "
+                        "(Path(folder) / name), not from the file name alone."
+                    )
                     if name in seen["in_cwd"]
                     else ""
                 )
-                raise CheckError(f"{call} did not write {name} into folder.{where}")
+                raise CheckError(
+                    _("{call} did not write {name} into folder.{where}").format(
+                        call=call, name=name, where=where
+                    )
+                )
             if entry["where"] != name:
                 raise CheckError(
-                    f"{call}: result[{key!r}] points to {entry['where']!r} relative to folder; "
-                    f"expected folder / {name!r}, the file written."
+                    _(
+                        "{call}: result[{key!r}] points to {where!r} relative to folder; expected "
+                        "folder / {name!r}, the file written."
+                    ).format(call=call, key=key, where=entry["where"], name=name)
                 )
 
         reference = probes.build_serving(case).eval()
@@ -1160,40 +1395,48 @@ def check_save_for_serving(save_for_serving) -> None:
         program = seen["program"]
         if program["error"] is not None:
             raise CheckError(
-                f"torch.export.load could not read the model.pt2 that {call} wrote "
-                f"({program['error']['type']}: {program['error']['line'][:120]}). Write it "
-                "with torch.export.save(program, path): torch.save pickles the object instead."
+                _(
+                    "torch.export.load could not read the model.pt2 that {call} wrote ({type}: "
+                    "{line}). Write it with torch.export.save(program, path): torch.save "
+                    "pickles the object instead."
+                ).format(
+                    call=call, type=program["error"]["type"], line=program["error"]["line"][:120]
+                )
             )
         if _qualname(torch.export.ExportedProgram) not in program["kind"]["mro"]:
             raise CheckError(
-                f"torch.export.load of the model.pt2 that {call} wrote gave a "
-                f"{program['kind']['name']}; save torch.export.export's ExportedProgram."
+                _(
+                    "torch.export.load of the model.pt2 that {call} wrote gave a {name}; save "
+                    "torch.export.export's ExportedProgram."
+                ).format(call=call, name=program["kind"]["name"])
             )
         _check_serving_outputs(
             program["outputs"],
             wants,
             call,
-            "the reloaded model.pt2's output",
-            "The program must compute what the model does in eval mode: call model.eval() "
-            "before torch.export.export (in training mode Dropout stays on and BatchNorm "
-            "uses each batch's statistics).",
+            _("the reloaded model.pt2's output"),
+            _(
+                "The program must compute what the model does in eval mode: call model.eval() "
+                "before torch.export.export (in training mode Dropout stays on and BatchNorm "
+                "uses each batch's statistics)."
+            ),
         )
 
         weights = seen["weights"]
         if weights["error"] is not None:
             line = weights["error"]["line"]
             if "header" in line.lower():
-                hint = (
+                hint = _(
                     " That is not a safetensors file (torch.save writes a pickle whatever the "
                     "name): use safetensors.torch.save_model or save_file."
                 )
             elif "Missing key" in line:
-                hint = (
+                hint = _(
                     " Save the whole model.state_dict(), buffers (BatchNorm's running "
                     "statistics) included, not only the parameters."
                 )
             elif "Unexpected key" in line:
-                hint = (
+                hint = _(
                     " A tied tensor is stored under both of its names (a .clone() hides the "
                     "sharing from save_file and doubles the file): keep one name per shared "
                     "tensor, as save_model does."
@@ -1201,21 +1444,24 @@ def check_save_for_serving(save_for_serving) -> None:
             else:
                 hint = ""
             raise CheckError(
-                f"safetensors.torch.load_model(model, path) could not load the "
-                f"weights.safetensors that {call} wrote ({weights['error']['type']}: "
-                f"{line[:160]}).{hint}"
+                _(
+                    "safetensors.torch.load_model(model, path) could not load the "
+                    "weights.safetensors that {call} wrote ({type}: {line}).{hint}"
+                ).format(call=call, type=weights["error"]["type"], line=line[:160], hint=hint)
             )
         _check_serving_outputs(
             weights["outputs"],
             wants,
             call,
-            "a model loaded from the weights.safetensors",
-            "Save the model's own state_dict (every parameter and buffer) as it is.",
+            _("a model loaded from the weights.safetensors"),
+            _("Save the model's own state_dict (every parameter and buffer) as it is."),
         )
 
         changed = _modes_changed(seen)
         if changed:
             raise CheckError(
-                f"{call} changed the caller's model: {changed}. Note was_training = "
-                "model.training, export in eval mode, then model.train(was_training)."
+                _(
+                    "{call} changed the caller's model: {changed}. Note was_training = "
+                    "model.training, export in eval mode, then model.train(was_training)."
+                ).format(call=call, changed=changed)
             )
