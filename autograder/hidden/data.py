@@ -1334,12 +1334,12 @@ def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
     g = _gen(6)
     cases = []
     for n, c, high, dtype, strided, label in [
-        (60, 4, 4, "int64", False, "random labels, every class present"),
-        (300, 10, 10, "int32", False, "int32 labels"),
-        (80, 7, 4, "int64", False, "num_classes=7 but labels only 0..3"),
-        (200, 5, 5, "int64", True, "non-contiguous labels (every second element)"),
-        (5000, 10, 10, "int32", True, "5000 non-contiguous int32 labels"),
-        (6, 1, 1, "int64", False, "a single class"),
+        (60, 4, 4, "int64", False, _("random labels, every class present")),
+        (300, 10, 10, "int32", False, _("int32 labels")),
+        (80, 7, 4, "int64", False, _("num_classes=7 but labels only 0..3")),
+        (200, 5, 5, "int64", True, _("non-contiguous labels (every second element)")),
+        (5000, 10, 10, "int32", True, _("5000 non-contiguous int32 labels")),
+        (6, 1, 1, "int64", False, _("a single class")),
     ]:
         size = 2 * n if strided else n  # the probe keeps every second element
         targets = torch.randint(0, high, (size,), generator=g)
@@ -1361,7 +1361,7 @@ def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
     preds = torch.tensor([0, 0, 5, 3, 2, 2, 0, 3])
     cases.append(
         (
-            "classes 1 and 4 absent, 3 only predicted",
+            _("classes 1 and 4 absent, 3 only predicted"),
             {"preds": preds, "targets": targets, "num_classes": 6, "dtype": "int64"},
         )
     )
@@ -1370,21 +1370,21 @@ def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
     preds = torch.randint(0, 5, (40,), generator=g)
     cases.append(
         (
-            "every sample of true class 2",
+            _("every sample of true class 2"),
             {"preds": preds, "targets": targets, "num_classes": 5, "dtype": "int32"},
         )
     )
     perfect = torch.randint(0, 3, (30,), generator=g)
     cases.append(
         (
-            "perfect predictions",
+            _("perfect predictions"),
             {"preds": perfect, "targets": perfect.clone(), "num_classes": 3, "dtype": "int64"},
         )
     )
     empty = torch.zeros(0, dtype=torch.int64)
     cases.append(
         (
-            "no samples at all (N = 0)",
+            _("no samples at all (N = 0)"),
             {"preds": empty, "targets": empty.clone(), "num_classes": 3, "dtype": "int64"},
         )
     )
@@ -1498,31 +1498,31 @@ def _reference_precision_recall(cm: torch.Tensor) -> tuple[torch.Tensor, torch.T
 def _precision_recall_cases(device: torch.device) -> list[tuple[str, dict]]:
     g = _gen(7)
     cases = [
-        ("a random 4-class matrix", torch.randint(0, 30, (4, 4), generator=g)),
-        ("a 10-class matrix with large counts", torch.randint(0, 10**6, (10, 10), generator=g)),
+        (_("a random 4-class matrix"), torch.randint(0, 30, (4, 4), generator=g)),
+        (_("a 10-class matrix with large counts"), torch.randint(0, 10**6, (10, 10), generator=g)),
     ]
     never_predicted = torch.randint(1, 20, (5, 5), generator=g)
     never_predicted[:, 3] = 0
-    cases.append(("class 3 never predicted (column 3 all 0)", never_predicted))
+    cases.append((_("class 3 never predicted (column 3 all 0)"), never_predicted))
     never_occurs = torch.randint(1, 20, (5, 5), generator=g)
     never_occurs[1, :] = 0
-    cases.append(("class 1 never occurs (row 1 all 0)", never_occurs))
+    cases.append((_("class 1 never occurs (row 1 all 0)"), never_occurs))
     absent = torch.randint(1, 20, (6, 6), generator=g)
     absent[4, :] = 0
     absent[:, 4] = 0
     absent[:, 0] = 0
-    cases.append(("class 4 absent (row and column 0) and class 0 never predicted", absent))
-    cases.append(("all zeros (no samples)", torch.zeros(3, 3, dtype=torch.int64)))
-    cases.append(("a single class", torch.tensor([[7]])))
-    cases.append(("a perfect classifier", torch.diag(torch.tensor([4, 1, 9]))))
+    cases.append((_("class 4 absent (row and column 0) and class 0 never predicted"), absent))
+    cases.append((_("all zeros (no samples)"), torch.zeros(3, 3, dtype=torch.int64)))
+    cases.append((_("a single class"), torch.tensor([[7]])))
+    cases.append((_("a perfect classifier"), torch.diag(torch.tensor([4, 1, 9]))))
     one_class = torch.zeros(4, 4, dtype=torch.int64)
     one_class[2] = torch.tensor([3, 0, 5, 1])
-    cases.append(("every sample of true class 2", one_class))
+    cases.append((_("every sample of true class 2"), one_class))
     out = [(label, {"cm": cm.to(device)}) for label, cm in cases]
     # Sent transposed; the probe hands over cm.t(), a non-contiguous view of the right matrix.
     odd = torch.randint(0, 12, (5, 5), generator=g)
     out.append(
-        ("a non-contiguous matrix", {"cm": odd.t().contiguous().to(device), "transposed": True})
+        (_("a non-contiguous matrix"), {"cm": odd.t().contiguous().to(device), "transposed": True})
     )
     return out
 
