@@ -4,7 +4,7 @@ Nothing here imports nbgrader, Jupyter or the ``autograder`` package: on Colab t
 a learner has.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from tutorial_lib.checks import (
     CallError,
