@@ -108,6 +108,13 @@ def _(message: str) -> str:
 tr = _  # the notebooks' name for it (see the module's docstring)
 
 
+def N_(message: str) -> str:  # gettext's conventional name
+    """Mark ``message`` for translation and return it unchanged: for tables built when a
+    module is imported, whose entries ``_()`` translates later, when one is shown (the
+    language is the learner's at that moment, not the importer's)."""
+    return message
+
+
 @functools.cache
 def catalogue(lang: str) -> gettext.NullTranslations:
     """The gettext translations of ``lang``: English (no-op) when it has no catalogue."""

@@ -19,9 +19,9 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import data as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
-from tutorial_lib.i18n import _
+from tutorial_lib.i18n import N_, _
 
-GLOBAL_RNG_HINT = (
+GLOBAL_RNG_HINT = N_(
     "It drew from or reseeded the global generator. Create a private one, "
     "torch.Generator().manual_seed(seed), and pass it as generator=...: without one the draws "
     "come from the global stream (a new result every run), and torch.manual_seed(seed) "

@@ -21,7 +21,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import deployment as probes
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.device import get_device
-from tutorial_lib.i18n import _
+from tutorial_lib.i18n import N_, _
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours some torch errors carry
 
@@ -248,10 +248,14 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
 
 
 _LOAD_HINTS = {
-    "CUDA": "The checkpoint was saved on a GPU: pass map_location='cpu' to torch.load.",
-    "Missing key": "Pass strict=False to load_state_dict and report the keys instead of raising.",
-    "Unexpected key": "Pass strict=False to load_state_dict and report the keys instead of raising.",
-    "Weights only load failed": "The checkpoint holds only tensors; keep weights_only=True.",
+    "CUDA": N_("The checkpoint was saved on a GPU: pass map_location='cpu' to torch.load."),
+    "Missing key": N_(
+        "Pass strict=False to load_state_dict and report the keys instead of raising."
+    ),
+    "Unexpected key": N_(
+        "Pass strict=False to load_state_dict and report the keys instead of raising."
+    ),
+    "Weights only load failed": N_("The checkpoint holds only tensors; keep weights_only=True."),
 }
 
 
@@ -775,14 +779,18 @@ def check_onnx_round_trip(onnx_round_trip) -> None:
     device = get_device()
     g = torch.Generator().manual_seed(21)
     hints = {
-        "onnxscript": "torch.onnx.export(..., dynamo=True) needs the onnxscript package.",
+        "onnxscript": N_("torch.onnx.export(..., dynamo=True) needs the onnxscript package."),
         "requires grad": (
-            "x requires grad here: hand ONNX Runtime x.detach().cpu().numpy(), as the exercise "
-            "says (numpy() refuses a tensor that requires grad, and one on a GPU)."
+            N_(
+                "x requires grad here: hand ONNX Runtime x.detach().cpu().numpy(), as the exercise "
+                "says (numpy() refuses a tensor that requires grad, and one on a GPU)."
+            )
         ),
         "Failed to export": (
-            "The model comes in training mode: call model.eval() before exporting (in "
-            "training mode BatchNorm needs a batch of more than one row, and Dropout is on)."
+            N_(
+                "The model comes in training mode: call model.eval() before exporting (in "
+                "training mode BatchNorm needs a batch of more than one row, and Dropout is on)."
+            )
         ),
     }
     # Two exports, as each takes a while; the visible tests cover the default tolerances.
@@ -1251,17 +1259,25 @@ _SERVING_FILES = {"program": "model.pt2", "weights": "weights.safetensors"}
 
 _SERVING_HINTS = {
     "share memory": (
-        "The model has tied weights (two state-dict names, one tensor) and save_file refuses "
-        "tensors that share memory: use safetensors.torch.save_model(model, path), which keeps "
-        "one name per shared tensor, or drop the duplicate names yourself."
+        N_(
+            "The model has tied weights (two state-dict names, one tensor) and save_file refuses "
+            "tensors that share memory: use safetensors.torch.save_model(model, path), which keeps "
+            "one name per shared tensor, or drop the duplicate names yourself."
+        )
     ),
     "non contiguous": (
-        "A tensor of the state dict is a transposed view (not contiguous) and safetensors "
-        "stores only row-major bytes: save {name: t.contiguous()} or use save_model(model, "
-        "path), which does that for you."
+        N_(
+            "A tensor of the state dict is a transposed view (not contiguous) and safetensors "
+            "stores only row-major bytes: save {name: t.contiguous()} or use save_model(model, "
+            "path), which does that for you."
+        )
     ),
-    "does not exist": "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True).",
-    "No such file": "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True).",
+    "does not exist": N_(
+        "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True)."
+    ),
+    "No such file": N_(
+        "folder may not exist yet: create it with Path(folder).mkdir(parents=True, exist_ok=True)."
+    ),
 }
 
 

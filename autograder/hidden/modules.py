@@ -24,9 +24,9 @@ from tutorial_lib.checks import (
     check_type,
 )
 from tutorial_lib.device import get_device
-from tutorial_lib.i18n import _
+from tutorial_lib.i18n import N_, _
 
-_LEFT_BEHIND = (
+_LEFT_BEHIND = N_(
     "After .to(device) something the module uses stayed behind: a layer kept in a plain Python "
     "list, a tensor kept as a plain attribute, or a tensor created on a fixed device in forward. "
     "Register layers as submodules and constant tensors with register_buffer."

@@ -20,7 +20,7 @@ from autograder.boundary import AnswerRaised, observe
 from autograder.probes import training as probes
 from tutorial_lib.checks import CheckError, check_shape, check_type
 from tutorial_lib.device import get_device
-from tutorial_lib.i18n import _
+from tutorial_lib.i18n import N_, _
 
 # ---------------------------------------------------------------------------------------
 # Reference implementations (what the solution notebook asks for)
@@ -152,11 +152,15 @@ def _states_match(state_a: dict, state_b: dict, what: str, hint: str) -> None:
 # ---------------------------------------------------------------------------------------
 
 _LOSS_HINTS = {
-    "multiclass": "one class per sample: nn.CrossEntropyLoss(), which takes raw logits "
-    "(it applies log-softmax itself; do not add a softmax).",
-    "multilabel": "several independent yes/no labels per sample: nn.BCEWithLogitsLoss(), "
-    "which takes raw logits and applies a numerically stable sigmoid itself.",
-    "regression": "real-valued targets: nn.MSELoss().",
+    "multiclass": N_(
+        "one class per sample: nn.CrossEntropyLoss(), which takes raw logits "
+        "(it applies log-softmax itself; do not add a softmax)."
+    ),
+    "multilabel": N_(
+        "several independent yes/no labels per sample: nn.BCEWithLogitsLoss(), "
+        "which takes raw logits and applies a numerically stable sigmoid itself."
+    ),
+    "regression": N_("real-valued targets: nn.MSELoss()."),
 }
 
 

@@ -37,8 +37,8 @@ def _literals_marked(tree: ast.AST, names: tuple[str, ...]) -> set[str]:
 
 
 def lesson_messages(lesson: str) -> set[str]:
-    """What a lesson's own ``.po`` must translate: ``tr()`` in its code cells, ``_()`` in
-    its hidden checks, and every message of its catalogue of mistakes."""
+    """What a lesson's own ``.po`` must translate: ``tr()`` in its code cells, ``_()`` and
+    ``N_()`` in its hidden checks, and every message of its catalogue of mistakes."""
     found: set[str] = set()
     for cell in notebook.read(course.solution_notebook(lesson)).cells:
         if cell.cell_type == "code":
@@ -50,7 +50,7 @@ def lesson_messages(lesson: str) -> set[str]:
             found |= _literals_marked(ast.parse(code), ("tr",))
     hidden = ROOT / "autograder" / "hidden" / f"{course.topic(lesson)}.py"
     if hidden.is_file():
-        found |= _literals_marked(ast.parse(hidden.read_text()), ("_",))
+        found |= _literals_marked(ast.parse(hidden.read_text()), ("_", "N_"))
     mistakes = catalogue(course.topic(lesson))
     return found | {m.message for listed in mistakes.values() for m in listed}
 
