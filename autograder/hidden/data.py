@@ -166,11 +166,14 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
         n = view.shape[0]
         y = torch.randint(0, 3, (n,), generator=g).to(device)
         kind = f"{dtype}".removeprefix("torch.")
-        what = _("TensorPairDataset(x of shape {shape} {kind}, y of shape ({n},))").format(
-            shape=tuple(view.shape), kind=kind, n=n
-        )
-        if permute is not None:
-            what = what.replace(")", _(", a non-contiguous view)"), 1)
+        if permute is None:
+            template = _("TensorPairDataset(x of shape {shape} {kind}, y of shape ({n},))")
+        else:
+            template = _(
+                "TensorPairDataset(x of shape {shape} {kind}, a non-contiguous view, "
+                "y of shape ({n},))"
+            )
+        what = template.format(shape=tuple(view.shape), kind=kind, n=n)
         case = {"x": x, "y": y, "permute": permute}
         seen = observe(probes.probe_TensorPairDataset, TensorPairDataset, case, what)
         if seen["len"] != n:

@@ -414,12 +414,14 @@ def check_causal_mask(causal_mask) -> None:
         check_dtype(got, torch.bool, what)
         if not torch.equal(got.cpu(), expected):
             i, j = (int(v) for v in (got.cpu() != expected).nonzero()[0])
-            whether = _("(not in its future)") if expected[i, j] else _("(its future)")
+            if expected[i, j]:
+                whether = _("it may see key {j} (not in its future)").format(j=j)
+            else:
+                whether = _("it may not see key {j} (its future)").format(j=j)
             raise CheckError(
                 _(
                     "{what}[{i}, {j}] is {value}: query {i} sits at position "
-                    "{position} of the {t_k} keys, so it may see key {j} "
-                    "{whether}. The mask is "
+                    "{position} of the {t_k} keys, so {whether}. The mask is "
                     "torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
                 ).format(
                     what=what,
