@@ -697,7 +697,8 @@ def check_export_gated(export_gated) -> None:
                 )
             )
         outputs = iter(seen["outputs"])
-        for branch, inputs in (("the example's branch", same), ("the other branch", other)):
+        branches = ((_("the example's branch"), same, True), (_("the other branch"), other, False))
+        for branch, inputs, the_examples in branches:
             for index, x in enumerate(inputs):
                 out = next(outputs)
                 mixed = index == len(inputs) - 1
@@ -720,7 +721,7 @@ def check_export_gated(export_gated) -> None:
                             "opposite signs. The branch must follow model.gate(x), the mean of the whole "
                             "batch: one decision for the batch, not per row or from one entry."
                         )
-                    elif branch == "the example's branch":
+                    elif the_examples:
                         hint = _(
                             "Even the branch the example took differs from the model in eval mode: "
                             "Dropout was still active. Call model.eval() before exporting."
