@@ -593,23 +593,19 @@ def _why_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) -> str
     first_key = next(iter(norms))
     first, largest = norms[first_key], max(norms.values())
     if first <= vanish_ratio * largest:
-        return _(
+        template = _(
             "nothing is above explode_norm={explode_norm:g}, and the first norm "
             "({first_key!r}: {first:g}) is at most vanish_ratio={vanish_ratio:g} "
             "times the largest ({largest:g})"
-        ).format(
-            explode_norm=explode_norm,
-            first_key=first_key,
-            first=first,
-            vanish_ratio=vanish_ratio,
-            largest=largest,
         )
-    return _(
-        "nothing is above explode_norm={explode_norm:g} (a norm equal to it is "
-        "not above it), and the first norm ({first_key!r}: {first:g}) is more "
-        "than vanish_ratio={vanish_ratio:g} times the largest ({largest:g}); "
-        "other small norms do not matter"
-    ).format(
+    else:
+        template = _(
+            "nothing is above explode_norm={explode_norm:g} (a norm equal to it is "
+            "not above it), and the first norm ({first_key!r}: {first:g}) is more "
+            "than vanish_ratio={vanish_ratio:g} times the largest ({largest:g}); "
+            "other small norms do not matter"
+        )
+    return template.format(
         explode_norm=explode_norm,
         first_key=first_key,
         first=first,
