@@ -110,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_trusted(args: argparse.Namespace) -> int:
-    from autograder.trusted import check_lesson
+    from autograder.check_harness import check_lesson
 
     failed = False
     for lesson in _known_lessons(args.lessons) or course.lessons():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from autograder import boundary, wire
-from autograder.trusted import InProcessChannel
+from autograder.judge import InProcessChannel
 
 
 def scale_rows(x, w):

@@ -147,16 +147,16 @@ def test_a_file_that_does_not_read_as_blocks_is_named_and_left_alone(zh_course, 
 def test_a_hidden_check_judging_a_chinese_submission_says_why_in_chinese():
     """The grader runs hidden checks in its own process, inside ``speaking(lang)`` of the
     submission's language: a wrong answer's verdict is in Chinese, an English one's not."""
-    from autograder import learner_messages, trusted
+    from autograder import judge, learner_messages, misconceptions
     from autograder.mistakes import catalogue
 
     lesson, exercise = "00_welcome", "pick_device"
-    spec = trusted.specs(lesson)[f"test_{exercise}"]
+    spec = judge.specs(lesson)[f"test_{exercise}"]
     mistake = catalogue(course.topic(lesson))[exercise][0]
-    wrong = trusted._with_code(trusted.solution_namespace(lesson), mistake.code)
-    english = trusted.run_check(spec, trusted.InProcessChannel(wrong))
+    wrong = misconceptions.with_code(misconceptions.solution_namespace(lesson), mistake.code)
+    english = judge.run_check(spec, judge.InProcessChannel(wrong))
     with learner_messages.speaking("zh"):
-        chinese = trusted.run_check(spec, trusted.InProcessChannel(wrong))
+        chinese = judge.run_check(spec, judge.InProcessChannel(wrong))
     assert not english.passed and not chinese.passed
     assert not re.search(r"[\u4e00-\u9fff]", english.message), english.message
     assert re.search(r"[\u4e00-\u9fff]", chinese.message), chinese.message

@@ -127,7 +127,7 @@ def test_only_probes_may_cross_to_the_kernel():
 
 
 def test_local_and_remote_observation_see_the_same_data():
-    from autograder.trusted import InProcessChannel
+    from autograder.judge import InProcessChannel
 
     def halve(x, limit):
         return x / 2

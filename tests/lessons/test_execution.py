@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import course, notebook, translations, trusted
+from autograder import check_harness, course, notebook, translations
 from autograder.execute import errors
 from autograder.grading import samples, sandbox
 from autograder.grading.run import GradeOptions, grade
@@ -205,7 +205,7 @@ def test_the_visible_test_catches_each_exercises_first_mistake(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_hidden_checks_across_the_data_boundary_pass_right_answers_and_fail_every_mistake(lesson):
-    report = trusted.check_lesson(lesson)
+    report = check_harness.check_lesson(lesson)
     assert not report.failures, "\n".join(report.failures)
     assert report.mistakes and report.exercises and report.right_answers
 

@@ -1,0 +1,204 @@
+"""The misconception matcher: which catalogued mistake behaves like a learner's answer?
+
+When a hidden check fails, :func:`misconception` replays the probes the check ran (the
+:class:`~autograder.judge.Call` values its verdict recorded) on every mistake catalogued
+for the exercise in ``autograder/mistakes/`` and names the first one whose results are the
+same data as the learner's, so the feedback can give that mistake's message. Given the
+test cell's :class:`Visible` tests and how they ended for the learner, a mistake must also
+end them the same way. The mistakes are our own code, so they run here, in copies of the
+namespace the solution notebook leaves (:func:`solution_namespace`, :func:`with_code`).
+
+What it does not do: it never runs a learner's code (only the recorded results of the
+probes reach it), and it does not decide whether an answer passes: that is the judge's
+verdict (:mod:`autograder.judge`), and a mistake that matches nothing changes no score.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from autograder import course, notebook, wire
+from autograder.judge import Call, CheckSpec, InProcessChannel, specs
+from autograder.mistakes import Mistake, catalogue
+
+
+def same_data(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
+    """Equal as data, tensors and floats within a tolerance."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        a, b = a.detach().cpu(), b.detach().cpu()
+        if a.dtype.is_floating_point or a.dtype.is_complex:
+            return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+        return bool(torch.equal(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=rtol, abs_tol=atol)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(
+            same_data(x, y, rtol, atol) for x, y in zip(a, b, strict=True)
+        )
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_data(a[k], b[k], rtol, atol) for k in a)
+    return a == b
+
+
+def _outcome(envelope: str) -> Any:
+    """The decoded envelope, with an exception's message dropped (it often holds addresses)."""
+    try:
+        outcome = wire.decode(envelope)
+    except wire.WireError:
+        return None
+    if type(outcome) is dict and "raised" in outcome:
+        return {"raised": outcome["raised"][0]}
+    return outcome
+
+
+def misconception(
+    spec: CheckSpec,
+    calls: list[Call],
+    namespace: dict,
+    mistakes: list[Mistake],
+    visible: Visible | None = None,
+) -> Mistake | None:
+    """The first catalogued mistake whose probes give what the learner's answer gave.
+
+    ``namespace`` is the solution notebook's (see :func:`solution_namespace`); each mistake's
+    code is run in a copy of it. The recorded calls are replayed as they were made. A check
+    stops at its first failure, so a few calls may fit several mistakes; given ``visible``
+    (the test cell's visible tests and how they ended for the learner), a mistake must also
+    end them the same way, so a hint never contradicts the error the learner sees.
+    """
+    if not calls:
+        return None
+    seen = [_outcome(c.envelope) for c in calls]
+    for mistake in mistakes:
+        ns = with_code(namespace, mistake.code)
+        if ns is None:
+            continue
+        channel = InProcessChannel(ns)
+        try:
+            if all(
+                same_data(
+                    _outcome(channel.run(c.probe_module, c.probe_name, c.name, c.case_json)), s
+                )
+                for c, s in zip(calls, seen, strict=True)
+            ) and (visible is None or visible_ending(visible.code, ns) == visible.ending):
+                return mistake
+        except Exception:  # a mistake that cannot even be probed matches nothing
+            continue
+    return None
+
+
+@dataclass(frozen=True)
+class Visible:
+    """A test cell's visible tests (hidden region removed) and how they ended for the learner."""
+
+    code: str
+    ending: str | None  # None: they passed; else error_signature(...)
+
+
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+
+
+def error_signature(ename: str, evalue: str) -> str:
+    """An error as its type and first line, numbers masked: the same mistake on other random
+    inputs reads the same."""
+    first = (str(evalue).strip().splitlines() or [""])[0]
+    return f"{ename}: {NUMBER.sub('#', first)}"
+
+
+def visible_ending(code: str, namespace: dict) -> str | None:
+    """How ``code`` (visible tests, trusted) ends in a copy of ``namespace``."""
+    import warnings
+
+    ns = dict(namespace)
+    quiet = io.StringIO()
+    try:
+        with (
+            contextlib.redirect_stdout(quiet),
+            contextlib.redirect_stderr(quiet),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")
+            exec(_compiled(code, "<visible tests>"), ns)
+    except Exception as err:
+        return error_signature(type(err).__name__, str(err))
+    return None
+
+
+_SOLUTION_NAMESPACES: dict[str, dict] = {}
+
+
+def name_misconception(
+    lesson: str, spec: CheckSpec, calls: list[Call], visible: Visible | None = None
+) -> Mistake | None:
+    """:func:`misconception` for a grading worker: the solution namespace is built once per lesson."""
+    exercise = spec.exercise or _exercise_of(lesson, spec.test_id)
+    mistakes = catalogue(course.topic(lesson)).get(exercise, [])
+    if not mistakes or not calls:
+        return None
+    if lesson not in _SOLUTION_NAMESPACES:
+        _SOLUTION_NAMESPACES[lesson] = solution_namespace(lesson)
+    return misconception(spec, calls, _SOLUTION_NAMESPACES[lesson], mistakes, visible)
+
+
+def _exercise_of(lesson: str, test_id: str) -> str:
+    found = specs(lesson).get(test_id)
+    return found.exercise if found else ""
+
+
+def with_code(namespace: dict, code: str) -> dict | None:
+    """A copy of ``namespace`` after running ``code`` (a catalogued answer, our own) in it;
+    None if that code raises."""
+    ns = dict(namespace)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code, "<mistake>", "exec"), ns)
+    except Exception:
+        return None
+    return ns
+
+
+def solution_namespace(lesson: str) -> dict:
+    """The namespace a kernel has after running the solution's code cells, test cells skipped.
+
+    Trusted code only (the course's own solution); mistakes are swapped into copies of it.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ns: dict = {"__name__": "__main__", "display": lambda *a, **k: None}
+    nb = notebook.read(course.solution_notebook(lesson))
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="solution-") as scratch:
+        os.chdir(scratch)  # whatever the lesson writes lands in a folder that goes away
+        try:
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type != "code" or notebook.is_test(cell):
+                    continue
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(_compiled(cell.source, f"<{lesson} cell {i}>"), ns)
+        finally:
+            os.chdir(here)
+    return ns
+
+
+def _compiled(code: str, filename: str):
+    """Compile as IPython does, keeping the source in linecache so inspect.getsource works."""
+    import linecache
+
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    return compile(code, filename, "exec")
