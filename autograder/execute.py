@@ -114,12 +114,20 @@ class KernelSession:
         self.client.execute_cell(self.nb.cells[index], index)
 
     def run_source(self, source: str) -> str | None:
-        """Run arbitrary code; return None on success or the error's one-line summary."""
+        """Run arbitrary code; return None on success or the error's one-line summary.
+
+        nbclient stores an executed cell at the index it is given, so the code runs as a
+        scratch cell after the notebook's last one, taken out again afterwards: given an
+        index of the notebook's own, it would overwrite that cell.
+        """
         cell = nbformat.v4.new_code_cell(source)
+        self.nb.cells.append(cell)
         try:
-            self.client.execute_cell(cell, 0)
+            self.client.execute_cell(cell, len(self.nb.cells) - 1)
         except CellTimeoutError:
             return f"CellTimeoutError: no result within {self.client.timeout} s"
         except CellExecutionError as err:
             return f"{err.ename}: {err.evalue}"
+        finally:
+            self.nb.cells.pop()
         return None
