@@ -18,6 +18,7 @@ from autograder import course
 from autograder.execute import kernel_env
 
 CONFIG_TEMPLATE = """\
+# An nbgrader course written by the course's grader; nbgrader and formgrader can open it.
 from autograder.nbgrader_settings import configure
 c = get_config()
 configure(c)
@@ -42,10 +43,16 @@ def make_course(lesson: str, workdir: Path, solutions: Path | None = None) -> Pa
     solutions = course.SOLUTIONS if solutions is None else solutions
     root = workdir / "course"
     shutil.copytree(solutions / lesson, root / "source" / lesson)
+    write_config(root)
+    return root
+
+
+def write_config(root: Path) -> None:
+    """The ``nbgrader_config.py`` of the course at ``root``: the course's settings, its gradebook."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "nbgrader_config.py").write_text(
         CONFIG_TEMPLATE.format(root=str(root), db_url=f"sqlite:///{root / 'gradebook.db'}")
     )
-    return root
 
 
 def course_config(root: Path):

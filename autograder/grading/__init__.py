@@ -2,14 +2,12 @@
 
 - ``submissions``: find and validate ``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb``.
 - ``sandbox``: the bubblewrap command a student's kernel runs under.
-- ``provisioner``: jupyter_client's provisioner for that kernel: its control group
-  (``cgroups``), keyring, streams and clean-up.
-- ``zygote``: the kernel template: torch imported once per worker, kernels forked into
-  their sandboxes.
-- ``execute``: nbgrader's Execute step, sandboxed, surviving kernel deaths, with each hidden
-  check run in the grader's process (``autograder.trusted``).
+- ``provisioner``: jupyter_client's provisioner for that kernel: its folder, argv, control
+  group (``cgroups``), keyring, streams and clean-up.
+- ``preprocessor``: nbgrader's Execute step, confined, surviving kernel deaths, with each
+  hidden check run in the grader's process (``autograder.judge``).
 - ``worker``: grade one submission in a scratch nbgrader course.
-- ``gradebook``: the class's nbgrader gradebook.
+- ``gradebook``: the class's nbgrader course (OUT) and its gradebook.
 - ``run``: the whole class: jobs, resume, gradebook, feedback.
 - ``report``: grades.csv, results.json and report.html.
 - ``bench``: what grading costs, as a printed table.

@@ -35,7 +35,9 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from autograder import course
-from autograder.grading import inductor_headers, run, sandbox
+from autograder.grading import inductor_headers, sandbox
+from autograder.grading.gradebook import course_template, prepare_course
+from autograder.grading.status import UsageError
 from autograder.grading.worker import (
     Settings,
     compile_feedback_templates,
@@ -99,7 +101,9 @@ def fingerprint(
         if not sandbox.available():
             trouble = "bubblewrap (bwrap) is not installed"
         else:
-            trouble = sandbox.check(memory_mb, run._gpu_visible() if gpu is None else gpu, disk_mb)
+            trouble = sandbox.check(
+                memory_mb, sandbox.gpu_visible() if gpu is None else gpu, disk_mb
+            )
     return {
         "version": _course_version(),
         "sources": sources,
@@ -116,7 +120,7 @@ def connect(address: str):
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
-        raise run.UsageError(
+        raise UsageError(
             f"no Dask scheduler answers at {address} (waited {CONNECT_TIMEOUT_S} s: {err}); "
             "start one with `dask scheduler` and give its address, tcp://HOST:8786"
         ) from None
@@ -124,7 +128,7 @@ def connect(address: str):
         client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
     except TimeoutError:
         client.close()
-        raise run.UsageError(
+        raise UsageError(
             f"the Dask scheduler at {address} has no workers (waited {WORKERS_TIMEOUT_S} s); "
             f"start them with `dask worker {address} --nworkers 1 --nthreads 1`"
         ) from None
@@ -161,7 +165,7 @@ def check_workers(client, opts) -> dict:
         if differences:
             problems.append(f"worker {address} ({found['host']}): " + "; ".join(differences))
     if problems:
-        raise run.UsageError(
+        raise UsageError(
             "refusing to grade on this cluster: every worker needs this checkout's course "
             "(same sources), the same torch and a working bubblewrap.\n  " + "\n  ".join(problems)
         )
@@ -176,7 +180,7 @@ def executor(opts, assignments: list[str]):
         mine = check_workers(client, opts)
         # Workers import and build their scratch courses now, while this process prepares
         # OUT; a worker that joins later gets the same set-up when it registers.
-        plugin = WarmUp(assignments, mine["sources"], template=opts.warm and opts.sandboxed)
+        plugin = WarmUp(assignments, mine["sources"])
         client.register_plugin(plugin, name="autograder-grading")
         pool = client.get_executor(retries=RETRIES, pure=False)
         pool.client = client  # check_kernels asks every worker, not one
@@ -200,7 +204,7 @@ def check_kernels(pool, settings: Settings) -> None:
         if why is not None
     ]
     if problems:
-        raise run.UsageError(
+        raise UsageError(
             "refusing to grade on this cluster: these workers cannot start a kernel, so "
             "nobody was graded.\n  " + "\n  ".join(problems)
         )
@@ -241,9 +245,6 @@ class _WorkerState:
         self.templates: dict[str, Path] = {}
         self.expected: str | None = None  # the main process's sources digest
         self.sources: str | None = None  # this worker's, taken at the connect's check
-        # The sources the kernel template imported (tutorial_lib): it serves every grading
-        # run of this worker, until the checkout changes under it.
-        self.template_sources: str | None = None
 
     def folder(self) -> Path:
         if self.root is None:
@@ -262,10 +263,9 @@ class WarmUp(WorkerPlugin):
     exit hook for the local pool's processes, and a Dask task runs outside the main thread.
     """
 
-    def __init__(self, assignments: list[str], expected: str, template: bool = False) -> None:
+    def __init__(self, assignments: list[str], expected: str) -> None:
         self.assignments = list(assignments)
         self.expected = expected
-        self.template = template  # start the kernel template (execute.start_template) too
 
     def setup(self, worker) -> None:
         # Grading runs the hidden checks in this process: one thread, as a local job has.
@@ -278,17 +278,16 @@ class WarmUp(WorkerPlugin):
             _STATE.base = getattr(worker, "local_directory", None)
         threading.Thread(
             target=_warm,
-            args=(self.assignments, self.template),
+            args=(self.assignments,),
             name="autograder-warm-up",
             daemon=True,
         ).start()
 
     def teardown(self, worker) -> None:
-        from autograder.grading import execute
+        from autograder.grading import preprocessor
 
-        # The kernels started ahead for this run's next submissions (the template stays: it
-        # holds nothing of any submission, and the next run forks from it).
-        done = threading.Thread(target=execute.discard_spares, daemon=True)
+        # The kernels started ahead for this run's next submissions.
+        done = threading.Thread(target=preprocessor.discard_spares, daemon=True)
         done.start()
         done.join(10)
         # Also called when the next grading run registers its own set-up: start afresh.
@@ -299,48 +298,21 @@ class WarmUp(WorkerPlugin):
             _STATE.templates.clear()
 
 
-def _warm(assignments: list[str], template: bool) -> None:
+def _warm(assignments: list[str]) -> None:
     import_for_grading(assignments)
-    sources = _own_sources()
-    if template:
-        _kernel_template(sources)
     for assignment in assignments:
         _template_for(assignment)
 
 
-def _kernel_template(sources: str):
-    """This worker's kernel template, started again if the course's sources changed since
-    it imported them."""
-    from autograder.grading import execute
-
-    with _STATE.lock:
-        if _STATE.template_sources not in (None, sources):
-            execute.stop_template()
-        _STATE.template_sources = sources
-    return execute.start_template()
-
-
 def dask_setup(worker) -> None:
     """``dask worker ... --preload autograder.grading.cluster``: a worker warms up as it
-    starts, not when a grading run reaches it. It imports what grading needs, then starts
-    its kernel template, which serves every grading run it takes part in (until the
-    checkout changes). Without the preload, each run's ``WarmUp`` does the same at connect.
+    starts, not when a grading run reaches it: it imports what grading needs (about 3.5 s)
+    before it registers. Without the preload, each run's ``WarmUp`` does it at connect.
     """
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-    import_for_grading(course.lessons())  # before the worker registers: about 3.5 s
-    compile_feedback_templates()  # as the local pool's fork server does (preload.py)
+    import_for_grading(course.lessons())
+    compile_feedback_templates()
     inductor_headers.ensure_built()  # once per machine and torch installation
-    _kernel_template(_own_sources())  # its imports go on after registering
-
-
-def template_ready() -> bool:
-    """Wait until this worker's kernel template has imported torch (``local_cluster``)."""
-    from autograder.grading import execute
-
-    template = execute.start_template()
-    if hasattr(template, "wait_ready"):
-        template.wait_ready()
-    return template.alive()
 
 
 def _own_sources() -> str:
@@ -357,8 +329,8 @@ def _template_for(assignment: str) -> Path:
         template = _STATE.templates.get(assignment)
         if template is None:
             scratch = _STATE.folder() / "course"
-            run.prepare_course(scratch, [assignment])
-            template = run.course_template(scratch, assignment)
+            prepare_course(scratch, [assignment])
+            template = course_template(scratch, assignment)
             _STATE.templates[assignment] = template
         return template
 
@@ -388,7 +360,7 @@ def grade_remote(
             # folder (scratch courses, every job's files) from the kernel instead. One folder
             # for all jobs, so a kernel started ahead for the next job has the same sandbox.
             hide=[str(root)],
-            gpu=run._gpu_visible() if gpu is None else gpu,
+            gpu=sandbox.gpu_visible() if gpu is None else gpu,
         )
         data = grade_one(student, assignment, str(submitted), str(template), str(job / "w"), here)
         for key in ("autograded", "feedback"):
@@ -439,7 +411,8 @@ def stop(proc: subprocess.Popen) -> None:
 def local_cluster(workers: int = 2, start_timeout_s: int = 120):
     """A real ``dask scheduler`` and ``workers`` ``dask worker`` processes on this machine,
     started as docs/dask.md starts them (with the preload); yields the address and the
-    workers' processes once every worker is warm, as a running cluster's are."""
+    workers' processes once every worker has joined (warm: the preload ran before it did),
+    as a running cluster's are."""
     from distributed import Client
 
     port = _free_port()
@@ -475,7 +448,6 @@ def local_cluster(workers: int = 2, start_timeout_s: int = 120):
             try:
                 with Client(address, timeout=5, set_as_default=False) as client:
                     client.wait_for_workers(workers, timeout=max(1, deadline - time.monotonic()))
-                    client.run(template_ready)
                 break
             except OSError:  # the scheduler is not listening yet
                 if time.monotonic() > deadline:

@@ -1,9 +1,53 @@
-"""The class's nbgrader gradebook: made without a subprocess, and fed graded scores."""
+"""The class's nbgrader course (OUT) and its gradebook: made without a subprocess, and fed
+graded scores."""
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
+
+from autograder import course
+from autograder.nbgrader_course import course_config, write_config
+
+
+def prepare_course(out: Path, assignments: list[str]) -> None:
+    """Make OUT an nbgrader course that knows each assignment (source copied from solutions/).
+
+    In this process, through nbgrader's API: a subprocess would import nbgrader again, and
+    everything here comes before the first submission can be graded.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_config(out)  # formgrader opens OUT for manual review
+    if not (out / "gradebook.db").exists():  # a re-run keeps the class's gradebook
+        create_gradebook(out / "gradebook.db")
+    config = course_config(out)
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    for assignment in assignments:
+        source = out / "source" / assignment
+        if source.exists():
+            shutil.rmtree(source)
+        shutil.copytree(course.SOLUTIONS / assignment, source)
+        outcome = api.generate_assignment(assignment, force=True)
+        if not outcome["success"]:
+            log = "\n".join(filter(None, [outcome.get("log"), outcome.get("error")]))
+            raise RuntimeError(f"nbgrader could not generate {assignment}:\n{log[-4000:]}")
+
+
+def course_template(out: Path, assignment: str) -> Path:
+    """A minimal course a worker copies: the assignment's source and the class gradebook.
+
+    ``out`` is any course ``prepare_course`` made: OUT here, a scratch one on a Dask worker.
+    """
+    template = out / ".work" / "template" / assignment
+    if template.exists():
+        shutil.rmtree(template)
+    shutil.copytree(out / "source" / assignment, template / "source" / assignment)
+    shutil.copy(out / "gradebook.db", template / "gradebook.db")
+    return template
 
 
 def create_gradebook(db_path: Path) -> None:

@@ -13,19 +13,17 @@ import contextlib
 import hashlib
 import json
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import shutil
 import sys
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
-from autograder.grading import cgroups, inductor_headers, sandbox, zygote
-from autograder.grading.gradebook import ClassGradebook, create_gradebook
-from autograder.grading.status import GRADED, Status, has_score
+from autograder.grading import cgroups, inductor_headers, sandbox
+from autograder.grading.gradebook import ClassGradebook, course_template, prepare_course
+from autograder.grading.status import GRADED, Status, UsageError, has_score
 from autograder.grading.submissions import discover, max_points
 from autograder.grading.worker import (
     Result,
@@ -35,7 +33,6 @@ from autograder.grading.worker import (
     kernel_check,
     warm_up,
 )
-from autograder.nbgrader_course import course_config
 
 MIN_MEMORY_MB = 4096  # this CUDA build of torch maps 3.2 GB of addresses, torchvision 0.3 GB
 MIN_DISK_MB = 64
@@ -43,10 +40,6 @@ MIN_DISK_MB = 64
 # a whole submission gets five times that before it is stopped.
 LESSON_MAX_S = 90
 SUBMISSION_TIMEOUT_S = 5 * LESSON_MAX_S
-
-
-class UsageError(ValueError):
-    """The instructor's own mistake: a missing folder, an unknown assignment, a bad option."""
 
 
 @dataclass
@@ -123,7 +116,7 @@ def validate(opts: GradeOptions) -> None:
 
 def _check_containment(opts: GradeOptions) -> None:
     """Stop, saying why, where the sandbox cannot start: never grade unconfined by accident."""
-    gpu = _gpu_visible() if opts.gpu is None else opts.gpu
+    gpu = sandbox.gpu_visible() if opts.gpu is None else opts.gpu
     trouble = sandbox.check(opts.memory_mb, gpu, opts.disk_mb)
     if trouble is None:
         return
@@ -154,55 +147,6 @@ def _say_which_limits(progress: bool) -> None:
             "limits per submission: a control group each (memory, processes, CPU share)",
             file=sys.stderr,
         )
-
-
-CONFIG = """\
-# The class's nbgrader course, written by `python -m autograder grade`; open it with
-# formgrader for manual review.
-from autograder.nbgrader_settings import configure
-c = get_config()
-configure(c)
-c.CourseDirectory.root = {root!r}
-"""
-
-
-def prepare_course(out: Path, assignments: list[str]) -> None:
-    """Make OUT an nbgrader course that knows each assignment (source copied from solutions/).
-
-    In this process, through nbgrader's API: a subprocess would import nbgrader again, and
-    everything here comes before the first submission can be graded.
-    """
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "nbgrader_config.py").write_text(CONFIG.format(root=str(out)))
-    if not (out / "gradebook.db").exists():  # a re-run keeps the class's gradebook
-        create_gradebook(out / "gradebook.db")
-    config = course_config(out)
-    api = NbGraderAPI(CourseDirectory(config=config), config=config)
-    for assignment in assignments:
-        source = out / "source" / assignment
-        if source.exists():
-            shutil.rmtree(source)
-        shutil.copytree(course.SOLUTIONS / assignment, source)
-        outcome = api.generate_assignment(assignment, force=True)
-        if not outcome["success"]:
-            log = "\n".join(filter(None, [outcome.get("log"), outcome.get("error")]))
-            raise RuntimeError(f"nbgrader could not generate {assignment}:\n{log[-4000:]}")
-
-
-def course_template(out: Path, assignment: str) -> Path:
-    """A minimal course a worker copies: the assignment's source and the class gradebook.
-
-    ``out`` is any course ``prepare_course`` made: OUT here, a scratch one on a Dask worker.
-    """
-    template = out / ".work" / "template" / assignment
-    if template.exists():
-        shutil.rmtree(template)
-    shutil.copytree(out / "source" / assignment, template / "source" / assignment)
-    shutil.copy(out / "gradebook.db", template / "gradebook.db")
-    return template
 
 
 def saved_results(out: Path) -> list[dict]:
@@ -265,8 +209,8 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
     os.environ.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})  # one per job
     if todo and not opts.scheduler and (opts.sandboxed or opts.run_as_uid is not None):
         _say_which_limits(opts.progress)
-    # The workers' fork server and the kernel template start first and import nbgrader and
-    # torch while this process prepares the course: the fixed costs overlap.
+    # The workers start first and import nbgrader and torch while this process prepares the
+    # course: the fixed costs overlap.
     with _worker_pool(opts, todo, assignments) as pool:
         if opts.sandboxed and not opts.scheduler:  # before any kernel starts (cluster: its own)
             inductor_headers.ensure_built_for([s.assignment for s in todo])
@@ -286,8 +230,7 @@ def _grade(opts: GradeOptions, out: Path) -> list[dict]:
                 submission_timeout_s=opts.submission_timeout_s,
                 sandboxed=opts.sandboxed,
                 hide=[str(out), str(opts.submissions.resolve())],
-                gpu=_gpu_visible() if opts.gpu is None else opts.gpu,
-                template=opts.warm,
+                gpu=sandbox.gpu_visible() if opts.gpu is None else opts.gpu,
                 run_as_uid=None if opts.sandboxed else opts.run_as_uid,
                 # A kernel started ahead is wasted where no worker grades a second notebook.
                 warm=opts.warm and (bool(opts.scheduler) or len(todo) > opts.jobs),
@@ -349,33 +292,16 @@ def _worker_pool(opts: GradeOptions, todo: list, assignments: list[str]):
             yield pool
         return
     workers = min(opts.jobs, len(todo))
-    # Workers are forks of multiprocessing's fork server, which imports what grading needs
-    # once (``preload``) and holds nothing else: one thread, no state of this process (a
-    # fork of this process, which may hold threads, would be unsafe). Workers are reused
-    # across submissions; the kernels themselves are fresh per submission.
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        _short_socket_folder()
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["autograder.grading.preload"])
-        # Started now, it imports while this process prepares the course; the workers are
-        # forked from it as the submissions are sent (one per submission while none is idle).
-        multiprocessing.forkserver.ensure_running()
-    else:  # Windows: workers started from nothing, each importing for itself
-        context = multiprocessing.get_context("spawn")
-    with contextlib.ExitStack() as stack:
-        template = None
-        if opts.warm and opts.sandboxed:  # one kernel template for the machine's workers
-            template = zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD, shared=True)
-            stack.callback(template.stop)
-        pool = stack.enter_context(
-            ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=context,
-                initializer=warm_up,
-                # this process's environment now, not the fork server's when it started
-                initargs=(assignments, template.handle() if template else None, dict(os.environ)),
-            )
-        )
+    # Workers start from nothing (spawn: no state of this process, which may hold threads)
+    # and each imports what grading needs once; they are reused across submissions, while
+    # the kernels themselves are fresh per submission.
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=warm_up,
+        # this process's environment now (OMP_NUM_THREADS set above)
+        initargs=(assignments, dict(os.environ)),
+    ) as pool:
         yield pool
 
 
@@ -391,26 +317,6 @@ def _check_kernels_start(pool, settings: Settings, opts: GradeOptions) -> None:
     trouble = pool.submit(kernel_check, settings).result()
     if trouble:
         raise UsageError(f"kernels cannot start here, so nobody was graded: {trouble}")
-
-
-# A Unix socket's path may be at most 107 bytes; the fork server's lies two names deep in
-# multiprocessing's folder under TMPDIR.
-MAX_SOCKET_FOLDER = 60
-
-
-def _short_socket_folder() -> None:
-    """Give multiprocessing a folder in /tmp when TMPDIR's is too long for its fork server's
-    socket (a cluster's scratch path: "AF_UNIX path too long" stopped every run). Its
-    folder is chosen once per process, here, and removed by multiprocessing at exit."""
-    from multiprocessing import util
-
-    if len(tempfile.gettempdir()) <= MAX_SOCKET_FOLDER:
-        return
-    chosen, tempfile.tempdir = tempfile.tempdir, "/tmp"
-    try:
-        util.get_temp_dir()
-    finally:
-        tempfile.tempdir = chosen
 
 
 def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) -> None:
@@ -485,8 +391,3 @@ def _finish(out: Path, data: dict, submitted: Path | None, gradebook: ClassGrade
         gradebook.record(data)
     _save_json(_result_path(out, data["student"], data["assignment"]), data)
     return data
-
-
-def _gpu_visible() -> bool:
-    """True when the machine has an NVIDIA GPU (found without importing torch here)."""
-    return shutil.which("nvidia-smi") is not None and Path("/dev/nvidia0").exists()

@@ -24,8 +24,8 @@ Two ways to get an unprivileged user, depending on who runs the grader:
   unprivileged user namespaces cannot run it; ``check`` says so before grading starts.
 
 The grader talks to the kernel over Unix sockets that the kernel creates in its own /tmp;
-from outside they are reached through ``/proc/<kernel pid>/root`` (``outside_path``), so the
-kernel needs no writable folder of the machine's at all.
+from outside they are reached through ``/proc/<first process>/root`` (the provisioner's
+``outside_path``), so the kernel needs no writable folder of the machine's at all.
 """
 
 from __future__ import annotations
@@ -33,13 +33,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import secrets
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from autograder import course
@@ -101,6 +98,11 @@ def memory_rlimit(gpu: bool) -> str:
 def gpu_device_nodes() -> list[str]:
     """The NVIDIA device nodes a CUDA kernel needs (``/dev/nvidia0``, ``/dev/nvidiactl``...)."""
     return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
+def gpu_visible() -> bool:
+    """True when the machine has an NVIDIA GPU (found without importing torch here)."""
+    return shutil.which("nvidia-smi") is not None and Path("/dev/nvidia0").exists()
 
 
 def _tutorial_lib_dir() -> Path:
@@ -168,7 +170,7 @@ PASSED_THROUGH = (
 )
 
 
-def kernel_env(tutorial_lib_dir: Path | None = None, scratch: str = SCRATCH) -> dict[str, str]:
+def allowed_env(tutorial_lib_dir: Path | None = None, scratch: str = SCRATCH) -> dict[str, str]:
     """The whole environment of a kernel (sandboxed, or run as a user of its own).
 
     ``scratch`` is its only writable folder: home, temporary files and caches all go there.
@@ -213,17 +215,19 @@ def sandbox_argv(
     gpu: bool = False,
     disk_mb: int = DISK_MB,
     processes: int = PROCESSES,
-    as_pid_1: bool = False,
     uid: int | None = None,
+    info_fd: int | None = None,
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox (append the command's argv).
 
     ``folder`` is the grader's own short folder for this kernel (its connection file): the
-    kernel sees it read-only, at the same path. With ``as_pid_1`` the command is the first
-    process of the PID namespace itself, not a child of bubblewrap's init. ``uid``: a root
-    grader's user for this kernel (``student_uid()``, drawn when not given).
+    kernel sees it read-only, at the same path. ``uid``: a root grader's user for this
+    kernel (``student_uid()``, drawn when not given). ``info_fd``: a file descriptor on which
+    bubblewrap reports the id of the sandbox's first process (its init).
     """
     argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):  # merged /usr: /lib -> usr/lib
             argv += ["--symlink", os.readlink(path), path]
@@ -262,13 +266,13 @@ def sandbox_argv(
         argv += ["--remount-ro", path]
     # bwrap's new root is a tmpfs: read-only, or a student could fill memory through it.
     argv += ["--remount-ro", "/"]
-    argv += ["--unshare-pid", *(["--as-pid-1"] if as_pid_1 else [])]
+    argv += ["--unshare-pid"]
     argv += ["--unshare-net", "--unshare-ipc", "--unshare-uts"]
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if not root:
         argv += ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--cap-drop", "ALL"]
     argv += ["--clearenv"]
-    for key, value in kernel_env(tutorial_lib_dir).items():
+    for key, value in allowed_env(tutorial_lib_dir).items():
         argv += ["--setenv", key, value]
     argv += ["--"]
     if root:  # namespaces set up as root; the kernel itself is an unprivileged user
@@ -278,12 +282,12 @@ def sandbox_argv(
     return argv
 
 
-# What the kernel template imports once per worker (zygote.py): what every lesson's setup
-# cell imports, the bulk of a kernel's start-up (torch alone is seconds), and torchvision,
-# which 00_welcome's environment report, 05_data and 09_transfer import (1.5 s here, 70% of
-# 00_welcome's own cells; it adds 0.3 GB to each kernel's address space, inside --memory).
-# Only the modules are loaded; the notebook's namespace stays empty, and its own
-# `import torch` finds the module ready.
+# What a kernel started ahead of its notebook (a spare, ``preprocessor``) imports before the
+# notebook arrives: what every lesson's setup cell imports, the bulk of a kernel's start-up
+# (torch alone is seconds), and torchvision, which 00_welcome's environment report, 05_data
+# and 09_transfer import (1.5 s here, 70% of 00_welcome's own cells; it adds 0.3 GB to each
+# kernel's address space, inside --memory). Only the modules are loaded; the notebook's
+# namespace stays empty, and its own `import torch` finds the module ready.
 PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "tutorial_lib", "torchvision")
 
 
@@ -295,55 +299,37 @@ PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "tutorial_lib", "torchvision")
 IPYKERNEL_OPTIONS = ("--IPKernelApp.capture_fd_output=False",)
 
 
-def kernel_argv(
-    folder: Path,
-    hide: list[Path],
-    memory_mb: int,
-    gpu: bool = False,
-    disk_mb: int = DISK_MB,
-    processes: int = PROCESSES,
-    uid: int | None = None,
-) -> list[str]:
-    """The argv (with jupyter's ``{connection_file}`` placeholder) of a sandboxed ipykernel."""
-    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, uid=uid)
-    kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    return [*argv, *kernel, *IPYKERNEL_OPTIONS]
-
-
-def placeholder_argv(
-    folder: Path,
-    hide: list[Path],
-    memory_mb: int,
-    gpu: bool = False,
-    disk_mb: int = DISK_MB,
-    processes: int = PROCESSES,
-    uid: int | None = None,
-) -> list[str]:
-    """The sandbox with ``zygote.PLACEHOLDER`` waiting for a kernel forked from the template."""
-    from autograder.grading.zygote import PLACEHOLDER
-
-    argv = sandbox_argv(folder, hide, memory_mb, gpu, disk_mb, processes, True, uid)
-    return [*argv, sys.executable, "-I", "-S", "-c", PLACEHOLDER]
+def kernel_command() -> list[str]:
+    """A grading kernel's own command (jupyter's ``{connection_file}`` placeholder in it),
+    which the provisioner runs inside the sandbox."""
+    return [
+        sys.executable,
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        "{connection_file}",
+        *IPYKERNEL_OPTIONS,
+    ]
 
 
 def unprivileged_argv(
     folder: Path, uid: int, memory_mb: int, gpu: bool = False, processes: int = PROCESSES
 ) -> list[str]:
-    """A kernel run without bubblewrap, where it cannot start, by a root grader: as a user of
+    """The argv prefix of a kernel run without bubblewrap, where it cannot start, by a root
+    grader: as a user of
     its own (``uid``), with no capability and no way to gain one, the allow-listed
     environment only, and ``folder`` (owned by ``uid``) as its home and temporary folder.
 
     Used in the platforms' containers (Gradescope, PrairieLearn); what it cannot hide (the
     machine's files readable by anyone) the platform route makes unreadable to ``uid``.
     """
-    env = {**kernel_env(scratch=str(folder)), "JPY_PARENT_PID": str(os.getpid())}
+    env = {**allowed_env(scratch=str(folder)), "JPY_PARENT_PID": str(os.getpid())}
     argv = ["env", "-i", *(f"{key}={value}" for key, value in env.items())]
     argv += ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}"]
     argv += [f"--nproc={processes}:{processes}", "--"]
     argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
     argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    return [*argv, *kernel, *IPYKERNEL_OPTIONS]
+    return argv
 
 
 def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | None:
@@ -361,101 +347,3 @@ def check(memory_mb: int, gpu: bool = False, disk_mb: int = DISK_MB) -> str | No
     if done.returncode == 0:
         return None
     return (done.stderr or done.stdout).strip() or f"exit status {done.returncode}"
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        stat = Path("/proc", str(pid), "stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
-def _child(pid: int, everywhere: bool) -> int | None:
-    """A process whose parent is ``pid``, if there is one yet.
-
-    Process ids are handed out in order, so a child started just now is almost always
-    a little above its parent's: only those are looked at, unless ``everywhere``.
-    """
-    for candidate in range(pid + 1, pid + 64):
-        if _parent_of(candidate) == pid:
-            return candidate
-    if not everywhere:
-        return None
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and _parent_of(int(entry)) == pid:
-            return int(entry)
-    return None
-
-
-def _ran_its_command(pid: int) -> bool:
-    """True once bubblewrap's child ``pid`` has run the sandbox's command. Until then it is
-    bubblewrap building the sandbox (mounts, the new root): a process that joined its
-    namespaces earlier would see a file system half made (seen under load: no
-    /proc/sys, no Python extension modules)."""
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip() != "bwrap"
-    except OSError:  # gone already
-        return False
-
-
-class Sandbox:
-    """A started sandbox, seen from the grader: where its files are, and how to end it.
-
-    ``outer`` is bubblewrap's own process (what jupyter_client started). Its one child is
-    the namespace's init; the init's child is the kernel. The kernel's ``/proc/<pid>/root``
-    is the sandbox's file system as the kernel sees it. With ``placeholder``
-    (``placeholder_argv``), bubblewrap's child is the placeholder, the namespace's first
-    process; its root is the same.
-    """
-
-    def __init__(self, outer: int, timeout: float = 30.0, placeholder: bool = False):
-        self.init = self.kernel = None
-        self.placeholder = placeholder
-        start = time.monotonic()
-        while time.monotonic() < start + timeout:
-            everywhere = time.monotonic() > start + 1  # ids wrapped around, or a busy machine
-            if self.init is None:
-                self.init = _child(outer, everywhere)
-            if self.init is None:
-                pass
-            elif not placeholder:
-                self.kernel = _child(self.init, everywhere)
-            elif _ran_its_command(self.init):
-                self.kernel = self.init
-            if self.kernel is not None or not Path("/proc", str(outer)).exists():
-                break
-            time.sleep(0.005)
-        if self.kernel is None:
-            raise RuntimeError("the sandbox did not start its kernel")
-        try:
-            self._init_fd = os.pidfd_open(self.init)
-        except ProcessLookupError:  # the sandbox has ended already
-            self._init_fd = None
-
-    def outside_path(self, inside: str) -> str:
-        """The path, as the grader reaches it, of a path inside the sandbox."""
-        return f"/proc/{self.kernel}/root{inside}"
-
-    def wait_gone(self, timeout: float = 10.0) -> bool:
-        """Wait until every process of the sandbox is gone; kill them if they linger.
-
-        The init dies with bubblewrap (``--die-with-parent``) and takes the namespace with
-        it: once it has exited, nothing the submission started is left. A placeholder is
-        killed at once: as the namespace's first process it does not get bubblewrap's
-        parent-death signal (seen here: it outlived a killed bubblewrap).
-        """
-        if self._init_fd is None:
-            return True
-        try:
-            if self.placeholder:
-                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
-            for _ in range(2):
-                if select.select([self._init_fd], [], [], timeout)[0]:
-                    return True
-                signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
-            return False
-        except ProcessLookupError:
-            return True
-        finally:
-            os.close(self._init_fd)

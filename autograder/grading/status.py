@@ -53,3 +53,8 @@ NOT_GRADABLE = frozenset({Status.MISSING, Status.INVALID, Status.WRONG_ASSIGNMEN
 def has_score(status: str) -> bool:
     """False for a grader error: that row has no score, not a score of 0."""
     return status != Status.GRADER_ERROR
+
+
+class UsageError(ValueError):
+    """The instructor's own mistake: a missing folder, an unknown assignment, a bad option.
+    The grade command stops before anyone is graded, with exit status 2."""

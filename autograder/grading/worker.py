@@ -18,9 +18,9 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder import course, notebook, trusted
+from autograder import course, judge, notebook
 from autograder.grading import sandbox
-from autograder.grading.execute import (
+from autograder.grading.preprocessor import (
     HIDDEN_CHECK_FAILED,
     KERNEL_DIED,
     NOTEBOOK_OUTPUT_CUT,
@@ -45,12 +45,9 @@ class Settings:
     sandboxed: bool
     hide: list[str]  # folders the kernel must not see (submissions, output)
     gpu: bool = False
-    trusted: bool = True  # hidden checks in the grader's process (False: in the kernel)
     disk_mb: int = sandbox.DISK_MB  # the kernel's writable /tmp
     submission_timeout_s: int = 0  # the whole notebook's wall-clock budget (0: none)
-    # Fork kernels from a template that imported torch once (sandboxed kernels only)...
-    template: bool = True
-    # ...and start the next submission's kernel while this one runs.
+    # Start the next submission's kernel while this one runs (sandboxed kernels only).
     warm: bool = True
     # Without the sandbox, a root grader's kernels run as this user (a platform's container).
     run_as_uid: int | None = None
@@ -105,7 +102,7 @@ def import_for_grading(assignments: list[str]) -> None:
     # submission: harmless, and it would fill the instructor's terminal.
     warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.")
 
-    import autograder.grading.execute  # noqa: F401
+    import autograder.grading.preprocessor  # noqa: F401
 
     for assignment in assignments:
         importlib.import_module(f"autograder.hidden.{course.topic(assignment)}")
@@ -169,29 +166,21 @@ def compile_feedback_templates() -> None:
     HTMLExporter(config=converter.config).from_notebook_node(nb, {"nbgrader": scores})
 
 
-def warm_up(
-    assignments: list[str], template: dict | None = None, environ: dict | None = None
-) -> None:
+def warm_up(assignments: list[str], environ: dict | None = None) -> None:
     """Each local worker's initializer: the grade command's environment (``environ``), the
     imports (already done where the worker is a fork of the pool's fork server,
-    ``preload``), the connection to the machine's kernel template if kernels are forked from
-    one (its ``handle()``), and a quick exit (its main thread)."""
+    ``preload``), and a quick exit (its main thread)."""
     if environ is not None:
         os.environ.clear()
         os.environ.update(environ)
     _fresh_random_state()
     import_for_grading(assignments)
-    if template is not None:
-        from autograder.grading.execute import share_template, start_template
-
-        share_template(template)
-        start_template()
     atexit.register(_exit_now)
     # A pool's worker leaves through multiprocessing's own exit, which runs its finalizers,
     # not atexit: there, too, no kernel started ahead, nor its folder, may stay behind.
     from multiprocessing.util import Finalize
 
-    from autograder.grading.execute import discard_spares
+    from autograder.grading.preprocessor import discard_spares
 
     Finalize(None, discard_spares, exitpriority=100)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
@@ -215,19 +204,12 @@ def _exit_now() -> None:
     last-registered first: registered after the imports, this one ends the process before
     theirs would start tearing things down.
     """
-    execute = sys.modules.get("autograder.grading.execute")
-    if execute is not None:  # a kernel started ahead for a submission that never came, and
-        execute.discard_spares()  # its folder with the connection key: neither stays behind
+    preprocessor = sys.modules.get("autograder.grading.preprocessor")
+    if preprocessor is not None:  # a kernel started ahead for a submission that never came,
+        preprocessor.discard_spares()  # and its folder with the connection key: both go
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def hidden_modules(assignment: str) -> dict[str, str]:
-    """The hidden-check modules of a lesson, as source, for the kernel to hold in memory only."""
-    topic = course.topic(assignment)
-    source = (course.ROOT / "autograder" / "hidden" / f"{topic}.py").read_text()
-    return {"autograder": "", "autograder.hidden": "", f"autograder.hidden.{topic}": source}
 
 
 def execute_settings(settings: Settings) -> dict:
@@ -244,15 +226,13 @@ def execute_settings(settings: Settings) -> dict:
         "run_as_uid": settings.run_as_uid,
         "hide": settings.hide,
         "gpu": settings.gpu,
-        "trusted": settings.trusted,
-        "fork_template": settings.template,
         "warm_spare": settings.warm,
     }
 
 
 def grading_config(root: Path, assignment: str, settings: Settings):
     """The nbgrader config for one scratch course: the course's settings plus the sandbox."""
-    from autograder.grading.execute import GradingExecute
+    from autograder.grading.preprocessor import GradingExecute
 
     config = course_config(root)
     config.Autograde.autograde_preprocessors = [
@@ -261,14 +241,11 @@ def grading_config(root: Path, assignment: str, settings: Settings):
     ]
     for name, value in execute_settings(settings).items():
         setattr(config.GradingExecute, name, value)
-    if settings.trusted:
-        config.GradingExecute.lesson = assignment
-        config.GradingExecute.checks = {
-            test_id: [spec.topic, spec.check, list(spec.args)]
-            for test_id, spec in trusted.specs(assignment).items()
-        }
-    else:
-        config.GradingExecute.hidden_modules = hidden_modules(assignment)
+    config.GradingExecute.lesson = assignment
+    config.GradingExecute.checks = {
+        test_id: [spec.exercise, spec.topic, spec.check, list(spec.args)]
+        for test_id, spec in judge.specs(assignment).items()
+    }
     return config
 
 
@@ -283,11 +260,11 @@ def kernel_check(settings: Settings) -> str | None:
 
     import nbformat
 
-    from autograder.grading.execute import GradingExecute
+    from autograder.grading.preprocessor import GradingExecute
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
     # As grading starts them; the spare it starts is the first submission's kernel.
-    options = {**execute_settings(settings), "trusted": False, "submission_timeout": 0}
+    options = {**execute_settings(settings), "submission_timeout": 0}
     execute = GradingExecute(**{**options, "timeout": max(60, settings.timeout_s)})
     with tempfile.TemporaryDirectory(prefix="kernel-check-") as cwd:
         try:

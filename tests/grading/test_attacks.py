@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import cgroups, samples, sandbox, zygote
+from autograder.grading import cgroups, samples, sandbox
 from autograder.grading.run import GradeOptions, grade
 from tests.grading import attacks
 
@@ -204,8 +204,8 @@ def test_the_kernel_sees_only_its_own_processes(graded):
     assert len(seen) <= 4, seen  # the sandbox's init, the kernel, what the kernel started
     everything = " ".join(seen.values())
     assert "pytest" not in everything and "sleep 1800" not in everything, seen
-    # It did list something: itself, started by bubblewrap or forked from the template.
-    assert "ipykernel_launcher" in everything or zygote.TITLE in everything
+    # It did list something: itself.
+    assert "ipykernel_launcher" in everything
     assert results["list_processes"]["status"] == "ok"
 
 
@@ -313,7 +313,7 @@ def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(tmp_path):
 
 
 def test_a_thousand_cell_printer_is_capped(graded):
-    from autograder.grading import execute
+    from autograder.grading import preprocessor as execute
 
     results, out, _ = graded
     r = results["thousand_cells"]
@@ -357,7 +357,7 @@ def _channels(out: Path, student: str) -> dict:
 def test_nothing_of_the_grader_or_of_an_earlier_kernel_reaches_a_submission(graded):
     _, out, machine = graded
     seen = [_channels(out, f"channels_{i}") for i in (1, 2)]
-    allowed = set(sandbox.kernel_env()) | IPYKERNEL_SETS
+    allowed = set(sandbox.allowed_env()) | IPYKERNEL_SETS
     for one in seen:
         assert set(one["env"]) <= allowed, sorted(set(one["env"]) - allowed)
         assert GRADERS_OWN_VARIABLE not in one["env"]

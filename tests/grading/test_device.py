@@ -9,12 +9,13 @@ is skipped, saying so.
 """
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from autograder.grading import samples, sandbox
-from autograder.grading.run import GradeOptions, _gpu_visible, grade
+from autograder.grading.run import GradeOptions, grade
 
 pytestmark = [
     pytest.mark.lesson,
@@ -27,16 +28,14 @@ NO_GPU = "no GPU on this machine: CUDA inside the sandbox is only checked where 
 
 def _in_sandbox(scratch: Path, code: str, gpu: bool) -> subprocess.CompletedProcess:
     """Run ``python -c code`` in the kernel's sandbox, with its memory cap, instead of a kernel."""
-    argv = sandbox.kernel_argv(scratch, [], 6144, gpu=gpu)
-    argv = argv[: len(argv) - len(sandbox.IPYKERNEL_OPTIONS)]
-    assert argv[-4:] == ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    return subprocess.run([*argv[:-4], "-c", code], capture_output=True, text=True, timeout=300)
+    argv = [*sandbox.sandbox_argv(scratch, [], 6144, gpu=gpu), sys.executable, "-c", code]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 
 def test_the_gpu_sandbox_shows_only_gpu_nodes_and_caps_private_memory(monkeypatch, tmp_path):
     monkeypatch.setattr(sandbox, "gpu_device_nodes", lambda: ["/dev/nvidia0", "/dev/nvidiactl"])
-    gpu = sandbox.kernel_argv(tmp_path, [], 6144, gpu=True)
-    cpu = sandbox.kernel_argv(tmp_path, [], 6144, gpu=False)
+    gpu = sandbox.sandbox_argv(tmp_path, [], 6144, gpu=True)
+    cpu = sandbox.sandbox_argv(tmp_path, [], 6144, gpu=False)
     assert gpu[1] == f"--data={6144 * 1024 * 1024}" and cpu[1] == f"--as={6144 * 1024 * 1024}"
     bound = [gpu[i + 1] for i, arg in enumerate(gpu) if arg == "--dev-bind"]
     assert bound == ["/dev/nvidia0", "/dev/nvidiactl"]  # not the machine's whole /dev
@@ -58,7 +57,7 @@ def test_torch_runs_and_a_memory_bomb_fails_under_the_gpu_paths_cap(tmp_path):
     assert result.stdout.split() == ["262144.0", "MemoryError"]
 
 
-@pytest.mark.skipif(not _gpu_visible(), reason=NO_GPU)
+@pytest.mark.skipif(not sandbox.gpu_visible(), reason=NO_GPU)
 def test_a_sandboxed_kernel_computes_on_the_gpu(tmp_path):
     code = "import torch\nprint(float(torch.ones(8, device='cuda').sum()))\n"
     result = _in_sandbox(tmp_path, code, gpu=True)

@@ -101,7 +101,7 @@ def test_without_user_namespaces_the_grade_command_says_so_and_stops(tmp_path, m
 
 
 def test_the_kernel_gets_no_writable_folder_of_the_machine(tmp_path):
-    argv = sandbox.kernel_argv(tmp_path, [], 4096)
+    argv = sandbox.sandbox_argv(tmp_path, [], 4096)
     writable = [argv[i + 1] for i, a in enumerate(argv) if a in ("--bind", "--dev-bind")]
     assert writable == []  # only tmpfs mounts are writable
     assert "--unshare-pid" in argv and "--die-with-parent" in argv
@@ -122,6 +122,6 @@ def test_a_kernel_gets_only_the_allow_listed_environment(tmp_path, monkeypatch):
     done = subprocess.run([*argv, sys.executable, "-c", SEE_ENV], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout)
-    assert set(seen) <= set(sandbox.kernel_env()) | {"PWD", "SHLVL", "_"}, sorted(seen)
+    assert set(seen) <= set(sandbox.allowed_env()) | {"PWD", "SHLVL", "_"}, sorted(seen)
     assert not set(GRADERS_OWN) & set(seen)
     assert seen["LANG"] == "C.UTF-8"

@@ -41,7 +41,7 @@ ENTRY_POINTS = [
     "autograder.__main__",
     "autograder.platforms.gradescope",
     "autograder.platforms.prairielearn",
-    "autograder.grading.preload",
+    "autograder.grading.worker",  # what each spawned grading worker imports
 ]
 NOT_GRADING = {
     "autograder.grading.cluster",

@@ -7,7 +7,7 @@ import jsonschema
 from nbformat.v4 import new_code_cell, new_output
 
 from autograder import course
-from autograder.grading.execute import HIDDEN_CHECK_FAILED
+from autograder.grading.preprocessor import HIDDEN_CHECK_FAILED
 from autograder.grading.worker import _caught_by
 from autograder.platforms import gradescope, prairielearn
 

@@ -1,28 +1,26 @@
-"""nbgrader's Execute step as the grade command runs it.
+"""nbgrader's Execute step as the grade command runs it: ``GradingExecute``.
 
-Three changes to nbgrader's own Execute:
+What it adds to nbgrader's own Execute:
 
-- the kernel runs in the bubblewrap sandbox (``sandbox.kernel_argv``) over Unix sockets,
-  and everything it started is gone before the next kernel starts;
+- the kernel is confined: jupyter_client starts it through the course's provisioner
+  (``provisioner.py``: bubblewrap, a control group, nothing of the grader's), and everything
+  it started is gone before the next kernel starts;
 - a whole-submission time budget (``submission_timeout``) on top of the per-cell timeout:
   once it is spent, the running cell is interrupted and the cells after it are not run;
 - a kernel that dies (``os._exit``, a segfault, the out-of-memory killer) costs only the
   cell that killed it: the cell gets an error, a new kernel starts, the cells that had run
   cleanly are replayed quietly, and grading goes on;
-- with ``warm_spare``, kernels are forked from a template that imported torch and the course
-  helpers once per worker (``zygote``, ``sandbox.PRELOAD``), each into a fresh sandbox of
-  its own; and the next submission's kernel is started while this one runs, so the next
-  notebook does not wait for it. A kernel is used once, by one submission; nothing of the
-  notebook graded before it can reach it (another PID, mount, IPC and network namespace);
+- with ``warm_spare``, the next submission's kernel is started while this one runs, and
+  imports torch and the course helpers (``sandbox.PRELOAD``) before its notebook arrives:
+  an ordinary sandboxed kernel of its own, used once, by one submission;
+- an output budget: at most ``MAX_CELLS`` code cells and ``MAX_NOTEBOOK_OUTPUT`` characters
+  of output are kept (errors always are: they decide a test cell);
 - the hidden checks never run in the kernel: after each test cell the grader runs the
-  cell's hidden check in its own process (``autograder.trusted``), reaching the learner's
+  cell's hidden check in its own process (``autograder.judge``), reaching the learner's
   answer only through probes whose results come back as data (``autograder.boundary``).
   A check that fails adds an error to the test cell, so nbgrader's own scoring gives the
   cell zero; the verdict is also stored in the cell's metadata for the grade command.
   Inside the kernel, ``autograder.hidden.<topic>`` is a stand-in whose checks do nothing.
-
-With ``trusted`` off (the test suite's comparison with plain nbgrader) the hidden checks'
-source is handed to the kernel just before each test cell and removed right after it.
 """
 
 from __future__ import annotations
@@ -30,10 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 import stat
-import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -46,8 +41,8 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade
 from traitlets import Bool, Dict, Integer, List, Unicode
 
-from autograder import boundary, learner_messages, trusted, wire
-from autograder.grading import provisioner, sandbox, zygote
+from autograder import boundary, judge, learner_messages, misconceptions, wire
+from autograder.grading import provisioner, sandbox
 from autograder.nbgrader_ext import HIDDEN_REGION
 
 KERNEL_DIED = "KernelDied"
@@ -89,70 +84,16 @@ def __getattr__(name):
 # many submissions, so the list grows by a few small objects per notebook.
 _KEEP_ALIVE: list[object] = []
 
-# Kernels started ahead for the next submission, one per kind of sandbox (its settings), each
-# with the grader's folder for it: (kernel manager, folder).
-_SPARES: dict[tuple, tuple[object, Path]] = {}
-
-
-# The worker's kernel template: its own (zygote.Template), or the connection to one its
-# machine's workers share (zygote.SharedTemplate, see share_template). Started at its first
-# kernel, or ahead by start_template; it ends with the worker (a Dask worker keeps it
-# between grading runs).
-_TEMPLATE: list[zygote.Template | zygote.SharedTemplate] = []
-# The handle of a template this worker is to share (run.py's local pool): used until it dies.
-_SHARED: list[dict] = []
-
-
-_TEMPLATE_LOCK = threading.Lock()  # a Dask worker may start it from its warm-up thread
-
-
-def share_template(handle: dict) -> None:
-    """Fork this worker's kernels from the template whose ``handle()`` this is, not from a
-    template of its own (which it starts only if that one dies)."""
-    with _TEMPLATE_LOCK:
-        _SHARED[:] = [handle]
-
-
-def start_template() -> zygote.Template | zygote.SharedTemplate:
-    """The worker's kernel template, started (or connected to) now if it is not running."""
-    with _TEMPLATE_LOCK:
-        if _TEMPLATE and _TEMPLATE[0].alive():
-            return _TEMPLATE[0]
-        if _TEMPLATE:  # it died (the machine's OOM killer...): a new one
-            _TEMPLATE.pop().stop()
-        if _SHARED:
-            _TEMPLATE.append(zygote.SharedTemplate(_SHARED.pop()))
-        else:
-            _TEMPLATE.append(zygote.Template(sandbox.kernel_env(), sandbox.PRELOAD))
-        return _TEMPLATE[0]
-
-
-def stop_template() -> None:
-    """End the worker's kernel template (its own) or its connection to a shared one."""
-    with _TEMPLATE_LOCK:
-        while _TEMPLATE:
-            _TEMPLATE.pop().stop()
+# Kernels started ahead for the next submission, one per kind of sandbox (its settings).
+_SPARES: dict[tuple, object] = {}
 
 
 def discard_spares() -> None:
-    """Stop the kernels started ahead that no submission will use."""
+    """Stop the kernels started ahead that no submission will use (their folders go too)."""
     while _SPARES:
-        km, folder = _SPARES.popitem()[1]
+        km = _SPARES.popitem()[1]
         with contextlib.suppress(RuntimeError):  # "No kernel is running!": it died already
             run_sync(km.shutdown_kernel)(now=True)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-_REMOVE_HIDDEN = """\
-import sys as _sys
-_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__name__ != "_FromGrader"]
-for _name in [n for n in _sys.modules if n == "autograder" or n.startswith("autograder.")]:
-    del _sys.modules[_name]
-_ns = get_ipython().user_ns
-for _name in [k for k, v in _ns.items() if str(getattr(v, "__module__", "")).startswith("autograder")]:
-    del _ns[_name]
-del _sys, _ns, _name
-"""
 
 
 def install_hidden_code(modules: dict[str, str]) -> str:
@@ -201,20 +142,11 @@ class GradingExecute(Execute):
         allow_none=True,
         help="Without the sandbox: run the kernel as this user (a root grader, in a container).",
     ).tag(config=True)
-    hidden_modules = Dict(help="Module name -> source handed to the kernel for test cells.").tag(
-        config=True
-    )
-    trusted = Bool(True, help="Run hidden checks in the grader, not in the kernel.").tag(
-        config=True
-    )
     lesson = Unicode("", help="The lesson graded (its solution names misconceptions).").tag(
         config=True
     )
-    checks = Dict(help="Test cell grade_id -> [topic, check name, [argument names]].").tag(
-        config=True
-    )
-    fork_template = Bool(
-        False, help="Fork sandboxed kernels from the worker's template (torch imported once)."
+    checks = Dict(
+        help="Test cell grade_id -> [exercise, topic, check name, [argument names]]."
     ).tag(config=True)
     warm_spare = Bool(
         False, help="Start the next submission's kernel, imported and idle, while this one runs."
@@ -225,26 +157,16 @@ class GradingExecute(Execute):
 
     def create_kernel_manager(self):
         """A started spare of this kind when there is one, else a new manager to start."""
-        spare = _SPARES.pop(self._spare_key(), None) if self._warm() else None
-        if spare is not None:
-            km, folder = spare
-            self._kernel_dirs.append(folder)
+        km = _SPARES.pop(self._spare_key(), None) if self._warm() else None
+        if km is not None:
             if run_sync(km.is_alive)():
                 return km
             run_sync(km.cleanup_resources)()  # it died waiting (the machine's OOM killer...)
-        km, folder = self._new_kernel_manager()
-        if folder is not None:
-            self._kernel_dirs.append(folder)
-        return km
-
-    def _forked(self) -> bool:
-        """Kernels from the template only when sandboxed: the template's kernel is the
-        grader's own, whatever the notebook's metadata names (unsandboxed, the notebook's)."""
-        return self.fork_template and self.sandboxed
+        return self._new_kernel_manager()
 
     def _warm(self) -> bool:
-        """Spares only for forked kernels, which cost the next submission no start-up."""
-        return self.warm_spare and self._forked()
+        """Spares for sandboxed kernels: they need nothing of the notebook to start."""
+        return self.warm_spare and self.sandboxed
 
     def _spare_key(self) -> tuple:
         """What a spare kernel must share with this submission's: its sandbox's settings."""
@@ -256,93 +178,41 @@ class GradingExecute(Execute):
             return
         current = self.km  # nbclient's create_kernel_manager sets self.km: keep this one's
         try:
-            km, folder = self._new_kernel_manager()
+            km = self._new_kernel_manager(preload=sandbox.PRELOAD)
         finally:
             self.km = current
-        run_sync(km.start_kernel)(cwd=str(folder), extra_arguments=self.extra_arguments)
-        self._fork_kernel(km)
-        _SPARES[self._spare_key()] = (km, folder)
+        run_sync(km.start_kernel)(extra_arguments=self.extra_arguments)
+        _SPARES[self._spare_key()] = km
 
-    def _fork_kernel(self, km) -> None:
-        """Fork the kernel into the sandbox just started for it (its placeholder waits)."""
-        if not self._forked():
-            return
-        box = _started(km, placeholder=True)
-        limits = {
-            "RLIMIT_NPROC": sandbox.PROCESSES,
-            sandbox.memory_rlimit(self.gpu): self.memory_mb * 1024 * 1024,
-        }
-        uid = km.grading_uid
-        argv = ["-f", km.connection_file, *sandbox.IPYKERNEL_OPTIONS, *self.extra_arguments]
-        group = km.provisioner.group
-        cgroup = group.procs_files() if group is not None else []
-        try:
-            start_template().fork_into(box.kernel, argv, limits, uid, cgroup)
-        except zygote.TemplateDied:  # once more, from a new template
-            start_template().fork_into(box.kernel, argv, limits, uid, cgroup)
-        km.grading_sandbox = box
-
-    async def async_start_new_kernel(self, **kwargs) -> None:
-        if self.run_as_uid is not None and not self.sandboxed:  # its own folder, not ours
-            kwargs["cwd"] = str(self.km.grading_folder)
-        await super().async_start_new_kernel(**kwargs)
-        self._fork_kernel(self.km)
-
-    start_new_kernel = run_sync(async_start_new_kernel)
-
-    def _new_kernel_manager(self):
-        """A kernel manager, not started, for this submission's kind of kernel, and the
-        grader's folder for it (None for a plain, unconfined kernel)."""
+    def _new_kernel_manager(self, preload: tuple[str, ...] = ()):
+        """A kernel manager, not started, for this submission's kind of kernel. A confined
+        one's kernelspec names the course's provisioner, which does the confining."""
         km = super().create_kernel_manager()
         _KEEP_ALIVE.append(km)
         if not self.sandboxed and self.run_as_uid is None:
             if not self.gpu:  # no sandbox to leave the GPU out: hide it from CUDA instead
                 km.kernel_spec.env = {**km.kernel_spec.env, "CUDA_VISIBLE_DEVICES": ""}
-            return km, None
-        # The grader's own folder for this kernel: its connection file (and, as root, the
-        # kernel's passwd entry). Short: a sandboxed kernel sees it at the same path.
-        folder = Path(tempfile.mkdtemp(prefix="gk-"))
-        if self.sandboxed:
-            uid = sandbox.student_uid() if sandbox.as_root() else None
-            hide = [Path(p) for p in self.hide]
-            make = sandbox.placeholder_argv if self._forked() else sandbox.kernel_argv
-            argv = make(folder, hide, self.memory_mb, self.gpu, self.disk_mb, uid=uid)
-        else:  # no bubblewrap here: the kernel is a user of its own, in this folder
-            uid = self.run_as_uid
-            argv = sandbox.unprivileged_argv(folder, uid, self.memory_mb, self.gpu)
-            os.chmod(folder, 0o700)
-        if uid is not None:  # the kernel's user must read its connection file
-            os.chown(folder, uid, uid)
-        km.grading_uid, km.grading_folder = uid, folder
-        # The provisioner (provisioner.py) gives the kernel its control group, keyring and
-        # standard streams, and removes the folder when the kernel is gone. Interrupt by
-        # message: a signal would reach bubblewrap or env, not the kernel.
+            return km
+        # Interrupt by message: a signal would reach bubblewrap or env, not the kernel.
         km._kernel_spec = KernelSpec(
-            argv=argv,
+            argv=sandbox.kernel_command(),
             display_name="sandbox",
             language="python",
             interrupt_mode="message",
             metadata=provisioner.spec_metadata(
-                self.memory_mb * 1024 * 1024, sandbox.PROCESSES, folder
+                sandboxed=self.sandboxed,
+                run_as_uid=self.run_as_uid,
+                memory_mb=self.memory_mb,
+                disk_mb=self.disk_mb,
+                gpu=self.gpu,
+                hide=list(self.hide),
+                preload=list(preload),
             ),
         )
-        km.connection_file = str(folder / "kernel.json")
-        if self.sandboxed:
-            km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets instead
-            km.ip = sandbox.KERNEL_IP  # in the sandbox's /tmp; start_new_kernel_client
-        write = km.write_connection_file
-
-        def write_readable(**kwargs):  # jupyter_client writes it for its own user only
-            write(**kwargs)
-            os.chmod(km.connection_file, 0o644)
-
-        km.write_connection_file = write_readable
-        return km, folder
+        return km
 
     def preprocess(self, nb, resources=None, km=None):
         self._replay: list[int] = []
-        self._kernel_dirs: list[Path] = []
-        self._sandbox: sandbox.Sandbox | None = None
         self._output_used: dict[str, int] = {}
         self._notebook_output = 0
         self._cells_run = 0
@@ -351,14 +221,9 @@ class GradingExecute(Execute):
         self._language = learner_messages.notebook_language(nb)
         budget = self.submission_timeout
         self._deadline = time.monotonic() + budget if budget > 0 else float("inf")
-        try:
-            with learner_messages.speaking(self._language):
-                nb, resources = super().preprocess(nb, resources, km)
-                if self.trusted:
-                    _fail_unchecked(nb, set(self.checks))
-        finally:
-            for folder in self._kernel_dirs:
-                shutil.rmtree(folder, ignore_errors=True)
+        with learner_messages.speaking(self._language):
+            nb, resources = super().preprocess(nb, resources, km)
+            _fail_unchecked(nb, set(self.checks))
         scratch = Path(self.resources.get("metadata", {}).get("path") or ".")
         _remove_links(scratch)
         return nb, resources
@@ -381,10 +246,8 @@ class GradingExecute(Execute):
             if modules:
                 self._quietly(install_hidden_code(modules))
             cell, resources = super().preprocess_cell(cell, resources, index)
-            if graded and self.trusted and grade_id in self.checks:
+            if graded and grade_id in self.checks:
                 self._judge(cell, grade_id)
-            if modules and not self.trusted:  # the real checks must not outlive their cell
-                self._quietly(_REMOVE_HIDDEN)
         except DeadKernelError:
             oom = self._out_of_memory_kills() > kills
             cell.outputs.append(_out_of_memory_output(self.memory_mb) if oom else _died_output())
@@ -413,7 +276,8 @@ class GradingExecute(Execute):
 
     def _out_of_memory_kills(self) -> int:
         """Processes of this kernel's sandbox that the out-of-memory killer has ended."""
-        group = getattr(getattr(self.km, "provisioner", None), "group", None)
+        confined = self._provisioner()
+        group = confined.group if confined is not None else None
         return group.out_of_memory_kills() if group is not None else 0
 
     def output(self, outs, msg, display_id, cell_index):
@@ -443,25 +307,24 @@ class GradingExecute(Execute):
         return note
 
     def _kernel_modules(self) -> dict[str, str]:
-        """What the kernel holds while a test cell runs: probes and a stand-in, or the checks."""
-        if not self.trusted:
-            return dict(self.hidden_modules)
-        topics = {topic for topic, _, _ in self.checks.values()}
-        return trusted.kernel_modules(topics, STAND_IN_SOURCE)
+        """What the kernel holds while a test cell runs: the probes, and a stand-in for the
+        hidden checks (which run here, in the grader)."""
+        topics = {topic for _, topic, _, _ in self.checks.values()}
+        return judge.kernel_modules(topics, STAND_IN_SOURCE)
 
     def _judge(self, cell, grade_id: str) -> None:
         """Run the test cell's hidden check here; a failure becomes an error in the cell."""
-        topic, check, args = self.checks[grade_id]
-        spec = trusted.CheckSpec(grade_id, "", topic, check, tuple(args))
+        exercise, topic, check, args = self.checks[grade_id]
+        spec = judge.CheckSpec(grade_id, exercise, topic, check, tuple(args))
         deadline = min(time.monotonic() + self.timeout, self._deadline)
-        verdict = trusted.run_check(spec, _KernelChannel(self, deadline=deadline))
+        verdict = judge.run_check(spec, _KernelChannel(self, deadline=deadline))
         record = {
             "passed": verdict.passed,
             "message": verdict.message,
             "seconds": round(verdict.seconds, 2),
         }
         if not verdict.passed and self.lesson:
-            named = trusted.name_misconception(
+            named = misconceptions.name_misconception(
                 self.lesson, spec, verdict.calls, _visible_tests(cell)
             )
             if named is not None:
@@ -498,14 +361,11 @@ class GradingExecute(Execute):
                 break
 
     def start_new_kernel_client(self):
-        if self.sandboxed:
-            # The kernel made its sockets in its own /tmp: reach them through its /proc root.
-            box = getattr(self.km, "grading_sandbox", None)  # a forked kernel's, found already
-            self._sandbox = box or _started(self.km)
-            self.km._close_control_socket()  # connected at start, to the kernel's own path
-            self.km.ip = self._sandbox.outside_path(sandbox.KERNEL_IP)
-            self.km._connect_control_socket()  # interrupts go through it
-        kc = super().start_new_kernel_client()
+        try:
+            kc = super().start_new_kernel_client()
+        except RuntimeError as err:  # "Kernel died before replying": bubblewrap may say why
+            why = self._provisioner().errors() if self._provisioner() else ""
+            raise RuntimeError(f"{err}: {why}" if why else str(err)) from None
         _KEEP_ALIVE.append(kc)
         if getattr(self, "_language", learner_messages.ENGLISH) != learner_messages.ENGLISH:
             # A kernel started ahead of its notebook cannot have it in its environment.
@@ -514,24 +374,20 @@ class GradingExecute(Execute):
         self._start_spare()
         return kc
 
-    async def _async_cleanup_kernel(self) -> None:
-        """Stop the kernel, then wait until every process its sandbox started is gone."""
-        try:
-            await super()._async_cleanup_kernel()
-        finally:
-            box, self._sandbox = self._sandbox, None
-            if box is not None:
-                box.wait_gone()
-
-    _cleanup_kernel = run_sync(_async_cleanup_kernel)
+    def _provisioner(self) -> provisioner.SandboxProvisioner | None:
+        """The course's provisioner of the current kernel (None for a plain kernel)."""
+        found = getattr(self.km, "provisioner", None)
+        return found if isinstance(found, provisioner.SandboxProvisioner) else None
 
     def inside_path(self, name: str) -> tuple[str, Path]:
         """A file the kernel writes: its path in the kernel, and where the grader reads it."""
-        if self._sandbox is not None:
+        confined = self._provisioner()
+        if confined is not None and confined.first_process is not None:  # in its sandbox
             inside = f"{sandbox.SCRATCH}/{name}"
-            return inside, Path(self._sandbox.outside_path(inside))
-        own = getattr(self.km, "grading_folder", None)  # a kernel run as a user of its own
-        scratch = own or Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
+            return inside, Path(confined.outside_path(inside))
+        if confined is not None:  # a kernel run as a user of its own, in its own folder
+            return str(confined.folder / name), confined.folder / name
+        scratch = Path(self.resources.get("metadata", {}).get("path") or ".").resolve()
         return str(scratch / name), scratch / name
 
     def _fresh_kernel(self) -> None:
@@ -584,11 +440,11 @@ class _KernelChannel:
         return envelope
 
 
-def _visible_tests(cell) -> trusted.Visible:
+def _visible_tests(cell) -> misconceptions.Visible:
     """The test cell's visible tests and how they ended for the learner (its first error)."""
     errors = [o for o in cell.outputs if o.output_type == "error"]
-    ending = trusted.error_signature(errors[0].ename, errors[0].evalue) if errors else None
-    return trusted.Visible(HIDDEN_REGION.sub("", cell.source), ending)
+    ending = misconceptions.error_signature(errors[0].ename, errors[0].evalue) if errors else None
+    return misconceptions.Visible(HIDDEN_REGION.sub("", cell.source), ending)
 
 
 def _read_result(path: Path) -> str | None:
@@ -667,17 +523,6 @@ def _budget_output(seconds: int, ran: bool) -> NotebookNode:
     return new_output(
         "error", ename=SUBMISSION_TIMEOUT, evalue=text, traceback=[f"{SUBMISSION_TIMEOUT}: {text}"]
     )
-
-
-def _started(km, placeholder: bool = False) -> sandbox.Sandbox:
-    """The sandbox jupyter_client just started for ``km``; if it did not start, the error
-    says why, in bubblewrap's own words where it gave some."""
-    try:
-        return sandbox.Sandbox(km.provisioner.process.pid, placeholder=placeholder)
-    except RuntimeError as err:
-        time.sleep(0.2)  # the pipe's last bytes, from a bubblewrap that has just exited
-        why = km.provisioner.errors()
-        raise RuntimeError(f"{err}: {why}" if why else str(err)) from None
 
 
 def _error_output(ename: str, text: str) -> NotebookNode:
