@@ -200,7 +200,7 @@ def cmd_grade_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_grade(args: argparse.Namespace) -> int:
-    from autograder.grading.bench import bench_grade
+    from autograder.bench import bench_grade
 
     print(f"Grading benchmark on {args.lesson} ({args.n} submissions for the jobs comparison):")
     print(bench_grade(args.lesson, args.n))

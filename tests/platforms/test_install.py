@@ -36,7 +36,8 @@ pytestmark = [
 LESSON = "00_welcome"
 EXTRAS = ".[deploy,grader]"
 # What grading loads, as modules of this checkout. Left out: the Dask route (--scheduler,
-# distributed) and `bench-grade`, which times it; both need the dev extra.
+# distributed) and the benchmarks (`bench`, `bench-grade`: one module, and bench-grade
+# times the Dask route); both need the dev extra.
 ENTRY_POINTS = [
     "autograder.__main__",
     "autograder.platforms.gradescope",
@@ -46,7 +47,7 @@ ENTRY_POINTS = [
 NOT_GRADING = {
     "autograder.grading.cluster",
     "autograder.grading.scheduler_preload",
-    "autograder.grading.bench",
+    "autograder.bench",
 }
 
 
