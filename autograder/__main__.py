@@ -7,6 +7,8 @@ import os
 import sys
 
 from autograder import course
+from autograder.grading.sandbox import DISK_MB, MEMORY_MB
+from autograder.nbgrader_settings import CELL_TIMEOUT_S, LESSON_MAX_S, SUBMISSION_TIMEOUT_S
 from autograder.platforms.cli import add_commands as add_platform_commands
 from autograder.platforms.cli import add_lms_options
 
@@ -253,25 +255,32 @@ def main(argv: list[str] | None = None) -> int:
     gra.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="parallel jobs (default: cores)"
     )
-    gra.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
+    gra.add_argument(
+        "--timeout",
+        type=int,
+        default=CELL_TIMEOUT_S,
+        help=f"seconds per cell (default {CELL_TIMEOUT_S})",
+    )
     gra.add_argument(
         "--memory",
         type=int,
-        default=6144,
-        help="MiB per kernel (default 6144, at least 4096): its address space, or its "
-        "private memory when it uses a GPU",
+        default=MEMORY_MB,
+        help=f"MiB per submission (default {MEMORY_MB}, at least 4096): all its processes "
+        "together, where a control group can be made, and each process's address space "
+        "(its private memory with a GPU)",
     )
     gra.add_argument(
         "--disk",
         type=int,
-        default=1024,
-        help="MiB of writable disk per kernel (default 1024): its /tmp, a tmpfs",
+        default=DISK_MB,
+        help=f"MiB of writable disk per kernel (default {DISK_MB}): its /tmp, a tmpfs",
     )
     gra.add_argument(
         "--submission-timeout",
         type=int,
-        default=450,
-        help="seconds for a whole notebook (default 450: five times the 90 s a lesson may take)",
+        default=SUBMISSION_TIMEOUT_S,
+        help=f"seconds for a whole notebook (default {SUBMISSION_TIMEOUT_S}: five times the "
+        f"{LESSON_MAX_S} s a lesson may take)",
     )
     gra.add_argument(
         "--no-gpu", action="store_true", help="kernels use the CPU even where a GPU is present"
@@ -281,8 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     gra.add_argument(
         "--no-warm",
         action="store_true",
-        help="start each kernel from nothing when its submission comes up: no kernel template "
-        "that imported torch once, none started ahead (slower; for comparison)",
+        help="start each kernel from nothing when its submission comes up: no spare kernel "
+        "started ahead (slower; for comparison)",
     )
     gra.add_argument(
         "--scheduler",

@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import course, notebook, right_answers
+from autograder import course, dask_local, notebook, right_answers
 from autograder.execute import KernelSession, errors, run_notebook
-from autograder.grading import cluster
 from autograder.grading.run import GradeOptions, grade
 from autograder.grading.samples import solution, write_class
 from autograder.mistakes import catalogue
@@ -127,7 +126,7 @@ def dask_seconds(submissions: Path, out: Path, lessons: list[str], runs: int = 1
     """The best of ``runs`` grade runs through a fresh local cluster. It is started before
     the clock, warm as a running cluster is (its workers have run their preload,
     ``cluster.dask_setup``); each run's scratch courses are on the clock."""
-    with cluster.local_cluster(DASK_WORKERS) as (address, _):
+    with dask_local.local_cluster(DASK_WORKERS) as (address, _):
         return min(grade_seconds(submissions, out, lessons, scheduler=address) for _ in range(runs))
 
 

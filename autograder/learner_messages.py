@@ -39,7 +39,7 @@ def speaking(lang: str) -> Iterator[None]:
 def kernel_setup(lang: str) -> str:
     """Code that, run quietly in a learner's kernel, makes its check messages ``lang``.
 
-    The grader's kernels are forked from a template started before any submission was read,
+    The grader's kernels may be started before their submission is read (a spare kernel),
     so their environment cannot carry the language: it is set from inside, before the
     notebook's first cell (and again in a kernel restarted after a crash).
     """

@@ -40,7 +40,7 @@ from autograder import course
 # kernel that compiles on: never for a class of one (a Gradescope container), always for a class.
 WORTH_IT_FROM = 3
 # Where inductor looks, inside the sandbox: tempfile.gettempdir() (TMPDIR, the sandbox's /tmp)
-# and getpass.getuser() (LOGNAME, "student"), as sandbox.kernel_env sets them.
+# and getpass.getuser() (LOGNAME, "student"), as sandbox.allowed_env sets them.
 KERNEL_USER = "student"
 BUILD_TIMEOUT_S = 300
 DONE = "complete"  # written last: a half-built seed (an interrupted build) is never used

@@ -128,7 +128,7 @@ class GradingExecute(Execute):
     """nbgrader's Execute, sandboxed, surviving kernel deaths, with hidden checks injected."""
 
     sandboxed = Bool(True, help="Run the kernel under bubblewrap.").tag(config=True)
-    memory_mb = Integer(6144, help="Address-space limit of the kernel, in MiB.").tag(config=True)
+    memory_mb = Integer(sandbox.MEMORY_MB, help="Memory of the kernel, in MiB.").tag(config=True)
     disk_mb = Integer(sandbox.DISK_MB, help="Size of the kernel's writable /tmp, in MiB.").tag(
         config=True
     )

@@ -13,7 +13,9 @@ is a plain ipykernel, and this class owns the rest.
 - **Its control group** (``cgroups.py``): memory, processes and CPU share for all of the
   sandbox's processes together, joined before the command runs, so every process the
   submission starts is born inside it.
-- **A fresh, empty session keyring**, so nothing the grader's session holds is reachable.
+- **No keys.** A fresh, empty session keyring, so nothing the grader's session holds is
+  reachable; under bubblewrap the keyring system calls are refused outright
+  (``sandbox.keyring_filter``), so no key a kernel made outlives it.
 - **Its standard streams**: stdin and stdout are ``/dev/null`` (the kernel speaks over its
   sockets); stderr is a pipe the grader drains, keeping only its start, so that bubblewrap's
   reason for not starting can be told; nothing a kernel writes reaches the grader.
@@ -93,12 +95,14 @@ class SandboxProvisioner(LocalProvisioner):
     _first_fd: int | None = None  # a pidfd of it: waited on at cleanup
     _errors: bytearray | None = None
     _info: tuple[int, int] | None = None  # the pipe of bubblewrap's --info-fd
+    _seccomp: int | None = None  # where bubblewrap reads its --seccomp program
+    _options: int | None = None  # where bubblewrap reads its options (--args)
 
     async def pre_launch(self, **kwargs):
         """Make the kernel's folder and connection file; wrap the kernel's argv."""
         km = self.parent
-        # Short and in /tmp: a sandboxed kernel sees it read-only at the same path.
-        self.folder = Path(tempfile.mkdtemp(prefix="gk-", dir="/tmp"))
+        # A sandboxed kernel sees it read-only at the same path.
+        self.folder = Path(tempfile.mkdtemp(prefix="gk-"))
         if self.sandboxed:
             self.uid = sandbox.student_uid() if sandbox.as_root() else None
             km.transport = "ipc"  # no TCP inside --unshare-net: Unix sockets in its /tmp
@@ -111,10 +115,13 @@ class SandboxProvisioner(LocalProvisioner):
             os.chown(self.folder, self.uid, self.uid)
         km.connection_file = str(self.folder / "kernel.json")
         kwargs = await super().pre_launch(**kwargs)  # writes the connection file
-        self._info = os.pipe() if self.sandboxed else None
         os.chmod(km.connection_file, 0o644)  # jupyter_client writes it for its own user only
         kernel = [*kwargs["cmd"], *_preload_options(self.preload)]
-        if self.sandboxed:
+        if not self.sandboxed:
+            prefix = sandbox.unprivileged_argv(self.folder, self.uid, self.memory_mb, self.gpu)
+        else:
+            self._info = os.pipe()  # bubblewrap reports its first process's id there
+            self._seccomp = _readable(sandbox.keyring_filter())
             prefix = sandbox.sandbox_argv(
                 self.folder,
                 [Path(p) for p in self.hide],
@@ -122,10 +129,13 @@ class SandboxProvisioner(LocalProvisioner):
                 self.gpu,
                 self.disk_mb,
                 uid=self.uid,
-                info_fd=self._info[1],  # bubblewrap reports its first process's id there
+                info_fd=self._info[1],
+                seccomp_fd=self._seccomp,
             )
-        else:
-            prefix = sandbox.unprivileged_argv(self.folder, self.uid, self.memory_mb, self.gpu)
+            # Its options from a file, so that no command line inside shows them.
+            head, options, command = sandbox.split_options(prefix)
+            self._options = _readable(b"".join(o.encode() + b"\0" for o in options))
+            prefix = [*head, "--args", str(self._options), *command]
         kwargs["cmd"] = [*prefix, *kernel]
         return kwargs
 
@@ -142,18 +152,23 @@ class SandboxProvisioner(LocalProvisioner):
             new_session_keyring()
 
         info_read, info_write = self._info or (None, None)
+        passed = [fd for fd in (info_write, self._seccomp, self._options) if fd is not None]
         kwargs.update(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=in_the_child,
-            pass_fds=(info_write,) if info_write is not None else (),
+            pass_fds=passed,
         )
         try:
             info = await super().launch_kernel(cmd, **kwargs)
+        except BaseException:
+            if info_read is not None:
+                os.close(info_read)
+            raise
         finally:
-            if info_write is not None:
-                os.close(info_write)
+            for fd in passed:  # the sandbox's now
+                os.close(fd)
         self._errors = bytearray()
         # A descriptor of its own: jupyter_client closes the pipe's file object when the
         # kernel ends, which would wait for a reader blocked on it.
@@ -240,6 +255,16 @@ class SandboxProvisioner(LocalProvisioner):
             return
         finally:
             os.close(fd)
+
+
+def _readable(data: bytes | None) -> int | None:
+    """A file descriptor from which ``data`` can be read to its end: a file in memory."""
+    if data is None:
+        return None
+    fd = os.memfd_create("for-bubblewrap")
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _preload_options(modules: list[str]) -> list[str]:

@@ -33,13 +33,10 @@ from autograder.grading.worker import (
     kernel_check,
     warm_up,
 )
+from autograder.nbgrader_settings import CELL_TIMEOUT_S, SUBMISSION_TIMEOUT_S
 
 MIN_MEMORY_MB = 4096  # this CUDA build of torch maps 3.2 GB of addresses, torchvision 0.3 GB
 MIN_DISK_MB = 64
-# A lesson runs in at most 90 s on a 2-core CPU (CONTRIBUTING.md; the slowest measures 13 s);
-# a whole submission gets five times that before it is stopped.
-LESSON_MAX_S = 90
-SUBMISSION_TIMEOUT_S = 5 * LESSON_MAX_S
 
 
 @dataclass
@@ -48,8 +45,8 @@ class GradeOptions:
     out: Path
     assignments: list[str] | None = None
     jobs: int = os.cpu_count() or 1
-    timeout_s: int = 120
-    memory_mb: int = 6144
+    timeout_s: int = CELL_TIMEOUT_S
+    memory_mb: int = sandbox.MEMORY_MB
     disk_mb: int = sandbox.DISK_MB
     submission_timeout_s: int = SUBMISSION_TIMEOUT_S
     force: bool = False

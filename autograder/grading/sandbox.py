@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import secrets
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -51,6 +53,9 @@ SHM_BYTES = 512 * 1024 * 1024
 SCRATCH = "/tmp"  # inside the sandbox: the kernel's only writable folder (a tmpfs)
 KERNEL_IP = f"{SCRATCH}/.kernel"  # the kernel's Unix sockets: /tmp/.kernel-<port>
 DISK_MB = 1024  # the tmpfs's size: checkpoints, exports and caches of every lesson fit
+# Memory of a kernel and everything it starts (--memory): torch, a lesson's models and
+# DataLoader workers fit with room to spare.
+MEMORY_MB = 6144
 # Tasks (processes and threads) per submission. The lessons' heaviest cells (DataLoader
 # workers, torchrun's two processes with their threads) use about 70; a fork bomb stops here.
 PROCESSES = 256
@@ -90,14 +95,35 @@ def memory_limit(gpu: bool) -> str:
     return "--data" if gpu else "--as"
 
 
-def memory_rlimit(gpu: bool) -> str:
-    """The ``resource`` limit ``memory_limit`` names: for a kernel that sets its own."""
-    return "RLIMIT_DATA" if gpu else "RLIMIT_AS"
-
-
 def gpu_device_nodes() -> list[str]:
     """The NVIDIA device nodes a CUDA kernel needs (``/dev/nvidia0``, ``/dev/nvidiactl``...)."""
     return sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+
+
+# The keyring system calls (add_key, request_key, keyctl) per architecture, with its seccomp
+# audit number. Inside the sandbox they fail with ENOSYS, as on a system built without keys:
+# a key a kernel made would outlive it (Linux keeps a user's keyrings after its last process
+# ends: /proc/key-users), and it could reach no key of the grader's anyway.
+KEYRING_CALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+
+
+def keyring_filter() -> bytes | None:
+    """A seccomp program (classic BPF, for bubblewrap's ``--seccomp``) that refuses the
+    keyring system calls and allows everything else; None on an architecture not listed."""
+    found = KEYRING_CALLS.get(platform.machine())
+    if found is None:
+        return None
+    arch, calls = found
+    load, equal, at_least, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE, BPF_RET
+    allow, enosys = 0x7FFF0000, 0x00050000 | 38  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO|ENOSYS
+    refused = [(equal, number) for number in calls]
+    if platform.machine() == "x86_64":  # the x32 ABI's numbers (bit 30 set): refused too
+        refused.insert(0, (at_least, 0x40000000))
+    n = len(refused)
+    program = [(load, 0, 0, 4), (equal, 1, 0, arch), (ret, 0, 0, allow), (load, 0, 0, 0)]
+    program += [(code, n - i, 0, k) for i, (code, k) in enumerate(refused)]  # -> the last
+    program += [(ret, 0, 0, allow), (ret, 0, 0, enosys)]
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
 def gpu_visible() -> bool:
@@ -217,17 +243,21 @@ def sandbox_argv(
     processes: int = PROCESSES,
     uid: int | None = None,
     info_fd: int | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The argv prefix that runs a command in the sandbox (append the command's argv).
 
     ``folder`` is the grader's own short folder for this kernel (its connection file): the
     kernel sees it read-only, at the same path. ``uid``: a root grader's user for this
     kernel (``student_uid()``, drawn when not given). ``info_fd``: a file descriptor on which
-    bubblewrap reports the id of the sandbox's first process (its init).
+    bubblewrap reports the id of the sandbox's first process (its init). ``seccomp_fd``: one
+    from which it reads ``keyring_filter()``.
     """
     argv = ["prlimit", f"{memory_limit(gpu)}={memory_mb * 1024 * 1024}", "--", BWRAP]
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):  # merged /usr: /lib -> usr/lib
             argv += ["--symlink", os.readlink(path), path]
@@ -310,6 +340,18 @@ def kernel_command() -> list[str]:
         "{connection_file}",
         *IPYKERNEL_OPTIONS,
     ]
+
+
+def split_options(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """``argv`` (from ``sandbox_argv``) in three: up to bubblewrap itself, bubblewrap's
+    options, and from the ``--`` that ends them on (the command). The provisioner passes the
+    options through a file (``--args``): bubblewrap's command line is the one thing of the
+    grader's a sandboxed process can read (``/proc/1/cmdline``, its init), and it would
+    show every folder the grader hides, by name.
+    """
+    start = argv.index(BWRAP) + 1
+    end = argv.index("--", start)
+    return argv[:start], argv[start:end], argv[end:]
 
 
 def unprivileged_argv(

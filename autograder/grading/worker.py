@@ -168,12 +168,10 @@ def compile_feedback_templates() -> None:
 
 def warm_up(assignments: list[str], environ: dict | None = None) -> None:
     """Each local worker's initializer: the grade command's environment (``environ``), the
-    imports (already done where the worker is a fork of the pool's fork server,
-    ``preload``), and a quick exit (its main thread)."""
+    imports, and a quick exit (its main thread)."""
     if environ is not None:
         os.environ.clear()
         os.environ.update(environ)
-    _fresh_random_state()
     import_for_grading(assignments)
     atexit.register(_exit_now)
     # A pool's worker leaves through multiprocessing's own exit, which runs its finalizers,
@@ -185,15 +183,6 @@ def warm_up(assignments: list[str], environ: dict | None = None) -> None:
     Finalize(None, discard_spares, exitpriority=100)
     # Ctrl-C reaches the workers too: the main process says what was saved; a worker just goes.
     signal.signal(signal.SIGINT, lambda *_: _exit_now())
-
-
-def _fresh_random_state() -> None:
-    """Forked workers start with their fork server's random state: give each its own, as a
-    worker started from nothing has (Python's own ``random`` reseeds itself at a fork)."""
-    if "numpy" in sys.modules:
-        sys.modules["numpy"].random.seed()
-    if "torch" in sys.modules:
-        sys.modules["torch"].seed()
 
 
 def _exit_now() -> None:

@@ -12,8 +12,10 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,7 +89,13 @@ def graded(tmp_path_factory):
         },
     )
     os.environ[GRADERS_OWN_VARIABLE] = "the grader's own"  # its workers inherit it
+    # The run's own temporary folder, so that its kernels' folders can be told apart from
+    # those of a grade run in another test process (short, and no "pytest" in its name:
+    # a kernel sees its connection file's path).
+    kernels_tmp = Path(tempfile.mkdtemp(prefix="attack-run-", dir="/tmp"))
+    os.environ["TMPDIR"] = str(kernels_tmp)
     keyring = _keep_a_key_in_the_graders_session_keyring()
+    groups_before, key_users_before = _empty_kernel_groups(), _kernel_key_users()
     opts = GradeOptions(
         subs,
         out,
@@ -102,8 +110,11 @@ def graded(tmp_path_factory):
     try:
         results = {r["student"]: r for r in grade(opts)}
     finally:
-        del os.environ[GRADERS_OWN_VARIABLE]
+        del os.environ[GRADERS_OWN_VARIABLE], os.environ["TMPDIR"]
     machine = {
+        "kernel_folders": sorted(str(p) for p in kernels_tmp.glob("gk-*")),
+        "kernel_groups": sorted(_empty_kernel_groups() - groups_before),
+        "kernel_key_users": sorted(_kernel_key_users() - key_users_before),
         "keyring": keyring,
         "outside_alive": outside.poll() is None,
         "leftover_processes": _processes_with(attacks.MARKER),
@@ -112,9 +123,33 @@ def graded(tmp_path_factory):
         ],
     }
     yield results, out, machine
+    shutil.rmtree(kernels_tmp)  # the grader's own files (torch's caches): no kernel's
     outside.kill()
     outside.wait()
     sentinel.unlink()
+
+
+def _empty_kernel_groups() -> set[str]:
+    """Control groups of sandboxes with no process left in them (a live kernel's has some)."""
+    if cgroups.unavailable() is not None:
+        return set()
+    found = set()
+    for parent in set(cgroups._parents().values()):
+        for group in parent.glob("kernel-*"):
+            if not (group / "cgroup.procs").read_text().split():
+                found.add(str(group))
+    return found
+
+
+def _kernel_key_users() -> set[int]:
+    """Users of the range kernels are given (sandbox.UID_BASE...) that hold keys: Linux keeps
+    a user's keyrings after its last process has ended."""
+    users = set()
+    for line in Path("/proc/key-users").read_text().splitlines():
+        uid = int(line.split(":")[0])
+        if uid >= sandbox.UID_BASE:
+            users.add(uid)
+    return users
 
 
 def scores(result):
@@ -227,6 +262,16 @@ def test_detached_processes_are_gone_when_grading_ends(graded):
     assert machine["leftover_processes"] == []
 
 
+def test_nothing_of_a_kernel_remains_after_grading(graded):
+    """Processes, the grader's folders for its kernels (connection files and keys), control
+    groups and keys: every kernel of the run, attacks included, left none of them."""
+    _, _, machine = graded
+    assert machine["leftover_processes"] == []
+    assert machine["kernel_folders"] == []
+    assert machine["kernel_groups"] == []
+    assert machine["kernel_key_users"] == [], "keys made inside a sandbox outlived it"
+
+
 def test_a_fork_bomb_is_capped_and_costs_only_its_exercise(graded):
     results, out, _ = graded
     r = results["fork_bomb"]
@@ -295,8 +340,6 @@ def grade_the_cpu_contest(root: Path) -> tuple[dict[str, dict], Path]:
 def print_the_cpu_contest() -> None:
     """Grade the contest in a scratch folder and print each row: for docs/sandbox.md's
     comparison with the control groups hidden."""
-    import tempfile
-
     print("control groups:", cgroups.unavailable() or "one per sandbox")
     results, _ = grade_the_cpu_contest(Path(tempfile.mkdtemp(prefix="cpu-contest-")))
     for student, r in sorted(results.items()):

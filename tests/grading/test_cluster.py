@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import dask_local
 from autograder.grading import cluster, samples, sandbox
 from autograder.grading.run import GradeOptions, UsageError, grade
 from tests.grading import attacks
@@ -74,7 +75,7 @@ def local(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    with cluster.local_cluster(workers=2) as (address, workers):
+    with dask_local.local_cluster(workers=2) as (address, workers):
         yield address, workers
 
 
@@ -194,7 +195,7 @@ def test_a_worker_of_another_version_is_refused_by_name():
 
 def test_a_scheduler_that_does_not_answer_is_a_usage_error(tmp_path):
     subs = samples.write_class(tmp_path / "subs", LESSON, {"right": samples.solution(LESSON)})
-    nobody = f"tcp://127.0.0.1:{cluster._free_port()}"
+    nobody = f"tcp://127.0.0.1:{dask_local._free_port()}"
     start = time.monotonic()
     with pytest.raises(UsageError, match=f"no Dask scheduler answers at {nobody}"):
         grade(_options(subs, tmp_path / "out", nobody))

@@ -48,6 +48,7 @@ NOT_GRADING = {
     "autograder.grading.cluster",
     "autograder.grading.scheduler_preload",
     "autograder.bench",
+    "autograder.dask_local",
 }
 
 
