@@ -334,6 +334,9 @@ def grade_the_cpu_contest(root: Path) -> tuple[dict[str, dict], Path]:
     opts = GradeOptions(
         subs, out, [LESSON], jobs=2, timeout_s=CONTEST_PER_CELL_S, memory_mb=4096, progress=False
     )
+    # No spare kernels: each imports torch as it starts, CPU of the grader's own making that
+    # a victim's 5 s cells would share with the hog's; the contest is between submissions.
+    opts.warm = False
     return {r["student"]: r for r in grade(opts)}, out
 
 
@@ -346,6 +349,7 @@ def print_the_cpu_contest() -> None:
         print(f"{student:16} {r['status']:8} {r['score']:g}/{r['max_score']:g}")
 
 
+@pytest.mark.alone  # a 5 s per-cell limit: timing that another test process would skew
 def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(tmp_path):
     _needs_control_groups()
     results, out = grade_the_cpu_contest(tmp_path)
