@@ -7,10 +7,11 @@ scores for the solution and the untouched student version.
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from pathlib import Path
 
-from autograder import course, notebook
+from autograder import course, judge, notebook
 from autograder.execute import errors
 from autograder.mistake_check import LessonMistakeReport, check_lesson
 from autograder.nbgrader_course import autograde, autograded_notebook
@@ -23,6 +24,8 @@ def verify(lesson: str) -> list[str]:
     if report.solution_error:
         return [f"the solution notebook fails: {report.solution_error}"]
     print(f"{lesson}: solution ran in {report.solution_seconds:.1f} s (one thread)")
+    for exercise, line in contract_lines(lesson).items():
+        print(f"  checks  {exercise:<24} {line}")
     for outcome in report.outcomes:
         if outcome.error is None:
             why = outcome.definition_error or "its test cell passed"
@@ -64,6 +67,22 @@ def verify(lesson: str) -> list[str]:
                     f"student version: cell {err.index} raised {err.ename}: {err.evalue}"
                 )
     return problems
+
+
+def contract_lines(lesson: str) -> dict[str, str]:
+    """Exercise -> the contract families its hidden check declares, or that it has none."""
+    lines = {}
+    for spec in judge.specs(lesson).values():
+        check = getattr(importlib.import_module(f"autograder.hidden.{spec.topic}"), spec.check)
+        contracts = getattr(check, "contracts", ())
+        if not contracts:
+            lines[spec.exercise] = "hand-written (no contract)"
+            continue
+        lines[spec.exercise] = "; ".join(
+            "contract " + " ".join(c.families) + (f", rules {' '.join(c.rules)}" if c.rules else "")
+            for c in contracts
+        )
+    return lines
 
 
 # What every exercise's catalogues must hold (CONTRIBUTING.md, "Mistake catalogue").

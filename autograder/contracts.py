@@ -1,0 +1,492 @@
+"""Contracts: an exercise's whole promise, checked by property on generated inputs.
+
+A hidden check used to list cases by hand; each round of wrong answers found the
+neighbours of the cases listed. A :class:`Contract` says once what the exercise promises
+instead: its reference (run here, in the grader), how to draw its inputs, and which
+*families* of inputs and behaviours it must handle. :meth:`Contract.check` then has
+Hypothesis draw inputs for each family, runs the learner's answer on them through the
+generic probe (``autograder/probes/contract.py``, in the learner's kernel), compares what
+came back with the reference's answer on the same inputs, and, when they differ, shrinks
+the input to the smallest one that still fails, so the feedback names it ("for x of shape
+(1, 0), float16: ...").
+
+The families, each reusable by any exercise whose inputs are tensors:
+
+- ``values``: inputs of many shapes, float32; the answer's result equals the reference's.
+- ``edges``: the smallest sizes the text allows (0 where empty is allowed, 1, odd sizes).
+- ``dtypes``: float16, bfloat16 and float64 inputs; the result keeps the reference's dtype.
+- ``strides``: the same values in a non-contiguous layout (``.view`` breaks, ``.reshape`` works).
+- ``device``: the inputs on PyTorch's ``meta`` device, so a tensor made without ``device=``
+  shows on a CPU-only grader as it would on a GPU (PyTorch refuses to mix the two).
+- ``grad``: the result's graph reaches the inputs and its gradients equal the reference's.
+
+In every family the arguments must come back unchanged (unless the contract says which
+may change) and the exercise's forbidden shortcuts raise while the answer runs.
+
+Runs are derandomized (the same notebook always gets the same score) and budgeted: each
+family draws a few examples, and at most :data:`PROBE_BUDGET` probes run per family, the
+rest of a shrink reusing results it already has.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky, HypothesisException
+
+from autograder import wire
+from autograder.boundary import AnswerRaised, AnswerUnreachable, observe
+from autograder.probes import contract as probe
+from tutorial_lib.checks import CheckError, assert_close
+from tutorial_lib.i18n import _
+
+FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad")
+OTHER_DTYPES = (torch.float16, torch.bfloat16, torch.float64)  # what ``dtypes`` draws
+PROBE_BUDGET = 40  # kernel round trips per family, generation and shrinking together
+EXAMPLES = 8  # inputs drawn per family before shrinking
+
+# Tolerances per dtype for comparing with the reference: the answer may add in another order.
+TOLERANCE = {
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (4e-2, 4e-2),
+    torch.float32: (1e-4, 1e-5),
+    torch.float64: (1e-7, 1e-9),
+}
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a contract's ``inputs`` function gets: Hypothesis' ``draw`` and the family."""
+
+    draw: Callable[[st.SearchStrategy], Any]
+    family: str
+
+    def size(self, low: int = 1, high: int = 5, empty_ok: bool = False) -> int:
+        """One dimension's size; the ``edges`` family favours 0 (where allowed), 1 and odd sizes."""
+        if self.family == "edges":
+            smallest = 0 if empty_ok else low
+            return self.draw(
+                st.sampled_from(sorted({smallest, max(low, 1), 3, 7} & _span(low, high)))
+            )
+        return self.draw(st.integers(low, high))
+
+    def tensor(self, *shape: int, low: float = -2.0, high: float = 2.0) -> torch.Tensor:
+        """A float32 tensor of ``shape``, its values from a drawn seed (shrinks to seed 0)."""
+        seed = self.draw(st.integers(0, 2**16))
+        g = torch.Generator().manual_seed(seed)
+        return torch.rand(shape, generator=g) * (high - low) + low
+
+    def integers(self, *shape: int, low: int = 0, high: int = 10) -> torch.Tensor:
+        """An int64 tensor of ``shape`` with values in ``[low, high)``, from a drawn seed."""
+        seed = self.draw(st.integers(0, 2**16))
+        g = torch.Generator().manual_seed(seed)
+        return torch.randint(low, high, shape, generator=g)
+
+    def bools(self, *shape: int) -> torch.Tensor:
+        """A bool tensor of ``shape`` from a drawn seed."""
+        return self.integers(*shape, low=0, high=2).bool()
+
+
+def _span(low: int, high: int) -> set[int]:
+    return set(range(min(low, 0), high + 1))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """One drawn call: positional and keyword arguments."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What one exercise promises, for every input its ``inputs`` function can draw.
+
+    ``reference(*args, **kwargs)`` is the grader's answer; ``inputs(d: Draw) -> Inputs``
+    draws a call; ``families`` are the families checked, in order; ``rules`` are shortcut
+    names (``probes.contract.SHORTCUTS``) the text forbids; ``mutates`` are positions of
+    arguments the text says the answer changes; ``compare(got, expected, what, inputs)``
+    overrides the default comparison of results; ``grad_args`` are the positions of the
+    float tensors ``grad`` differentiates (all float tensors when None); ``hint(family,
+    inputs)`` adds the exercise's advice to a wrong result's message.
+    """
+
+    name: str
+    reference: Callable[..., Any]
+    inputs: Callable[[Draw], Inputs]
+    families: tuple[str, ...] = ("values", "edges", "strides", "dtypes", "device", "grad")
+    rules: tuple[str, ...] = ()
+    rule_text: Callable[[], str] | None = None
+    mutates: tuple[int, ...] = ()
+    compare: Callable[[Any, Any, str, Inputs], None] | None = None
+    grad_args: tuple[int, ...] | None = None
+    arg_names: tuple[str, ...] = ()
+    hint: Callable[[str, Inputs], str] | None = None
+    examples: int = EXAMPLES
+
+    def __post_init__(self):
+        unknown = set(self.families) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown contract families {sorted(unknown)}")
+        missing = set(self.rules) - set(probe.SHORTCUTS)
+        if missing:
+            raise ValueError(f"{self.name}: rules name no known shortcut: {sorted(missing)}")
+
+    def check(self, answer: Any) -> None:
+        """Check every family in order; the first that fails raises with its smallest input."""
+        for family in self.families:
+            _check_family(self, answer, family)
+
+
+def uses(*contracts: Contract) -> Callable:
+    """Decorate a hidden check: its contracts run first, then its own hand-written lines.
+
+    The contracts stay readable on the check (``check.contracts``), for ``make verify``.
+    """
+
+    def wrap(check: Callable) -> Callable:
+        def checked(answer, *rest):
+            for c in contracts:
+                c.check(answer)
+            return check(answer, *rest)
+
+        checked.__name__, checked.__doc__ = check.__name__, check.__doc__
+        checked.__wrapped__ = check
+        checked.contracts = contracts
+        return checked
+
+    return wrap
+
+
+# ---------------------------------------------------------------------------------------
+# One family: Hypothesis draws, the probe runs the answer, the reference is compared.
+
+
+class _Stop(Exception):
+    """The answer cannot be judged on any input (a stub, a kernel gone): stop the search."""
+
+
+def _check_family(contract: Contract, answer: Any, family: str) -> None:
+    runner = _Runner(contract, answer, family)
+
+    @settings(
+        max_examples=contract.examples,
+        derandomize=True,  # the same notebook always gets the same score
+        database=None,  # nothing written to disk, nothing remembered between students
+        deadline=None,  # no wall-clock limit judges a student
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+    @given(st.data())
+    def holds(data):
+        inputs = contract.inputs(Draw(data.draw, family))
+        if family == "dtypes":  # one other precision for the whole call
+            inputs = _as_dtype(inputs, data.draw(st.sampled_from(OTHER_DTYPES)))
+        runner.run(inputs)
+
+    try:
+        holds()
+    except _Stop:
+        raise runner.stopped from None
+    except Flaky:
+        raise CheckError(
+            _(
+                "{name} gave different results for the same input when called twice: "
+                "it must not depend on hidden state or randomness it does not seed."
+            ).format(name=contract.name)
+        ) from None
+    except HypothesisException as err:  # a contract that cannot draw: ours to fix
+        raise AnswerUnreachable(f"{contract.name}: the contract could not run ({err})") from None
+
+
+class _Runner:
+    """Runs one family's examples: probes through the channel, within a budget, cached."""
+
+    def __init__(self, contract: Contract, answer: Any, family: str):
+        self.contract, self.answer, self.family = contract, answer, family
+        self.seen: dict[str, BaseException | None] = {}
+        self.probes = 0
+        self.stopped: BaseException | None = None
+
+    def run(self, inputs: Inputs) -> None:
+        key = wire.encode([list(inputs.args), inputs.kwargs])
+        if self.stopped is not None:
+            self._stop()
+        if key in self.seen:
+            if self.seen[key] is not None:
+                raise self.seen[key]
+            return
+        if self.probes >= PROBE_BUDGET:
+            return  # past the budget, unseen inputs are not probed (the shrink stops here)
+        self.probes += 1
+        try:
+            self._judge(inputs)
+        except (NotImplementedError, AnswerUnreachable) as err:
+            self.stopped = err
+        except CheckError as err:
+            self.seen[key] = err
+            raise
+        if self.stopped is not None:
+            self._stop()  # outside the except: the same failure as every later call's
+        self.seen[key] = None
+
+    def _stop(self) -> None:
+        """Raised from one place, so Hypothesis sees one failure and does not call it flaky."""
+        raise _Stop
+
+    def _judge(self, inputs: Inputs) -> None:
+        c = self.contract
+        what = describe_call(c, inputs, self.family)
+        float_args = [
+            i
+            for i, a in enumerate(inputs.args)
+            if isinstance(a, torch.Tensor) and a.dtype.is_floating_point
+        ]
+        wanted = float_args if c.grad_args is None else c.grad_args
+        grad_args = [i for i in wanted if i in float_args]
+        case = {
+            "args": list(inputs.args),
+            "kwargs": inputs.kwargs,
+            "family": self.family,
+            "grad_args": grad_args,
+            "rules": list(c.rules),
+        }
+        if self.family == "grad":
+            graph = _reference_graph(c, inputs, grad_args)
+            if graph is None:
+                return  # the reference's result has no graph either: nothing to compare
+            case["grad_outputs"] = graph.outputs
+        try:
+            seen = observe(probe.probe_contract, self.answer, case, what)
+        except AnswerRaised as err:
+            raise CheckError(
+                _("{what} raised {error}: {message}").format(
+                    what=what, error=err.type_name, message=err.message.splitlines()[0][:300]
+                )
+                + _frames(err)
+            ) from None
+        if self.family == "device" and "inconclusive" in seen:
+            return  # the answer needs values (item(), nonzero()): meta cannot tell
+        if self.family == "device" and "device_mix" in seen:
+            raise CheckError(
+                _(
+                    "{what}: with its inputs on another device (here PyTorch's 'meta' device, "
+                    "as a GPU would be), the answer mixed devices: {error}. A tensor made with "
+                    "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
+                    "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
+                ).format(what=what, error=seen["device_mix"])
+            )
+        if seen.get("broken"):
+            rule = c.rule_text() if c.rule_text else ""
+            raise CheckError(
+                _(
+                    "{what} called {calls}, which this exercise does not allow (the grader "
+                    "makes it raise while your function runs). {rule}"
+                )
+                .format(what=what, calls=_(" and ").join(seen["broken"]), rule=rule)
+                .strip()
+            )
+        changed = [i for i in seen.get("changed", []) if i not in c.mutates]
+        if changed:
+            names = ", ".join(_arg_name(c, i) for i in changed)
+            raise CheckError(
+                _(
+                    "{what} changed its argument {names} (its values, shape or requires_grad). "
+                    "The caller still needs it: compute on a copy or with out-of-place "
+                    "operations (x = x - m, not x -= m)."
+                ).format(what=what, names=names)
+            )
+        expected = c.reference(*_copies(inputs.args), **inputs.kwargs)
+        if self.family == "device":
+            _compare_on_meta(seen.get("result"), expected, what)
+            return
+        compare = c.compare or _compare
+        try:
+            compare(seen.get("result"), expected, what, inputs)
+        except CheckError as err:
+            hint = c.hint(self.family, inputs) if c.hint else ""
+            if not hint:
+                raise
+            raise CheckError(f"{err} {hint}") from None
+        if self.family == "grad":
+            _compare_grads(c, graph, grad_args, seen, what)
+
+
+def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
+    """The call with its float tensors in ``dtype`` (the others stay as they are)."""
+    args = tuple(
+        a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a
+        for a in inputs.args
+    )
+    return Inputs(args, inputs.kwargs)
+
+
+def _copies(args: Sequence) -> list:
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def _arg_name(c: Contract, i: int) -> str:
+    return c.arg_names[i] if i < len(c.arg_names) else f"#{i + 1}"
+
+
+def _frames(err: AnswerRaised) -> str:
+    return ("\n" + "\n".join(err.frames[-3:])) if err.frames else ""
+
+
+def describe_call(c: Contract, inputs: Inputs, family: str) -> str:
+    """``name(x: float16 (1, 0), k=2)`` plus how the family changed the inputs."""
+    parts = [
+        f"{_arg_name(c, i) if c.arg_names else ''}{': ' if c.arg_names else ''}{describe(a)}"
+        for i, a in enumerate(inputs.args)
+    ]
+    parts += [f"{k}={describe(v)}" for k, v in inputs.kwargs.items()]
+    how = {
+        "strides": _(" [tensor inputs non-contiguous]"),
+        "device": _(" [inputs on the meta device]"),
+        "grad": _(" [float inputs require grad]"),
+    }.get(family, "")
+    return f"{c.name}({', '.join(parts)}){how}"
+
+
+def describe(value: Any) -> str:
+    """A short description of an argument: a tensor by dtype and shape, the rest by repr."""
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{dtype} tensor of shape {tuple(value.shape)}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons.
+
+
+def _compare(got: Any, expected: Any, what: str, inputs: Inputs) -> None:
+    """Tensors by dtype, shape and value (tolerance by dtype); sequences item by item."""
+    if isinstance(expected, torch.Tensor):
+        rtol, atol = TOLERANCE.get(expected.dtype, (0.0, 0.0))
+        assert_close(got, expected.detach(), rtol=rtol, atol=atol, what=what)
+        return
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            raise CheckError(
+                _("{what} returned {got}, expected {n} values.").format(
+                    what=what, got=describe(got), n=len(expected)
+                )
+            )
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            _compare(g, e, f"{what}[{i}]", inputs)
+        return
+    if isinstance(expected, float):
+        if not isinstance(got, (int, float)) or not math.isclose(
+            got, expected, rel_tol=1e-6, abs_tol=1e-9
+        ):
+            raise CheckError(
+                _("{what} returned {got}, expected {expected}.").format(
+                    what=what, got=got, expected=expected
+                )
+            )
+        return
+    if got != expected or type(got) is not type(expected):
+        raise CheckError(
+            _("{what} returned {got!r}, expected {expected!r}.").format(
+                what=what, got=got, expected=expected
+            )
+        )
+
+
+def _compare_on_meta(got: Any, expected: Any, what: str) -> None:
+    """On ``meta`` only where the tensors live, their dtypes and shapes can be compared."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, dict) or "device" not in got:
+            raise CheckError(
+                _("{what} returned {got}, expected a tensor.").format(what=what, got=describe(got))
+            )
+        if got["device"] != "meta":
+            raise CheckError(
+                _(
+                    "{what} returned a tensor on {device}, not on its inputs' device (meta, "
+                    "standing in for a GPU). Make new tensors with device=x.device or "
+                    "x.new_*, so the result lives where the inputs do."
+                ).format(what=what, device=got["device"])
+            )
+        if got["dtype"] != expected.dtype or list(got["shape"]) != list(expected.shape):
+            raise CheckError(
+                _(
+                    "{what} returned {dtype} of shape {shape}, expected {edtype} of shape {eshape}."
+                ).format(
+                    what=what,
+                    dtype=got["dtype"],
+                    shape=tuple(got["shape"]),
+                    edtype=expected.dtype,
+                    eshape=tuple(expected.shape),
+                )
+            )
+    elif isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
+        for i, (g, e) in enumerate(zip(got, expected, strict=False)):
+            _compare_on_meta(g, e, f"{what}[{i}]")
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """The reference's gradients: which float outputs carry a graph, and d(sum w*out)/d(input)."""
+
+    outputs: list[int]
+    grads: list[torch.Tensor]
+    inputs: list[torch.Tensor]
+
+
+def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Graph | None:
+    args = _copies(inputs.args)
+    for i in grad_args:
+        args[i] = args[i].detach().requires_grad_(True)
+    outs = [
+        t for t in probe.tensors_in(c.reference(*args, **inputs.kwargs)) if t.is_floating_point()
+    ]
+    positions = [k for k, t in enumerate(outs) if t.grad_fn is not None]
+    if not positions or not grad_args:
+        return None
+    total = sum((outs[k] * probe.grad_weights(outs[k])).sum() for k in positions)
+    wrt = [args[i] for i in grad_args]
+    grads = torch.autograd.grad(total, wrt, allow_unused=True)
+    return _Graph(
+        positions,
+        [torch.zeros_like(a) if g is None else g for a, g in zip(wrt, grads, strict=True)],
+        wrt,
+    )
+
+
+def _compare_grads(c: Contract, graph: _Graph, grad_args: list[int], seen: dict, what: str):
+    """The answer's result reaches its inputs in the graph, with the reference's gradients."""
+    if "grads" not in seen:
+        raise CheckError(
+            _(
+                "{what}: the result has no gradient history (no grad_fn), so a loss computed "
+                "from it cannot train anything. Do not compute it under torch.no_grad(), with "
+                ".detach(), .item() or by building a new tensor from its values."
+            ).format(what=what)
+        )
+    for i, got, exp in zip(grad_args, seen["grads"], graph.grads, strict=True):
+        name = _arg_name(c, i)
+        got = torch.zeros_like(exp) if got is None else got
+        rtol, atol = TOLERANCE.get(exp.dtype, (1e-4, 1e-5))
+        try:
+            assert_close(got, exp, rtol=rtol * 10, atol=atol * 10, what=f"the gradient for {name}")
+        except CheckError as err:
+            raise CheckError(
+                _(
+                    "{what}: the gradient that flows back to {name} is wrong. The values are "
+                    "right but part of the computation is cut from the graph (a .detach(), "
+                    "torch.no_grad(), a statistic taken with .item()) or changed in place. {err}"
+                ).format(what=what, name=name, err=err)
+            ) from None

@@ -1,0 +1,237 @@
+"""The kernel side of a contract (``autograder/contracts.py``): one generic probe.
+
+``probe_contract(answer, case)`` calls the answer on the case's arguments, changed the way
+the case's *family* asks (a view with other strides, the ``meta`` device, inputs that
+require grad), with the exercise's forbidden shortcuts made to raise, and returns what it
+saw as data: the result, the arguments it changed in place, the shortcuts it called, the
+gradients it sends back to its inputs. It holds no reference answer: the grader computes
+the expected values on its own copy of the same inputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+
+class RuleBroken(Exception):
+    """Raised inside an answer that calls what its exercise's text forbids."""
+
+
+# Every shortcut an exercise's text may forbid, by the name a learner writes. A contract
+# names them; only names listed here can be forbidden (nothing is looked up by string).
+SHORTCUTS: dict[str, Callable] = {
+    "F.batch_norm": F.batch_norm,
+    "torch.batch_norm": torch.batch_norm,
+    "torch.native_batch_norm": torch.native_batch_norm,
+    "F.layer_norm": F.layer_norm,
+    "torch.layer_norm": torch.layer_norm,
+    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    "F.multi_head_attention_forward": F.multi_head_attention_forward,
+    "F.softmax": F.softmax,
+    "torch.softmax": torch.softmax,
+    "F.cross_entropy": F.cross_entropy,
+    "F.nll_loss": F.nll_loss,
+    "F.mse_loss": F.mse_loss,
+    "F.embedding_bag": F.embedding_bag,
+    "torch.cdist": torch.cdist,
+    "torch.autograd.functional.hessian": torch.autograd.functional.hessian,
+    "torch.autograd.functional.hvp": torch.autograd.functional.hvp,
+    "torch.autograd.functional.vhp": torch.autograd.functional.vhp,
+}
+
+
+class _Forbid(TorchFunctionMode):
+    """While active, each torch function in ``functions`` raises RuleBroken; calls are noted."""
+
+    def __init__(self, functions: dict[Callable, str], called: list[str]):
+        super().__init__()
+        self.functions, self.called = functions, called
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = self.functions.get(func)
+        if name is not None:
+            self.called.append(name)
+            raise RuleBroken(f"{name} is not allowed in this exercise")
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def forbidden(
+    functions: dict[Callable, str], methods: dict[tuple[type, str], str] | None = None
+) -> Iterator[list[str]]:
+    """For the duration of the block, the exercise's forbidden shortcuts raise RuleBroken.
+
+    ``functions`` are torch functions (caught by a TorchFunctionMode, so also when a module
+    calls them); ``methods`` are (class, name) pairs replaced on the class (so ``layer(x)``,
+    ``layer.forward(x)`` and ``type(layer).forward(layer, x)`` all raise). Yields the list of
+    names called, which stays filled even when the answer catches the error. Functions that
+    are not torch functions (``torch.autograd.functional.hessian``) are replaced in their
+    module for the block.
+    """
+    called: list[str] = []
+
+    def raiser(name: str):
+        def forbidden_function(*args, **kwargs):
+            called.append(name)
+            raise RuleBroken(f"{name} is not allowed in this exercise")
+
+        return forbidden_function
+
+    plain = {f: n for f, n in functions.items() if not _is_torch_function(f)}
+    patched = [(_home(f), f.__name__, f) for f in plain]
+    saved = {(cls, attr): cls.__dict__[attr] for cls, attr in methods or {}}
+    try:
+        for (cls, attr), name in (methods or {}).items():
+            setattr(cls, attr, raiser(name))
+        for module, attr, f in patched:
+            setattr(module, attr, raiser(plain[f]))
+        torch_functions = {f: n for f, n in functions.items() if f not in plain}
+        with _Forbid(torch_functions, called):
+            yield called
+    finally:
+        for (cls, attr), original in saved.items():
+            setattr(cls, attr, original)
+        for module, attr, f in patched:
+            setattr(module, attr, f)
+
+
+def _is_torch_function(f: Callable) -> bool:
+    """Whether a TorchFunctionMode sees calls of ``f`` (torch's own ops and F's functions)."""
+    return getattr(f, "__module__", "") in ("torch", "torch.nn.functional", "torch._C._nn") or (
+        type(f).__name__ == "builtin_function_or_method"
+    )
+
+
+def _home(f: Callable):
+    return importlib.import_module(f.__module__)
+
+
+def run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=None) -> dict:
+    """``fn(*args, **kwargs)`` with the shortcuts forbidden: its result and what it called.
+
+    An uncaught RuleBroken is not the answer's error but the rule's: it comes back as
+    ``{"result": None, "broken": [...]}`` for the check to explain.
+    """
+    with forbidden(functions, methods) as called:
+        try:
+            result = fn(*args, **kwargs)
+        except RuleBroken:
+            result = None
+    return {"result": result, "broken": sorted(set(called))}
+
+
+# ---------------------------------------------------------------------------------------
+# The families' changes to the inputs, made here so that the answer meets them as they are.
+
+
+def other_strides(t: torch.Tensor) -> torch.Tensor:
+    """The same values in a non-contiguous layout (a ``.view`` of it fails; ``.reshape`` works)."""
+    if t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1:
+        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return torch.stack([t, t], dim=-1)[..., 0]  # every other element of a wider buffer
+
+
+def grad_weights(out: torch.Tensor) -> torch.Tensor:
+    """Fixed, uneven weights for ``(out * w).sum()``, the same here and in the grader."""
+    n = out.numel()
+    w = torch.linspace(-1.0, 1.5, n, dtype=out.dtype, device=out.device) if n else out.new_zeros(0)
+    return w.reshape(out.shape)
+
+
+def tensors_in(value: Any) -> list[torch.Tensor]:
+    """The tensors in a result (a tensor, or a tuple, list or dict of them)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v)]
+    return []
+
+
+def describe_meta(value: Any) -> Any:
+    """A result computed on ``meta``: each tensor as its device, dtype and shape (no values)."""
+    if isinstance(value, torch.Tensor):
+        return {"device": str(value.device), "dtype": value.dtype, "shape": list(value.shape)}
+    if isinstance(value, (list, tuple)):
+        return type(value)(describe_meta(v) for v in value)
+    if isinstance(value, dict):
+        return {k: describe_meta(v) for k, v in value.items()}
+    return value
+
+
+# What a mix of devices says, in the words PyTorch uses for it.
+DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
+
+
+def probe_contract(answer: Callable, case: dict) -> dict:
+    """Run the answer on the case as its family asks; return what it did, as data.
+
+    ``case``: ``args``, ``kwargs``, ``family`` (``values``, ``strides``, ``device``,
+    ``grad``...), ``grad_args`` (positions of the float tensors to differentiate),
+    ``rules`` (names in SHORTCUTS), ``grad_outputs`` (which float tensors of the result
+    to differentiate). Returns ``result``, ``changed`` (positions of the arguments changed
+    in place), ``broken`` (shortcuts called), and for ``grad``: ``grads`` when the chosen
+    outputs all have a graph; for ``device``: the result described, or ``device_mix``
+    with PyTorch's message, or ``inconclusive`` when the answer needs values to run.
+    """
+    args, kwargs, family = list(case["args"]), dict(case.get("kwargs", {})), case["family"]
+    grad_args = [i for i in case.get("grad_args", []) if family == "grad"]
+    if family == "strides":
+        args = [other_strides(a) if isinstance(a, torch.Tensor) else a for a in args]
+    if family == "device":
+        args = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+    for i in grad_args:
+        args[i] = args[i].detach().requires_grad_(True)
+    before = [
+        (a.detach().clone(), a.requires_grad) if isinstance(a, torch.Tensor) else None for a in args
+    ]
+    functions = {SHORTCUTS[name]: name for name in case.get("rules", [])}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
+            seen = run_forbidding(answer, args, kwargs, functions)
+    except (RuntimeError, NotImplementedError) as err:
+        if family != "device":
+            raise
+        if any(words in str(err) for words in DEVICE_MIX):
+            return {"device_mix": str(err).splitlines()[0][:300]}
+        return {"inconclusive": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
+    result = seen["result"]
+    changed = [
+        i
+        for i, (a, b) in enumerate(zip(args, before, strict=True))
+        if b is not None
+        and (
+            a.requires_grad != b[1]
+            or a.shape != b[0].shape
+            or (family != "device" and not _same(a.detach(), b[0]))
+        )
+    ]
+    seen = {"broken": seen["broken"], "changed": changed}
+    if family == "device":
+        return seen | {"result": describe_meta(result)}
+    if family == "grad":
+        # The outputs the reference differentiates (the grader says which), all with a graph.
+        outs = [t for t in tensors_in(result) if t.is_floating_point()]
+        chosen = [outs[k] for k in case.get("grad_outputs", []) if k < len(outs)]
+        if chosen and len(chosen) == len(case["grad_outputs"]) and all(t.grad_fn for t in chosen):
+            total = sum((t * grad_weights(t)).sum() for t in chosen)
+            grads = torch.autograd.grad(total, [args[i] for i in grad_args], allow_unused=True)
+            seen["grads"] = list(grads)
+    return seen | {"result": result}
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal values (NaN where NaN was counts as unchanged)."""
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(torch.allclose(a, b, rtol=0.0, atol=0.0, equal_nan=True))
+    return bool(torch.equal(a, b))

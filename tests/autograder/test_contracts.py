@@ -1,0 +1,184 @@
+"""The contract engine (autograder/contracts.py) on toy exercises: every family can fail.
+
+The toy exercise is ``center(x)``: each row of a (B, C) tensor minus its mean, B may be 0.
+Each wrong answer below is right on plain float32 inputs of ordinary sizes and wrong in
+exactly one family, so each test proves that family catches what the others miss, and
+that the feedback names the smallest failing input Hypothesis shrank to.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.contracts import Contract, Draw, Inputs, uses
+from tutorial_lib.checks import CheckError
+
+
+def reference_center(x: torch.Tensor) -> torch.Tensor:
+    return x - x.mean(dim=-1, keepdim=True)
+
+
+def draw_rows(d: Draw) -> Inputs:
+    return Inputs((d.tensor(d.size(0 if d.family == "edges" else 1, 4, empty_ok=True), d.size(1, 5)),))
+
+
+CENTER = Contract("center", reference_center, draw_rows, arg_names=("x",))
+
+
+def right_by_sum(x):
+    return x - x.sum(-1, keepdim=True) / x.shape[-1]
+
+
+def wrong_global_mean(x):  # values: one mean for the whole tensor
+    return x - x.mean()
+
+
+def wrong_stack_rows(x):  # edges: torch.stack of no rows raises
+    return torch.stack([row - row.mean() for row in x])
+
+
+def wrong_float32(x):  # dtypes: float16 in, float32 out
+    x = x.float()
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_view(x):  # strides: .view needs contiguous memory
+    flat = x.view(-1).view(x.shape)
+    return flat - flat.mean(-1, keepdim=True)
+
+
+def wrong_device(x):  # device: a tensor made on the CPU whatever the input's device
+    return x - x.mean(-1, keepdim=True) + torch.zeros(x.shape, dtype=x.dtype)
+
+
+def wrong_no_grad(x):  # grad: values right, no graph
+    with torch.no_grad():
+        return x - x.mean(-1, keepdim=True)
+
+
+def wrong_detached_mean(x):  # grad: the mean cut from the graph
+    return x - x.mean(-1, keepdim=True).detach()
+
+
+def wrong_in_place(x):  # the caller's tensor changed
+    x -= x.mean(-1, keepdim=True)
+    return x
+
+
+def stub(x):
+    raise NotImplementedError
+
+
+def failure(answer, contract=CENTER) -> str:
+    with pytest.raises(CheckError) as info:
+        contract.check(answer)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("answer", [reference_center, right_by_sum])
+def test_right_answers_pass_every_family(answer):
+    CENTER.check(answer)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [
+        (wrong_global_mean, "center(x: float32 tensor of shape ("),
+        (wrong_stack_rows, "shape (0, 1)"),
+        (wrong_float32, "dtype"),
+        (wrong_view, "non-contiguous"),
+        (wrong_device, "meta"),
+        (wrong_no_grad, "no gradient history"),
+        (wrong_detached_mean, "gradient that flows back to x"),
+        (wrong_in_place, "changed its argument x"),
+    ],
+)
+def test_each_family_rejects_its_mistake_and_names_the_input(answer, words):
+    assert words in failure(answer)
+
+
+def test_the_counterexample_is_shrunk_to_the_smallest_input():
+    # stack() fails on any empty batch; the smallest is 0 rows of 1 column.
+    assert "center(x: float32 tensor of shape (0, 1))" in failure(wrong_stack_rows)
+    # A global mean differs from the rows' means from two rows of one column on.
+    assert "shape (2, 1)" in failure(wrong_global_mean)
+
+
+def test_the_same_answer_gets_the_same_verdict_every_time():
+    assert failure(wrong_global_mean) == failure(wrong_global_mean)
+    assert failure(wrong_detached_mean) == failure(wrong_detached_mean)
+
+
+def test_a_stub_stops_at_once_as_not_answered():
+    calls = []
+
+    def counting_stub(x):
+        calls.append(x)
+        raise NotImplementedError
+
+    with pytest.raises(NotImplementedError):
+        CENTER.check(counting_stub)
+    assert len(calls) == 1
+
+
+def test_probes_stay_within_the_budget_when_shrinking():
+    from autograder import contracts
+
+    calls = []
+
+    def counting(x):
+        calls.append(x.shape)
+        return wrong_global_mean(x)
+
+    failure(counting)
+    assert len(calls) <= contracts.PROBE_BUDGET
+
+
+def reference_layer_norm(x: torch.Tensor) -> torch.Tensor:
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, keepdim=True, correction=0)
+    return (x - mean) / torch.sqrt(var + 1e-5)
+
+
+LAYER_NORM = Contract(
+    "layer_norm",
+    reference_layer_norm,
+    draw_rows,
+    families=("values",),
+    rules=("F.layer_norm", "torch.layer_norm"),
+    rule_text=lambda: "Write it by hand.",
+    arg_names=("x",),
+)
+
+
+def test_a_forbidden_shortcut_fails_even_when_its_values_are_right():
+    def by_library(x):
+        return F.layer_norm(x, x.shape[-1:])
+
+    message = failure(by_library, LAYER_NORM)
+    assert "F.layer_norm" in message and "Write it by hand." in message
+    LAYER_NORM.check(reference_layer_norm)
+
+
+def test_a_contract_names_only_known_families_and_shortcuts():
+    with pytest.raises(ValueError, match="families"):
+        Contract("c", reference_center, draw_rows, families=("values", "colour"))
+    with pytest.raises(ValueError, match="shortcut"):
+        Contract("c", reference_center, draw_rows, rules=("torch.secret",))
+
+
+def test_a_check_declares_its_contracts_and_runs_them_before_its_own_lines():
+    ran = []
+
+    @uses(CENTER)
+    def check_center(center):
+        ran.append(center)
+
+    assert check_center.contracts == (CENTER,)
+    with pytest.raises(CheckError):
+        check_center(wrong_global_mean)
+    assert ran == []
+    check_center(reference_center)
+    assert ran == [reference_center]
