@@ -19,6 +19,11 @@ The families, each reusable by any exercise whose inputs are tensors:
 - ``device``: the inputs on PyTorch's ``meta`` device, so a tensor made without ``device=``
   shows on a CPU-only grader as it would on a GPU (PyTorch refuses to mix the two).
 - ``grad``: the result's graph reaches the inputs and its gradients equal the reference's.
+- ``once``: list arguments arrive as streams that can be read once (a generator, a loader).
+
+Arguments that are not data (a model, an optimizer) are :class:`Build` recipes: the kernel
+builds the answer's copy, the grader the reference's; a module counts as changed when its
+state, modes, requires_grad flags, gradients or hooks differ after the call.
 
 In every family the arguments must come back unchanged (unless the contract says which
 may change) and the exercise's forbidden shortcuts raise while the answer runs.
@@ -46,7 +51,7 @@ from autograder.probes import contract as probe
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.i18n import _
 
-FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad")
+FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once")
 OTHER_DTYPES = (torch.float16, torch.bfloat16, torch.float64)  # what ``dtypes`` draws
 PROBE_BUDGET = 40  # kernel round trips per family, generation and shrinking together
 EXAMPLES = 8  # inputs drawn per family before shrinking
@@ -98,6 +103,23 @@ def _span(low: int, high: int) -> set[int]:
 
 
 @dataclass(frozen=True)
+class Build:
+    """An argument that cannot cross as data (a model, an optimizer): the kernel builds it
+    with ``builder(spec)``, a function of a probe module, and the reference gets its own copy
+    built the same way. ``label`` is how the feedback names it."""
+
+    builder: Callable[[dict], Any]
+    spec: dict
+    label: str = ""
+
+    def sent(self) -> dict:
+        return {"build": [self.builder.__module__, self.builder.__name__, self.spec]}
+
+    def make(self) -> Any:
+        return self.builder(self.spec)
+
+
+@dataclass(frozen=True)
 class Inputs:
     """One drawn call: positional and keyword arguments."""
 
@@ -125,6 +147,7 @@ class Contract:
     rules: tuple[str, ...] = ()
     rule_text: Callable[[], str] | None = None
     mutates: tuple[int, ...] = ()
+    once_args: tuple[int, ...] = ()
     compare: Callable[[Any, Any, str, Inputs], None] | None = None
     grad_args: tuple[int, ...] | None = None
     arg_names: tuple[str, ...] = ()
@@ -135,6 +158,8 @@ class Contract:
         unknown = set(self.families) - set(FAMILIES)
         if unknown:
             raise ValueError(f"{self.name}: unknown contract families {sorted(unknown)}")
+        if ("once" in self.families) != bool(self.once_args):
+            raise ValueError(f"{self.name}: the once family and once_args go together")
         missing = set(self.rules) - set(probe.SHORTCUTS)
         if missing:
             raise ValueError(f"{self.name}: rules name no known shortcut: {sorted(missing)}")
@@ -219,7 +244,7 @@ class _Runner:
         self.stopped: BaseException | None = None
 
     def run(self, inputs: Inputs) -> None:
-        key = wire.encode([list(inputs.args), inputs.kwargs])
+        key = wire.encode([_sent(inputs.args), inputs.kwargs])
         if self.stopped is not None:
             self._stop()
         if key in self.seen:
@@ -255,7 +280,8 @@ class _Runner:
         wanted = float_args if c.grad_args is None else c.grad_args
         grad_args = [i for i in wanted if i in float_args]
         case = {
-            "args": list(inputs.args),
+            "args": _sent(inputs.args),
+            "once_args": list(c.once_args),
             "kwargs": inputs.kwargs,
             "family": self.family,
             "grad_args": grad_args,
@@ -332,7 +358,16 @@ def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
 
 
 def _copies(args: Sequence) -> list:
-    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    """The reference's own arguments: tensors cloned, built objects built again."""
+    return [
+        a.clone() if isinstance(a, torch.Tensor) else a.make() if isinstance(a, Build) else a
+        for a in args
+    ]
+
+
+def _sent(args: Sequence) -> list:
+    """The arguments as they cross to the kernel (built objects as their recipe)."""
+    return [a.sent() if isinstance(a, Build) else a for a in args]
 
 
 def _arg_name(c: Contract, i: int) -> str:
@@ -354,6 +389,7 @@ def describe_call(c: Contract, inputs: Inputs, family: str) -> str:
         "strides": _(" [tensor inputs non-contiguous]"),
         "device": _(" [inputs on the meta device]"),
         "grad": _(" [float inputs require grad]"),
+        "once": _(" [lists passed as streams that can be read once]"),
     }.get(family, "")
     return f"{c.name}({', '.join(parts)}){how}"
 
@@ -363,6 +399,8 @@ def describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).removeprefix("torch.")
         return f"{dtype} tensor of shape {tuple(value.shape)}"
+    if isinstance(value, Build):
+        return value.label or value.builder.__name__.removeprefix("build_")
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

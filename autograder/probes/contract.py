@@ -168,6 +168,74 @@ def describe_meta(value: Any) -> Any:
     return value
 
 
+class ReadOnce:
+    """An iterable that can be iterated only once, as a generator or a data stream is."""
+
+    def __init__(self, items: list):
+        self.items, self.used = items, False
+
+    def __iter__(self):
+        if self.used:
+            raise RuntimeError("this iterable was already read once (it is a stream)")
+        self.used = True
+        return iter(self.items)
+
+
+def built(arg: Any) -> Any:
+    """An argument as the answer gets it: ``{"build": [module, builder, spec]}`` becomes the
+    object a builder of a probe module makes (a seeded model, an optimizer...); the grader
+    makes its own copy with the same builder."""
+    if type(arg) is dict and set(arg) == {"build"}:
+        module, name, spec = arg["build"]
+        if not module.startswith("autograder.probes."):
+            raise ValueError(f"builders live in autograder.probes, not {module}")
+        return getattr(importlib.import_module(module), name)(spec)
+    return arg
+
+
+def snapshot(arg: Any) -> Any:
+    """What the caller can see of an argument: a tensor's values, shape and requires_grad; a
+    module's state, modes, requires_grad flags, gradients and hooks. None for the rest."""
+    if isinstance(arg, torch.Tensor):
+        values = None if arg.device.type == "meta" else arg.detach().clone()
+        return ("tensor", values, tuple(arg.shape), arg.requires_grad)
+    if isinstance(arg, torch.nn.Module):
+        return (
+            "module",
+            {k: v.detach().clone() for k, v in arg.state_dict().items() if v.device.type != "meta"},
+            [m.training for m in arg.modules()],
+            [
+                (p.requires_grad, None if p.grad is None else p.grad.clone())
+                for p in arg.parameters()
+            ],
+            sum(len(h) for m in arg.modules() for h in _hook_dicts(m)),
+        )
+    return None
+
+
+def _hook_dicts(m: torch.nn.Module) -> list[dict]:
+    return [m._forward_hooks, m._forward_pre_hooks, m._backward_hooks]
+
+
+def same_snapshot(a: Any, b: Any) -> bool:
+    """Whether two snapshots are equal (tensors exactly, NaN where NaN was)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _same(a, b)
+    if isinstance(a, (list, tuple)):
+        return (
+            isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(same_snapshot(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same_snapshot(a[k], b[k]) for k in a)
+        )
+    return a == b
+
+
 # What a mix of devices says, in the words PyTorch uses for it.
 DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
 
@@ -175,25 +243,30 @@ DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on th
 def probe_contract(answer: Callable, case: dict) -> dict:
     """Run the answer on the case as its family asks; return what it did, as data.
 
-    ``case``: ``args``, ``kwargs``, ``family`` (``values``, ``strides``, ``device``,
-    ``grad``...), ``grad_args`` (positions of the float tensors to differentiate),
+    ``case``: ``args`` (each plain data, a tensor, or a ``built`` object), ``kwargs``,
+    ``family`` (``values``, ``strides``, ``device``, ``grad``, ``once``...), ``once_args``
+    (positions of lists to pass as read-once streams), ``grad_args`` (positions of the float tensors to differentiate),
     ``rules`` (names in SHORTCUTS), ``grad_outputs`` (which float tensors of the result
     to differentiate). Returns ``result``, ``changed`` (positions of the arguments changed
     in place), ``broken`` (shortcuts called), and for ``grad``: ``grads`` when the chosen
     outputs all have a graph; for ``device``: the result described, or ``device_mix``
     with PyTorch's message, or ``inconclusive`` when the answer needs values to run.
     """
-    args, kwargs, family = list(case["args"]), dict(case.get("kwargs", {})), case["family"]
+    args, kwargs, family = (
+        [built(a) for a in case["args"]],
+        dict(case.get("kwargs", {})),
+        case["family"],
+    )
     grad_args = [i for i in case.get("grad_args", []) if family == "grad"]
     if family == "strides":
         args = [other_strides(a) if isinstance(a, torch.Tensor) else a for a in args]
     if family == "device":
-        args = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+        args = [a.to("meta") if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
-    before = [
-        (a.detach().clone(), a.requires_grad) if isinstance(a, torch.Tensor) else None for a in args
-    ]
+    before = [snapshot(a) for a in args]
+    if family == "once":  # an iterable argument as a stream: it can be read only once
+        args = [ReadOnce(a) if i in case.get("once_args", []) else a for i, a in enumerate(args)]
     functions = {SHORTCUTS[name]: name for name in case.get("rules", [])}
     try:
         with warnings.catch_warnings():
@@ -209,12 +282,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     changed = [
         i
         for i, (a, b) in enumerate(zip(args, before, strict=True))
-        if b is not None
-        and (
-            a.requires_grad != b[1]
-            or a.shape != b[0].shape
-            or (family != "device" and not _same(a.detach(), b[0]))
-        )
+        if b is not None and not same_snapshot(snapshot(a), b)
     ]
     seen = {"broken": seen["broken"], "changed": changed}
     if family == "device":

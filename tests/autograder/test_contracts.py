@@ -11,8 +11,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import strategies as st
 
-from autograder.contracts import Contract, Draw, Inputs, uses
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.probes.layers import build_encoder_layer
 from tutorial_lib.checks import CheckError
 
 
@@ -21,7 +23,9 @@ def reference_center(x: torch.Tensor) -> torch.Tensor:
 
 
 def draw_rows(d: Draw) -> Inputs:
-    return Inputs((d.tensor(d.size(0 if d.family == "edges" else 1, 4, empty_ok=True), d.size(1, 5)),))
+    return Inputs(
+        (d.tensor(d.size(0 if d.family == "edges" else 1, 4, empty_ok=True), d.size(1, 5)),)
+    )
 
 
 CENTER = Contract("center", reference_center, draw_rows, arg_names=("x",))
@@ -182,3 +186,79 @@ def test_a_check_declares_its_contracts_and_runs_them_before_its_own_lines():
     assert ran == []
     check_center(reference_center)
     assert ran == [reference_center]
+
+
+# A module argument crosses as a Build recipe; the kernel and the grader build their own.
+def _encoder_spec(d: Draw) -> dict:
+    return {
+        "d_model": 4,
+        "n_heads": d.draw(st.sampled_from([1, 2])),
+        "d_ff": d.size(1, 8),
+        "activation": "relu",
+        "norm_first": False,
+        "training": d.draw(st.booleans()),
+        "seed": d.draw(st.integers(0, 9)),
+        "device": "cpu",
+    }
+
+
+def reference_param_count(layer) -> int:
+    return sum(p.numel() for p in layer.parameters())
+
+
+PARAM_COUNT = Contract(
+    "param_count",
+    reference_param_count,
+    lambda d: Inputs((Build(build_encoder_layer, _encoder_spec(d), "an encoder layer"),)),
+    families=("values",),
+    arg_names=("layer",),
+)
+
+
+def test_a_module_argument_is_built_on_both_sides_and_its_state_must_survive():
+    PARAM_COUNT.check(reference_param_count)
+
+    def switches_to_eval(layer):
+        layer.eval()
+        return reference_param_count(layer)
+
+    def leaves_a_hook(layer):
+        layer.register_forward_hook(lambda *args: None)
+        return reference_param_count(layer)
+
+    def freezes(layer):
+        for p in layer.parameters():
+            p.requires_grad_(False)
+        return reference_param_count(layer)
+
+    for wrong in (switches_to_eval, leaves_a_hook, freezes):
+        assert "changed its argument layer" in failure(wrong, PARAM_COUNT)
+    assert "an encoder layer" in failure(switches_to_eval, PARAM_COUNT)
+
+
+def reference_total(xs: list) -> torch.Tensor:
+    return torch.stack(list(xs)).sum(0)
+
+
+TOTAL = Contract(
+    "total",
+    reference_total,
+    lambda d: Inputs(([d.tensor(3) for _item in range(d.size(1, 4))],)),
+    families=("values", "once"),
+    once_args=(0,),
+    arg_names=("xs",),
+)
+
+
+def test_the_once_family_passes_lists_as_streams():
+    TOTAL.check(reference_total)
+
+    def reads_twice(xs):
+        count = sum(1 for _x in xs)
+        return torch.stack([x for x in xs]).sum(0) * count / count
+
+    def needs_len(xs):
+        return sum(xs[i] for i in range(len(xs)))
+
+    for wrong in (reads_twice, needs_len):
+        assert "read once" in failure(wrong, TOTAL)
