@@ -327,9 +327,10 @@ class _Runner:
             names = ", ".join(_arg_name(c, i) for i in changed)
             raise CheckError(
                 _(
-                    "{what} changed its argument {names} (its values, shape or requires_grad). "
-                    "The caller still needs it: compute on a copy or with out-of-place "
-                    "operations (x = x - m, not x -= m)."
+                    "{what} changed its argument {names} (a tensor's values, shape or requires_grad; "
+                    "a module's weights, train/eval mode, gradients or hooks). The caller still "
+                    "needs it as it was: compute on a copy or with out-of-place operations "
+                    "(x = x - m, not x -= m), and put back any mode you change."
                 ).format(what=what, names=names)
             )
         expected = c.reference(*_copies(inputs.args), **inputs.kwargs)

@@ -8,10 +8,14 @@ in ``autograder/probes/layers.py``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
+from hypothesis import strategies as st
 
 from autograder.boundary import AnswerRaised, call, observe
+from autograder.contracts import Contract, Draw, Inputs, uses
 from autograder.probes import layers as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
@@ -203,100 +207,68 @@ def check_receptive_field(receptive_field) -> None:
 # 3. batch_norm
 
 
-def _bn_case(g: torch.Generator, shape, dtype, device, affine: bool, training: bool, kwargs):
-    c = shape[1]
-    case = {
-        "x": (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.5).to(dtype).to(device),
-        "running_mean": torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device),
-        "running_var": (torch.rand(c, generator=g, dtype=torch.float64) + 0.5).to(dtype).to(device),
-        "weight": None,
-        "bias": None,
+def _reference_batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps):
+    """F.batch_norm, with its running statistics updated on copies and returned."""
+    new_mean, new_var = running_mean.clone(), running_var.clone()
+    y = F.batch_norm(x, new_mean, new_var, weight, bias, training, momentum, eps)
+    return y, new_mean, new_var
+
+
+def _draw_batch_norm(d: Draw) -> Inputs:
+    """(N, C), (N, C, L) or (N, C, H, W); with or without weight and bias; both modes."""
+    training = d.draw(st.booleans())
+    spatial = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
+    n, c = d.size(1, 4), d.size(1, 4)
+    if training and n * math.prod(spatial) < 2:
+        n = 2  # a batch statistic needs two values per channel (F.batch_norm refuses one)
+    affine = d.draw(st.booleans())
+    args = (
+        d.tensor(n, c, *spatial, low=-3.0, high=4.0),
+        d.tensor(c),
+        d.tensor(c, low=0.5, high=1.5),  # a variance is positive
+        d.tensor(c) if affine else None,
+        d.tensor(c) if affine else None,
+    )
+    kwargs = {
         "training": training,
-        "kwargs": kwargs,
+        "momentum": d.draw(st.sampled_from([0.1, 0.3, 0.9])),
+        "eps": d.draw(st.sampled_from([1e-5, 1e-3, 0.5])),
     }
-    if affine:
-        case["weight"] = torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device)
-        case["bias"] = torch.randn(c, generator=g, dtype=torch.float64).to(dtype).to(device)
-    return case
+    return Inputs(args, kwargs)
 
 
+def _batch_norm_hint(family: str, inputs: Inputs) -> str:
+    if family == "dtypes" and inputs.args[0].dtype == torch.float64:
+        return _(
+            "Compute in the input's dtype: a float32 working copy (even one cast back at the "
+            "end) is only good to about 1e-7."
+        )
+    if inputs.args[0].dim() > 2:
+        return _(
+            "For an input with more than two axes, reduce over every axis but axis 1 (for "
+            "(N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to (1, C, 1, 1)."
+        )
+    return _(
+        "In training: the batch mean and the biased variance (correction=0) normalise x; the "
+        "running statistics move by momentum towards the batch mean and the unbiased variance."
+    )
+
+
+BATCH_NORM = Contract(
+    "batch_norm",
+    _reference_batch_norm,
+    _draw_batch_norm,
+    rules=tuple(probes.BATCH_NORM_RULES),
+    rule_text=_batch_norm_rule,
+    grad_args=(0, 3, 4),  # x, weight, bias (the running statistics are buffers)
+    arg_names=("x", "running_mean", "running_var", "weight", "bias"),
+    hint=_batch_norm_hint,
+)
+
+
+@uses(BATCH_NORM)
 def check_batch_norm(batch_norm) -> None:
-    """Against F.batch_norm: 2-D to 4-D inputs, both modes, float64, no affine, other momentum
-    and eps; the caller's tensors stay as they were."""
-    device = get_device()
-    g = torch.Generator().manual_seed(42)
-    configs = [
-        ((6, 3), torch.float32, True, True, {}),
-        ((4, 3, 5), torch.float32, True, True, {}),
-        ((3, 2, 4, 4), torch.float32, True, True, {}),
-        ((3, 2, 4, 4), torch.float32, True, False, {}),
-        ((2, 4, 3, 3), torch.float64, True, True, {"momentum": 0.3, "eps": 1e-3}),
-        ((5, 4), torch.float32, False, True, {"eps": 0.5}),
-        ((5, 4, 2), torch.float32, False, False, {"eps": 0.25}),
-        ((2, 3, 2, 2), torch.float64, True, False, {"momentum": 0.9}),
-    ]
-    for shape, dtype, affine, training, kwargs in configs:
-        case = _bn_case(g, shape, dtype, device, affine, training, kwargs)
-        mode = "training" if training else "eval"
-        extra = "".join(f", {k}={v}" for k, v in kwargs.items())
-        what = (
-            f"batch_norm(x of shape {shape}, {str(dtype).removeprefix('torch.')}, "
-            f"{'with' if affine else 'without'} weight and bias, {mode}{extra})"
-        )
-        try:
-            seen = observe(probes.probe_batch_norm, batch_norm, case, what)
-        except AnswerRaised as err:
-            if len(shape) == 2:
-                raise
-            raise CheckError(
-                _(
-                    "{err} For an input with more than two axes, reduce over every axis but axis 1 "
-                    "(for (N, C, H, W): dims 0, 2 and 3) and reshape the (C,) statistics to "
-                    "(1, C, 1, 1) so they broadcast."
-                ).format(err=err)
-            ) from None
-        _rule_kept(seen, what, _batch_norm_rule())
-        result = seen["result"]
-        check_type(result, tuple, what)
-        if len(result) != 3:
-            raise CheckError(
-                _("{what} should return (y, new_running_mean, new_running_var).").format(what=what)
-            )
-        mean, var = case["running_mean"].clone(), case["running_var"].clone()
-        expected = F.batch_norm(
-            case["x"], mean, var, case["weight"], case["bias"], training,
-            kwargs.get("momentum", 0.1), kwargs.get("eps", 1e-5),
-        )  # fmt: skip
-        y, new_mean, new_var = result
-        tol = (
-            {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
-        )
-        try:
-            assert_close(y, expected, what=_("y from {what}").format(what=what), **tol)
-        except CheckError as err:
-            if dtype != torch.float64:
-                raise
-            raise CheckError(
-                _(
-                    "{err} Compute in the input's dtype: a float32 working copy (even one cast "
-                    "back at the end) is only good to about 1e-7, and float64 inputs are compared "
-                    "to 1e-9."
-                ).format(err=err)
-            ) from None
-        assert_close(
-            new_mean, mean, what=_("the new running mean from {what}").format(what=what), **tol
-        )
-        assert_close(
-            new_var, var, what=_("the new running variance from {what}").format(what=what), **tol
-        )
-        if seen["changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's {names} in place. Return "
-                    "new tensors (e.g. (1 - momentum) * running_mean + momentum * mean) and leave "
-                    "the arguments as they were."
-                ).format(what=what, names=", ".join(seen["changed"]))
-            )
+    """The contract: against F.batch_norm on every input family, the caller's tensors kept."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -471,113 +443,93 @@ def _check_causal_mask_device(causal_mask) -> None:
 # 6. attention
 
 
+def _reference_attention(q, k, v, mask=None):
+    """Attention written out (the reference for every dtype, masks of any broadcast shape)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _draw_attention(d: Draw) -> Inputs:
+    """Batch axes (none to two), T_q != T_k, D != D_v; no mask, a causal, padding or random one."""
+    batch = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
+    t_q, t_k, dim, dim_v = d.size(1, 5), d.size(1, 6), d.size(1, 8), d.size(1, 6)
+    q, k = d.tensor(*batch, t_q, dim), d.tensor(*batch, t_k, dim)
+    v = d.tensor(*batch, t_k, dim_v)
+    kind = d.draw(st.sampled_from([None, "causal", "random"]))
+    mask = None
+    if kind == "causal":
+        mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
+        mask[..., 0] = True  # a query before every key still sees the first
+    elif kind == "random":
+        mask = d.bools(*batch, t_q, t_k)
+        mask[..., 0] = True  # every query sees at least one key
+    return Inputs((q, k, v, mask))
+
+
+def _attention_hint(family: str, inputs: Inputs) -> str:
+    q, _k, v, _mask = inputs.args
+    if q.shape[-1] != v.shape[-1]:
+        return _("Scale the scores by sqrt(D), the size of q's and k's last axis (not v's).")
+    if family == "dtypes" and q.dtype == torch.float64:
+        return _(
+            "Compute in the inputs' dtype: a float32 working copy (even one cast back to "
+            "float64 at the end) is only good to about 1e-7."
+        )
+    return ""
+
+
+ATTENTION = Contract(
+    "attention",
+    _reference_attention,
+    _draw_attention,
+    rules=tuple(probes.ATTENTION_RULES),
+    rule_text=_attention_rule,
+    arg_names=("q", "k", "v", "mask"),
+    hint=_attention_hint,
+)
+
+
+@uses(ATTENTION)
 def check_attention(attention) -> None:
-    """Against F.scaled_dot_product_attention: heads, T_q != T_k, D != D_v, masks, float64."""
-    device = get_device()
-    g = torch.Generator().manual_seed(44)
-    configs = [  # (batch dims, T_q, T_k, D, D_v, mask kind, dtype)
-        ((2,), 4, 4, 8, 8, None, torch.float32),
-        ((2, 3), 5, 5, 4, 6, "causal", torch.float32),
-        ((1, 2), 3, 7, 16, 5, "causal", torch.float32),
-        ((3,), 6, 4, 2, 3, "padding", torch.float32),
-        ((2, 2), 4, 6, 32, 32, "random", torch.float64),
-        ((), 1, 3, 5, 2, None, torch.float64),
-    ]
-    for batch, t_q, t_k, d, d_v, kind, dtype in configs:
-        q = (torch.randn(*batch, t_q, d, generator=g, dtype=torch.float64) * 2).to(dtype).to(device)
-        k = (torch.randn(*batch, t_k, d, generator=g, dtype=torch.float64) * 2).to(dtype).to(device)
-        v = torch.randn(*batch, t_k, d_v, generator=g, dtype=torch.float64).to(dtype).to(device)
-        mask = None
-        if kind == "causal":
-            mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
-        elif kind == "padding":  # (B, 1, T_k): the last keys of some rows are padding
-            lengths = torch.randint(1, t_k + 1, batch, generator=g)
-            mask = (torch.arange(t_k) < lengths.unsqueeze(-1)).unsqueeze(-2)
-        elif kind == "random":
-            mask = torch.rand(*batch, t_q, t_k, generator=g) > 0.5
-            mask[..., 0] = True  # every query sees at least one key
-        mask = None if mask is None else mask.to(device)
-        what = (
-            f"attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
-            f"{kind + ' mask' if kind else 'no mask'}, {str(dtype).removeprefix('torch.')})"
-        )
-        case = {"q": q, "k": k, "v": v, "mask": mask}
-        seen = observe(probes.probe_attention, attention, case, what)
-        _rule_kept(seen, what, _attention_rule())
-        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        out = seen["result"]
-        check_type(out, torch.Tensor, what)
-        check_shape(out, tuple(expected.shape), what=what)
-        check_dtype(out, dtype, what)
-        tol = (
-            {"rtol": 1e-9, "atol": 1e-9} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 1e-5}
-        )
-        try:
-            assert_close(out, expected, what=what, **tol)
-        except CheckError as err:
-            hint = ""
-            if d != d_v:
-                hint = _(
-                    " Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."
-                )
-            elif dtype == torch.float64:
-                hint = _(
-                    " Compute in the inputs' dtype: a float32 working copy (even one cast back "
-                    "to float64 at the end) is only good to about 1e-7, and float64 inputs are "
-                    "compared to 1e-9."
-                )
-            raise CheckError(f"{err}{hint}") from None
-        for name, before, after in zip("qkv", (q, k, v), seen["args"][:3], strict=True):
-            if not torch.equal(before, after):
-                raise CheckError(
-                    _("{what} changed the caller's {name} in place.").format(what=what, name=name)
-                )
+    """The contract: against attention written out, on every input family."""
 
 
 # ---------------------------------------------------------------------------------------
 # 7. split_heads
 
 
+def _reference_split_heads(x, n_heads):
+    b, t, c = x.shape
+    return x.reshape(b, t, n_heads, c // n_heads).transpose(1, 2)
+
+
+def _draw_split_heads(d: Draw) -> Inputs:
+    """(B, T, C) with C a multiple of the head count (one head, one head per channel included)."""
+    n_heads, width = d.size(1, 4), d.size(1, 3)
+    x = d.tensor(d.size(1, 3, empty_ok=True), d.size(1, 4, empty_ok=True), n_heads * width)
+    return Inputs((x, n_heads))
+
+
+SPLIT_HEADS = Contract(
+    "split_heads",
+    _reference_split_heads,
+    _draw_split_heads,
+    arg_names=("x", "n_heads"),
+    hint=lambda family, inputs: _(
+        "Head j must hold channels j*D to (j+1)*D of every position: view as (B, T, H, D) "
+        "first, then swap T and H; viewing straight as (B, H, T, D) mixes positions into heads."
+    ),
+)
+
+
+@uses(SPLIT_HEADS)
 def check_split_heads(split_heads) -> None:
-    """Several sizes, one head and one position, non-contiguous inputs, indivisible widths."""
-    device = get_device()
-    g = torch.Generator().manual_seed(45)
-    for b, t, c, h, non_contiguous in [
-        (2, 3, 8, 2, False),
-        (1, 1, 6, 3, False),
-        (3, 4, 5, 1, False),
-        (2, 5, 12, 4, True),
-        (4, 2, 6, 6, True),
-    ]:
-        x = torch.randn(b, t, c, generator=g).to(device)
-        what = f"split_heads(x of shape ({b}, {t}, {c}){', not contiguous' if non_contiguous else ''}, n_heads={h})"
-        seen = observe(
-            probes.probe_split_heads,
-            split_heads,
-            {"x": x, "n_heads": h, "non_contiguous": non_contiguous},
-            what,
-        )
-        expected = x.reshape(b, t, h, c // h).transpose(1, 2)
-        out = seen["result"]
-        check_type(out, torch.Tensor, what)
-        check_shape(out, (b, h, t, c // h), names="B H T D", what=what)
-        try:
-            assert_close(out, expected, what=what)
-        except CheckError as err:
-            raise CheckError(
-                _(
-                    "{err} Head j must hold channels j*D to (j+1)*D of every position: view as "
-                    "(B, T, H, D) first, then swap T and H; viewing straight as (B, H, T, D) mixes "
-                    "positions into heads."
-                ).format(err=err)
-            ) from None
-        if seen["x_changed"]:
-            raise CheckError(_("{what} changed the caller's x in place.").format(what=what))
+    """The contract, then: a width that does not divide raises ValueError."""
     what = "split_heads(x of shape (2, 3, 10), n_heads=4)"
     try:
-        observe(
-            probes.probe_split_heads, split_heads, {"x": torch.zeros(2, 3, 10), "n_heads": 4}, what
-        )
+        observe(call, split_heads, {"args": [torch.zeros(2, 3, 10), 4]}, what)
     except AnswerRaised as err:
         if err.type_name == "ValueError":
             return

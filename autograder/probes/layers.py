@@ -8,89 +8,17 @@ own copy. They hold no answers: they only make inputs.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
-
-class RuleBroken(Exception):
-    """Raised inside an answer that calls what its exercise's text forbids."""
-
-
-class _Forbid(TorchFunctionMode):
-    """While active, each torch function in ``functions`` raises RuleBroken; calls are noted."""
-
-    def __init__(self, functions: dict[Callable, str], called: list[str]):
-        super().__init__()
-        self.functions, self.called = functions, called
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        for forbidden, name in self.functions.items():
-            if func is forbidden:
-                self.called.append(name)
-                raise RuleBroken(f"{name} is not allowed in this exercise")
-        return func(*args, **(kwargs or {}))
-
-
-@contextmanager
-def forbidden(
-    functions: dict[Callable, str], methods: dict[tuple[type, str], str] | None = None
-) -> Iterator[list[str]]:
-    """For the duration of the block, the exercise's forbidden shortcuts raise RuleBroken.
-
-    ``functions`` are torch functions (caught by a TorchFunctionMode, so also when a module
-    calls them); ``methods`` are (class, name) pairs replaced on the class (so ``layer(x)``,
-    ``layer.forward(x)`` and ``type(layer).forward(layer, x)`` all raise). Yields the list of
-    names called, which stays filled even when the answer catches the error.
-    """
-    called: list[str] = []
-
-    def raiser(name: str):
-        def forbidden_method(*args, **kwargs):
-            called.append(name)
-            raise RuleBroken(f"{name} is not allowed in this exercise")
-
-        return forbidden_method
-
-    saved = {(cls, attr): cls.__dict__[attr] for cls, attr in methods or {}}
-    try:
-        for (cls, attr), name in (methods or {}).items():
-            setattr(cls, attr, raiser(name))
-        with _Forbid(functions, called):
-            yield called
-    finally:
-        for (cls, attr), original in saved.items():
-            setattr(cls, attr, original)
-
-
-def _run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=None) -> dict:
-    """``fn(*args, **kwargs)`` with the shortcuts forbidden: its result and what it called.
-
-    An uncaught RuleBroken is not the answer's error but the rule's: it comes back as
-    ``{"result": None, "broken": [...]}`` for the check to explain.
-    """
-    with forbidden(functions, methods) as called:
-        try:
-            result = fn(*args, **kwargs)
-        except RuleBroken:
-            result = None
-    return {"result": result, "broken": sorted(set(called))}
-
+from autograder.probes.contract import run_forbidding
 
 # The text's "by hand" rules (issue #27): each exercise's shortcuts, named as a learner writes them.
-BATCH_NORM_SHORTCUTS = {
-    F.batch_norm: "F.batch_norm (or an nn.BatchNorm layer)",
-    torch.batch_norm: "torch.batch_norm",
-    torch.native_batch_norm: "torch.native_batch_norm",
-}
-ATTENTION_SHORTCUTS = {
-    F.scaled_dot_product_attention: "F.scaled_dot_product_attention",
-    F.multi_head_attention_forward: "F.multi_head_attention_forward (or nn.MultiheadAttention)",
-}
+# Contracts name them (autograder/probes/contract.py's SHORTCUTS holds the functions).
+BATCH_NORM_RULES = ("F.batch_norm", "torch.batch_norm", "torch.native_batch_norm")
+ATTENTION_RULES = ("F.scaled_dot_product_attention", "F.multi_head_attention_forward")
 ENCODER_SHORTCUTS = {F.multi_head_attention_forward: "F.multi_head_attention_forward"} | {
     getattr(torch, name): f"torch.{name}"  # the layer's fused fast paths, private: where present
     for name in ("_transformer_encoder_layer_fwd", "_native_multi_head_attention")
@@ -102,31 +30,11 @@ ENCODER_METHODS = {
 }
 
 
-def _changed(before: list[torch.Tensor], after: list[torch.Tensor | None]) -> list[int]:
-    """Positions of the tensors an answer changed in place."""
-    return [
-        i
-        for i, (b, a) in enumerate(zip(before, after, strict=True))
-        if a is not None and not torch.equal(b, a)
-    ]
-
-
 def probe_receptive_field(receptive_field, case: dict) -> dict:
     """The answer for a stack given as a list of (kernel_size, stride) tuples, and the list after."""
     layers = [tuple(pair) for pair in case["layers"]]
     result = receptive_field(layers)
     return {"result": result, "layers_after": [list(pair) for pair in layers]}
-
-
-def probe_batch_norm(batch_norm, case: dict) -> dict:
-    """The three returned tensors, and which inputs (x, mean, var, weight, bias) it changed."""
-    names = ("x", "running_mean", "running_var", "weight", "bias")
-    inputs = [case[name] for name in names]
-    before = [t.clone() if t is not None else torch.zeros(0) for t in inputs]
-    kwargs = {"training": case["training"]} | case.get("kwargs", {})
-    seen = _run_forbidding(batch_norm, inputs, kwargs, BATCH_NORM_SHORTCUTS)
-    after = [t if t is not None else None for t in inputs]
-    return seen | {"changed": [names[i] for i in _changed(before, after)]}
 
 
 def build_embedding(case: dict) -> nn.Embedding:
@@ -167,23 +75,6 @@ def probe_causal_mask(causal_mask, case: dict) -> dict:
     return {"device": str(result.device), "shape": list(result.shape), "dtype": str(result.dtype)}
 
 
-def probe_attention(attention, case: dict) -> dict:
-    """attention(q, k, v, mask) with the library's attention forbidden; the arguments after."""
-    args = [case["q"], case["k"], case["v"], case.get("mask")]
-    seen = _run_forbidding(attention, args, {}, ATTENTION_SHORTCUTS)
-    return seen | {"args": args}
-
-
-def probe_split_heads(split_heads, case: dict) -> dict:
-    """split_heads on x as given, or on a non-contiguous view of the same values."""
-    x = case["x"]
-    if case.get("non_contiguous"):
-        x = x.transpose(1, 2).contiguous().transpose(1, 2)  # same values, (B, T, C) strides
-    before = x.clone()
-    result = split_heads(x, case["n_heads"])
-    return {"result": result, "x_changed": not torch.equal(before, x)}
-
-
 def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
     """A seeded nn.TransformerEncoderLayer (batch_first, no dropout) in the case's mode."""
     activation = {"relu": "relu", "gelu": "gelu"}[case["activation"]]
@@ -210,7 +101,7 @@ def probe_encoder_layer_forward(encoder_layer_forward, case: dict) -> dict:
     layer = build_encoder_layer(case)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the layer's own notes on its fast path
-        seen = _run_forbidding(
+        seen = run_forbidding(
             encoder_layer_forward, [layer, case["x"]], {}, ENCODER_SHORTCUTS, ENCODER_METHODS
         )
     return {"out": seen["result"], "broken": seen["broken"], "training_after": layer.training}
