@@ -3,7 +3,9 @@
 For each exercise of a lesson, :func:`check_lesson` runs the hidden check
 (:func:`autograder.judge.run_check`) across the data boundary, in this process, with no
 kernel: the solution and every catalogued right answer must pass, every catalogued mistake
-must fail and should be named by :func:`autograder.misconceptions.misconception`. The
+must fail and should be named by :func:`autograder.misconceptions.misconception`. Where
+the check declares contracts (property-based, :mod:`autograder.contracts`), the first
+mistake it catches is judged a second time and must get the same verdict, word for word. The
 :class:`HarnessReport` counts them and lists what went wrong, so an author learns in
 seconds that a check is too strict, too lax or cannot recognise a mistake.
 
@@ -14,6 +16,7 @@ a learner's.
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import dataclass, field
 
@@ -62,6 +65,7 @@ def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
                 report.failures.append(
                     f"{spec.exercise}/{answer.name}: a right answer fails: {verdict.message}"
                 )
+        replayed = not _has_contracts(spec)  # a contract's first caught mistake is judged twice
         for mistake in mistakes.get(spec.exercise, []):
             report.mistakes += 1
             ns = with_code(namespace, mistake.code)
@@ -72,7 +76,21 @@ def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
             if verdict.passed:
                 report.failures.append(f"{spec.exercise}/{mistake.name}: passes the trusted check")
                 continue
+            if not replayed:
+                replayed = True
+                again = run_check(spec, InProcessChannel(ns))
+                if (again.passed, again.message) != (verdict.passed, verdict.message):
+                    report.failures.append(
+                        f"{spec.exercise}/{mistake.name}: judged twice, two verdicts: "
+                        f"{verdict.message!r} then {again.message!r}"
+                    )
             named = misconception(spec, verdict.calls, namespace, mistakes[spec.exercise])
             report.recognised += named is not None
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _has_contracts(spec) -> bool:
+    """Whether the exercise's hidden check declares contracts (autograder.contracts.uses)."""
+    check = getattr(importlib.import_module(f"autograder.hidden.{spec.topic}"), spec.check)
+    return bool(getattr(check, "contracts", ()))
