@@ -28,6 +28,9 @@ class RuleBroken(Exception):
 # Every shortcut an exercise's text may forbid, by the name a learner writes. A contract
 # names them; only names listed here can be forbidden (nothing is looked up by string).
 SHORTCUTS: dict[str, Callable] = {
+    "torch.autograd.grad": torch.autograd.grad,
+    "torch.autograd.backward": torch.autograd.backward,
+    "torch.autograd.functional.jacobian": torch.autograd.functional.jacobian,
     "F.batch_norm": F.batch_norm,
     "torch.batch_norm": torch.batch_norm,
     "torch.native_batch_norm": torch.native_batch_norm,
@@ -134,8 +137,9 @@ def run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=No
 
 def other_strides(t: torch.Tensor) -> torch.Tensor:
     """The same values in a non-contiguous layout (a ``.view`` of it fails; ``.reshape`` works)."""
-    if t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1:
-        return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if sum(n > 1 for n in t.shape) >= 2:  # every axis reversed in memory (column-major)
+        order = list(reversed(range(t.dim())))
+        return t.permute(order).contiguous().permute(order)
     return torch.stack([t, t], dim=-1)[..., 0]  # every other element of a wider buffer
 
 
@@ -181,6 +185,13 @@ class ReadOnce:
         return iter(self.items)
 
 
+def _on_meta(arg: Any) -> Any:
+    """An argument moved to the meta device: tensors, modules, and a device argument itself."""
+    if isinstance(arg, (torch.Tensor, torch.nn.Module)):
+        return arg.to("meta")
+    return torch.device("meta") if isinstance(arg, torch.device) else arg
+
+
 def built(arg: Any) -> Any:
     """An argument as the answer gets it: ``{"build": [module, builder, spec]}`` becomes the
     object a builder of a probe module makes (a seeded model, an optimizer...); the grader
@@ -195,10 +206,16 @@ def built(arg: Any) -> Any:
 
 def snapshot(arg: Any) -> Any:
     """What the caller can see of an argument: a tensor's values, shape and requires_grad; a
-    module's state, modes, requires_grad flags, gradients and hooks. None for the rest."""
+    module's state, modes, requires_grad flags, gradients and hooks; a list's, tuple's or
+    dict's items. None for the rest."""
     if isinstance(arg, torch.Tensor):
         values = None if arg.device.type == "meta" else arg.detach().clone()
-        return ("tensor", values, tuple(arg.shape), arg.requires_grad)
+        grad = None if arg.grad is None or values is None else arg.grad.clone()
+        return ("tensor", values, tuple(arg.shape), arg.requires_grad, grad)
+    if isinstance(arg, (list, tuple)):
+        return (type(arg).__name__, len(arg), [snapshot(a) if _watched(a) else a for a in arg])
+    if isinstance(arg, dict):
+        return ("dict", {k: snapshot(v) if _watched(v) else v for k, v in arg.items()})
     if isinstance(arg, torch.nn.Module):
         return (
             "module",
@@ -211,6 +228,10 @@ def snapshot(arg: Any) -> Any:
             sum(len(h) for m in arg.modules() for h in _hook_dicts(m)),
         )
     return None
+
+
+def _watched(a: Any) -> bool:
+    return isinstance(a, (torch.Tensor, torch.nn.Module, list, tuple, dict))
 
 
 def _hook_dicts(m: torch.nn.Module) -> list[dict]:
@@ -233,6 +254,8 @@ def same_snapshot(a: Any, b: Any) -> bool:
             and a.keys() == b.keys()
             and all(same_snapshot(a[k], b[k]) for k in a)
         )
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True  # NaN where NaN was
     return a == b
 
 
@@ -261,10 +284,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     if family == "strides":
         args = [other_strides(a) if isinstance(a, torch.Tensor) else a for a in args]
     if family == "device":
-        args = [a.to("meta") if isinstance(a, (torch.Tensor, torch.nn.Module)) else a for a in args]
+        args = [_on_meta(a) for a in args]
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
     before = [snapshot(a) for a in args]
+    watched = list(args)  # the caller's objects, compared with their snapshots afterwards
     if family == "once":  # an iterable argument as a stream: it can be read only once
         args = [ReadOnce(a) if i in case.get("once_args", []) else a for i, a in enumerate(args)]
     functions = {SHORTCUTS[name]: name for name in case.get("rules", [])}
@@ -281,7 +305,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     result = seen["result"]
     changed = [
         i
-        for i, (a, b) in enumerate(zip(args, before, strict=True))
+        for i, (a, b) in enumerate(zip(watched, before, strict=True))
         if b is not None and not same_snapshot(snapshot(a), b)
     ]
     seen = {"broken": seen["broken"], "changed": changed}
@@ -291,7 +315,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         # The outputs the reference differentiates (the grader says which), all with a graph.
         outs = [t for t in tensors_in(result) if t.is_floating_point()]
         chosen = [outs[k] for k in case.get("grad_outputs", []) if k < len(outs)]
-        if chosen and len(chosen) == len(case["grad_outputs"]) and all(t.grad_fn for t in chosen):
+        if (
+            chosen
+            and len(chosen) == len(case["grad_outputs"])
+            and all(t.requires_grad for t in chosen)
+        ):
             total = sum((t * grad_weights(t)).sum() for t in chosen)
             grads = torch.autograd.grad(total, [args[i] for i in grad_args], allow_unused=True)
             seen["grads"] = list(grads)
