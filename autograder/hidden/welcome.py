@@ -1,15 +1,22 @@
-"""Hidden checks for 00_welcome."""
+"""Hidden checks for 00_welcome.
+
+Each exercise is a :class:`Contract` (``autograder/contracts.py``): a reference, a function
+that draws inputs, and the families the text promises. ``value_and_grad`` keeps
+hand-written lines for what a contract does not see: the caller's ``x.grad`` and the
+gradients of the tensors ``x`` was computed from.
+"""
 
 from __future__ import annotations
 
 import torch
+from hypothesis import strategies as st
 
-from autograder.boundary import call, observe
+from autograder.boundary import observe
+from autograder.contracts import TOLERANCE, Build, Contract, Draw, Inputs, uses
 from autograder.probes import welcome as probes
 from tutorial_lib.checks import (
     CheckError,
     assert_close,
-    check_device,
     check_shape,
     check_type,
     same_device,
@@ -21,159 +28,181 @@ from tutorial_lib.i18n import _
 # Exercise 1: pick_device
 
 
-def check_pick_device(pick_device) -> None:
-    """Every combination of available back-ends, preferring CUDA, then MPS, then CPU.
+def _reference_device(cuda_available: bool, mps_available: bool) -> torch.device:
+    if cuda_available:
+        return torch.device("cuda")
+    if mps_available:
+        return torch.device("mps")
+    return torch.device("cpu")
 
-    Devices are compared by what they resolve to: torch.device("cuda:0") is the default
-    CUDA device as much as torch.device("cuda") is.
-    """
-    cases = {
-        (False, False): torch.device("cpu"),
-        (False, True): torch.device("mps"),
-        (True, False): torch.device("cuda"),
-        (True, True): torch.device("cuda"),
-    }
-    for (cuda, mps), expected in cases.items():
-        what = f"pick_device(cuda_available={cuda}, mps_available={mps})"
-        got = observe(call, pick_device, {"args": [cuda, mps]}, what)["result"]
-        check_type(got, torch.device, what)
-        if same_device(got, expected):
-            continue
+
+def _compare_device(got, expected: torch.device, what: str, inputs: Inputs) -> None:
+    """Devices compared by what they resolve to: torch.device("cuda:0") is the default CUDA
+    device as much as torch.device("cuda") is."""
+    cuda, mps = inputs.args
+    check_type(got, torch.device, what)
+    if same_device(got, expected):
+        return
+    hint = _(" Prefer CUDA, then MPS, then the CPU, and only pick a back-end that is available.")
+    if got.type == "mps" and cuda:
+        hint = _(" CUDA comes first when both are available: test cuda_available before mps.")
+    elif got.type == expected.type:
+        hint = _(" Leave out the index or use 0: torch.device({type!r}).").format(
+            type=expected.type
+        )
+    elif got.type == "cpu" and mps:
         hint = _(
-            " Prefer CUDA, then MPS, then the CPU, and only pick a back-end that is available."
+            " MPS is available here (mps_available=True): return torch.device('mps'). Use "
+            "the arguments, not torch.backends.mps.is_available() or the machine you run on."
         )
-        if got.type == "mps" and cuda:
-            hint = _(" CUDA comes first when both are available: test cuda_available before mps.")
-        elif got.type == expected.type:
-            hint = _(" Leave out the index or use 0: torch.device({type!r}).").format(
-                type=expected.type
-            )
-        elif got.type == "cpu" and mps:
-            hint = _(
-                " MPS is available here (mps_available=True): return torch.device('mps'). Use "
-                "the arguments, not torch.backends.mps.is_available() or the machine you run on."
-            )
-        elif got.type == "cpu" and cuda:
-            hint = _(" Use the arguments, not torch.cuda.is_available(): CUDA is available here.")
-        raise CheckError(
-            _("{what} returned {got}, expected {expected}.{hint}").format(
-                what=what, got=got, expected=expected, hint=hint
-            )
+    elif got.type == "cpu" and cuda:
+        hint = _(" Use the arguments, not torch.cuda.is_available(): CUDA is available here.")
+    raise CheckError(
+        _("{what} returned {got}, expected {expected}.{hint}").format(
+            what=what, got=got, expected=expected, hint=hint
         )
+    )
+
+
+PICK_DEVICE = Contract(
+    "pick_device",
+    _reference_device,
+    lambda d: Inputs((d.draw(st.booleans()), d.draw(st.booleans()))),
+    families=("values",),  # two booleans in, a device out: no tensor for the other families
+    arg_names=("cuda_available", "mps_available"),
+    compare=_compare_device,
+)
+
+
+@uses(PICK_DEVICE)
+def check_pick_device(pick_device) -> None:
+    """The contract: every combination of available back-ends, CUDA, then MPS, then CPU."""
 
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 2: halve_until_small
 
 
-def _reference_halvings(norm: float, limit: float) -> int:
-    count = 0
-    while norm > limit:
-        norm /= 2
-        count += 1
-    return count
+def _reference_halve(x: torch.Tensor, limit: float) -> torch.Tensor:
+    while x.norm() > limit:
+        x = x / 2
+    return x
 
 
-def _halving_cases() -> list[tuple[torch.Tensor, float, str]]:
-    g = torch.Generator().manual_seed(0)
-    cases = [
-        (torch.tensor([3.0, 4.0]), 5.0, "leaf"),  # norm exactly at the limit: no halving
-        (torch.tensor([0.1, 0.0]), 1.0, "leaf"),  # already small
-        (torch.tensor([4.0, 0.0]), 1.0, "leaf"),  # 4 -> 2 -> 1: the ratio is a power of two
-        (torch.tensor([0.0, 8.0, 0.0]), 0.5, "plain"),  # no gradients asked for
-        (torch.tensor([6.0, 8.0]), 1.0, "nonleaf"),  # x has a history of its own
-    ]
-    for size in (1, 3, 7, 16):
-        x = torch.randn(size, generator=g) * 10
-        cases.append((x, float(torch.rand(1, generator=g)) + 0.1, "leaf"))
-    x64 = (torch.randn(5, generator=g, dtype=torch.float64) * 1e3) + 1 / 3
-    cases.append((x64, 0.3, "leaf"))
-    cases.append((x64, 0.7, "plain"))
-    return cases
+def _draw_halving(d: Draw) -> Inputs:
+    """x of shape (D,) and a limit: a norm exactly at the limit after some halvings (3-4-5,
+    exact in every dtype), or random values under, near and far over the limit."""
+    if d.draw(st.booleans()):
+        return Inputs((torch.tensor([3.0, 4.0]) * 2 ** d.draw(st.integers(0, 3)), 5.0))
+    limit = d.draw(st.sampled_from([0.3, 1.0, 2.5, 7.0, 40.0]))
+    return Inputs((d.tensor(d.size(1, 8), low=-10.0, high=10.0), limit))
 
 
-def _kind_words(kind: str) -> str:
-    """How the caller's x was made, in the current language (looked up at each call)."""
-    return {
-        "leaf": "requires_grad=True",
-        "plain": _("no requires_grad"),
-        "nonleaf": _("computed from a leaf that requires grad"),
-    }[kind]
+def _compare_halving(got, expected: torch.Tensor, what: str, inputs: Inputs) -> None:
+    x, limit = inputs.args
+    try:
+        assert_close(got, expected, *TOLERANCE.get(expected.dtype, (None, None)), what=what)
+    except CheckError as err:
+        norm, steps = float(x.double().norm()), 0
+        while norm / 2**steps > limit:
+            steps += 1
+        hint = ""
+        if isinstance(got, torch.Tensor) and got.dtype != x.dtype:
+            hint = _(
+                " Halving keeps the dtype: work on x itself, without a .float() or .double() copy."
+            )
+        elif isinstance(got, torch.Tensor) and got.shape == expected.shape:
+            hint = _(
+                " The norm of x is {norm:.6g}, so {steps} halving(s) bring it to at most "
+                "{limit:.3g}: halve while x.norm() > limit (strictly), with the Euclidean norm "
+                "x.norm(), and stop as soon as it is at most the limit."
+            ).format(norm=norm, steps=steps, limit=limit)
+        raise CheckError(f"{err}{hint}") from None
 
 
+HALVE_UNTIL_SMALL = Contract(
+    "halve_until_small",
+    _reference_halve,
+    _draw_halving,
+    families=("values", "edges", "dtypes", "strides", "grad"),  # meta has no norm to compare
+    arg_names=("x", "limit"),
+    compare=_compare_halving,
+)
+
+
+@uses(HALVE_UNTIL_SMALL)
 def check_halve_until_small(halve_until_small) -> None:
-    """Values, dtype and gradients against a reference: inputs at, under and far over the
-    limit, float64, with and without gradients; the caller's x must not change."""
-    device = get_device()
-    for x_cpu, limit, kind in _halving_cases():
-        x = x_cpu.to(device)
-        steps = _reference_halvings(float(x_cpu.norm()), limit)
-        what = _(
-            "halve_until_small(x of shape {shape}, {dtype}, {kind}, limit={limit:.3g})"
-        ).format(shape=tuple(x.shape), dtype=x.dtype, kind=_kind_words(kind), limit=limit)
-        seen = observe(
-            probes.probe_halve_until_small,
-            halve_until_small,
-            {"x": x, "limit": limit, "kind": kind},
-            what,
-        )
-        out = seen["out"]
-        check_type(out, torch.Tensor, what)
-        check_shape(out, tuple(x.shape), names="D", what=what)
-        if out.dtype != x.dtype:
-            raise CheckError(
-                _(
-                    "{what} has dtype {got}, expected {expected} (x's dtype). Halving keeps "
-                    "the dtype: work on x itself, without a .float() or .double() copy."
-                ).format(what=what, got=out.dtype, expected=x.dtype)
-            )
-        check_device(out, device, what)
-        try:
-            assert_close(out, x / 2**steps, what=what)
-        except CheckError as err:
-            raise CheckError(
-                _(
-                    "{err} The norm of x is {norm:.6g}, so {steps} halving(s) bring "
-                    "it to at most {limit:.3g}: halve while x.norm() > limit (strictly), with the "
-                    "Euclidean norm x.norm(), and stop as soon as it is at most the limit."
-                ).format(err=err, norm=float(x_cpu.norm()), steps=steps, limit=limit)
-            ) from None
-        if not torch.equal(seen["x_after"], x):
-            raise CheckError(
-                _(
-                    "{what} changed the caller's x in place (x /= 2, x.mul_, x.data...). Build a "
-                    "new tensor each time (x = x / 2) so the caller's tensor keeps its values."
-                ).format(what=what)
-            )
-        if kind == "plain":
-            continue
-        if not seen["requires_grad"]:
-            raise CheckError(
-                _(
-                    "{what} returned a tensor with no autograd history: the result is cut off from "
-                    "x. Build it with tensor operations on x (x / 2), not from x.item(), x.tolist(), "
-                    "torch.tensor(...) or .detach(); when no halving is needed, return x itself."
-                ).format(what=what)
-            )
-        grad = seen.get("grad")
-        if grad is None:
-            raise CheckError(
-                _(
-                    "{what}: out.sum().backward() leaves the caller's x without a gradient. The "
-                    "result must be computed from x itself."
-                ).format(what=what)
-            )
-        assert_close(
-            grad,
-            torch.full_like(x, 0.5**steps),
-            what=_("d out.sum() / dx for {what} (0.5 ** {steps} everywhere)").format(
-                what=what, steps=steps
-            ),
-        )
+    """The contract: norms at, under and far over the limit, every dtype, non-contiguous,
+    with gradients (0.5 ** k back to x); the caller's x left as it was."""
 
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 3: value_and_grad
+
+
+def _reference_value_and_grad(f, x: torch.Tensor) -> tuple[float, torch.Tensor]:
+    leaf = x.detach().clone().requires_grad_(True)
+    y = f(leaf)
+    y.backward()
+    return y.item(), leaf.grad
+
+
+def _draw_function_and_point(d: Draw) -> Inputs:
+    """One of probes.FUNCTIONS (built in the kernel from its name) at x of one or two
+    dimensions."""
+    name = d.draw(st.sampled_from(list(probes.FUNCTIONS)))
+    shape = [d.size(1, 4) for _dim in range(d.draw(st.integers(1, 2)))]
+    f = Build(probes.build_function, {"name": name}, _function_words(name))
+    return Inputs((f, d.tensor(*shape)))
+
+
+def _compare_value_and_grad(got, expected: tuple, what: str, inputs: Inputs) -> None:
+    """(a float within rounding of f's value in x's dtype, the gradient in x's dtype)."""
+    x = inputs.args[1]
+    check_type(got, (tuple, list), what)
+    if len(got) != 2:
+        raise CheckError(
+            _("{what} should return (value, grad), got {n} items.").format(what=what, n=len(got))
+        )
+    value, grad = got
+    vwhat = _("the value from {what}").format(what=what)
+    if isinstance(value, torch.Tensor):
+        raise CheckError(
+            _("{vwhat} is a tensor; the text asks for a Python float: y.item().").format(
+                vwhat=vwhat
+            )
+        )
+    check_type(value, float, vwhat)
+    rtol, atol = TOLERANCE[x.dtype]
+    if abs(value - expected[0]) > atol + rtol * abs(expected[0]):
+        raise CheckError(
+            _(
+                "{vwhat} is {value!r}, expected {expected!r}. Compute f on a copy in x's dtype "
+                "(x.detach().clone()), without a .float() or .double() copy."
+            ).format(vwhat=vwhat, value=value, expected=expected[0])
+        )
+    gwhat = _("the gradient from {what}").format(what=what)
+    if isinstance(grad, torch.Tensor) and grad.dtype != x.dtype:
+        raise CheckError(
+            _(
+                "{gwhat} has dtype {got}, expected {expected} (x's dtype). Copy x with "
+                "x.detach().clone(), which keeps its dtype, rather than .float()."
+            ).format(gwhat=gwhat, got=grad.dtype, expected=x.dtype)
+        )
+    assert_close(grad, expected[1], *TOLERANCE[x.dtype], what=gwhat)
+
+
+# No grad family: the reference's result has no graph (a float and a .grad), so the engine
+# has nothing to differentiate and does not run the answer there. The hand-written lines of
+# the check hand over an x that requires grad instead. No device family: meta has no value.
+VALUE_AND_GRAD = Contract(
+    "value_and_grad",
+    _reference_value_and_grad,
+    _draw_function_and_point,
+    families=("values", "edges", "dtypes", "strides"),
+    arg_names=("f", "x"),
+    compare=_compare_value_and_grad,
+)
 
 _DERIVATIVES = {
     "sum of squares": lambda t: 2 * t,
@@ -195,32 +224,27 @@ def _function_words(name: str) -> str:
     }.get(name, name)
 
 
-def _value_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
+def _caller_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
+    """What the contract cannot see: a caller's x.grad (already there, or None and to stay
+    None, whether x requires grad or not) and the leaf a non-leaf x comes from."""
     g = torch.Generator().manual_seed(1)
-    cases = []
-    for shape in [(1,), (4,), (2, 3)]:
-        for name in probes.FUNCTIONS:
-            cases.append((name, torch.randn(shape, generator=g), "plain", None))
-    old = torch.full((2, 3), 7.0)
-    cases += [
+    return [
+        ("sum of sin", torch.randn(3, generator=g), "plain", None),  # no .grad left on it
         ("sum of squares", torch.randn(2, 3, generator=g), "leaf", None),
         ("sum of sin", torch.randn(4, generator=g), "leaf", torch.full((4,), 7.0)),
-        ("weighted sum", torch.randn(2, 3, generator=g), "leaf", old),
+        ("weighted sum", torch.randn(2, 3, generator=g), "leaf", torch.full((2, 3), 7.0)),
         ("mean of cubes", torch.randn(3, generator=g), "nonleaf", None),
-        ("sum of squares", torch.randn(3, 2, generator=g, dtype=torch.float64) * 30, "plain", None),
-        ("sum of sin", torch.randn(5, generator=g, dtype=torch.float64) * 3, "leaf", None),
     ]
-    return cases
 
 
+@uses(VALUE_AND_GRAD)
 def check_value_and_grad(value_and_grad) -> None:
-    """Several scalar functions at random points, float32 and float64; the caller's x (plain,
-    a leaf that requires grad and already has a .grad, or a non-leaf) must stay as it was."""
+    """The contract (several functions at random points, every dtype, x plain or requiring
+    grad, x's values and requires_grad kept), then: a caller's .grad, already there or None,
+    stays as it was, and no gradient reaches the leaf a non-leaf x was computed from."""
     device = get_device()
-    for name, x_cpu, kind, old_grad in _value_cases():
+    for name, x_cpu, kind, old_grad in _caller_cases():
         x = x_cpu.to(device)
-        f = probes.FUNCTIONS[name]
-        df = _DERIVATIVES[name]
         caller = {
             "plain": "",
             "leaf": ", x.requires_grad=True"
@@ -242,24 +266,9 @@ def check_value_and_grad(value_and_grad) -> None:
                     what=what, n=len(result)
                 )
             )
-        value, grad = result
-        check_type(value, float, _("the value from {what}").format(what=what))
-        expected = float(f(x.double()))
-        rel = 1e-9 if x.dtype == torch.float64 else 1e-4
-        if abs(value - expected) > rel * max(1.0, abs(expected)):
-            hint = ""
-            if x.dtype == torch.float64:
-                hint = _(
-                    " x is float64: compute in x's dtype (no .float() copy), or the value loses "
-                    "half its digits."
-                )
-            raise CheckError(
-                _("the value from {what} is {value!r}, expected {expected!r}.{hint}").format(
-                    what=what, value=value, expected=expected, hint=hint
-                )
-            )
         gwhat = _("the gradient from {what}").format(what=what)
-        if grad is None and kind != "plain":
+        grad = result[1]
+        if grad is None:
             raise CheckError(
                 _(
                     "{gwhat} is None. The caller's x requires grad here, so x.clone() is not a new "
@@ -270,16 +279,8 @@ def check_value_and_grad(value_and_grad) -> None:
             )
         check_type(grad, torch.Tensor, gwhat)
         check_shape(grad, tuple(x.shape), what=gwhat)
-        if grad.dtype != x.dtype:
-            raise CheckError(
-                _(
-                    "{gwhat} has dtype {got}, expected {expected} (x's dtype). Copy x with "
-                    "x.detach().clone(), which keeps its dtype, rather than .float()."
-                ).format(gwhat=gwhat, got=grad.dtype, expected=x.dtype)
-            )
-        check_device(grad, device, gwhat)
         try:
-            assert_close(grad, df(x), what=gwhat, rtol=1e-4, atol=1e-5)
+            assert_close(grad, _DERIVATIVES[name](x), what=gwhat, rtol=1e-4, atol=1e-5)
         except CheckError as err:
             hint = ""
             if old_grad is not None:

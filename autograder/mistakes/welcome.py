@@ -137,6 +137,19 @@ MISTAKES = {
                 "    return x\n"
             ),
         ),
+        Mistake(
+            name="loop-under-no-grad",
+            message="Under torch.no_grad() the halvings are not recorded: the result has no "
+            "history, and out.sum().backward() cannot reach x. Halve outside no_grad.",
+            code=(
+                "import torch\n"
+                "def halve_until_small(x, limit):\n"
+                "    with torch.no_grad():\n"
+                "        while x.norm() > limit:\n"
+                "            x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         Mistake(
@@ -221,6 +234,22 @@ MISTAKES = {
                 "    y = f(x)\n"
                 "    y.backward()\n"
                 "    return y.item(), x.grad\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-grad-on-plain-x",
+            message="Switching requires_grad on the caller's x and back still leaves the "
+            "gradient in x.grad: the caller finds a .grad it never asked for. Differentiate a "
+            "copy, x.detach().clone().requires_grad_(True).",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    was = x.requires_grad\n"
+                "    x.requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    grad = x.grad.clone()\n"
+                "    x.requires_grad_(was)\n"
+                "    return y.item(), grad\n"
             ),
         ),
     ],

@@ -66,3 +66,9 @@ def probe_value_and_grad(value_and_grad, case: dict) -> dict:
             "x_after": x.detach().clone(),
         }
     return seen
+
+
+def build_function(spec: dict):
+    """The scalar function of :data:`FUNCTIONS` named ``spec["name"]``: value_and_grad's
+    first argument, which crosses to the kernel as a name (a function is not data)."""
+    return FUNCTIONS[spec["name"]]
