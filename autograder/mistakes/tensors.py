@@ -54,6 +54,20 @@ MISTAKES = {
                 "    return torch.tensor(labels, dtype=torch.int64)\n"
             ),
         ),
+        Mistake(
+            name="pops-the-labels",
+            message="Reading the labels with labels.pop(0) empties the caller's list: read it with torch.tensor(labels, ...) or a for loop, never consume it.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    out = torch.empty(len(labels), dtype=torch.int64, device=device)\n"
+                "    i = 0\n"
+                "    while labels:\n"
+                "        out[i] = labels.pop(0)\n"
+                "        i += 1\n"
+                "    return out\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         Mistake(
@@ -168,6 +182,39 @@ MISTAKES = {
                 "    return torch.from_numpy(x.numpy().transpose(0, 3, 1, 2))\n"
             ),
         ),
+        Mistake(
+            name="permute-of-data",
+            message="x.data is x cut from the graph: no gradient flows back through the result. Permute x itself.",
+            code=("def to_nchw(x):\n    return x.data.permute(0, 3, 1, 2)\n"),
+        ),
+        Mistake(
+            name="casts-to-float",
+            message="Moving an axis must not change the dtype: .float() turns uint8, int64 and half images into float32. Return x.permute(0, 3, 1, 2) as it is.",
+            code=("def to_nchw(x):\n    return x.permute(0, 3, 1, 2).float()\n"),
+        ),
+        Mistake(
+            name="transposes-in-place",
+            message="transpose_ rearranges the caller's own tensor: x comes back as (N, C, H, W) too. Use the out-of-place permute.",
+            code=("def to_nchw(x):\n    return x.transpose_(1, 3).transpose_(2, 3)\n"),
+        ),
+        Mistake(
+            name="stacks-images",
+            message="torch.stack of an empty batch raises: with N = 0 there is nothing to stack. One permute of the whole batch handles every N.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return torch.stack([img.permute(2, 0, 1) for img in x])\n"
+            ),
+        ),
+        Mistake(
+            name="views-pixels",
+            message="x.view(N, H * W, C) needs contiguous memory and fails on a permuted batch; permute(0, 3, 1, 2) works on any layout.",
+            code=(
+                "def to_nchw(x):\n"
+                "    n, h, w, c = x.shape\n"
+                "    return x.view(n, h * w, c).transpose(1, 2).reshape(n, c, h, w)\n"
+            ),
+        ),
     ],
     "flatten_features": [
         Mistake(
@@ -209,6 +256,16 @@ MISTAKES = {
             message="squeeze() also removes a batch dimension of size 1: with one sample the "
             "result must still be (1, F).",
             code="def flatten_features(x):\n    return x.flatten(1).squeeze()\n",
+        ),
+        Mistake(
+            name="detached",
+            message="x.detach() cuts the result from the graph: no gradient reaches the layers before. Flatten x itself: x.flatten(1).",
+            code=("def flatten_features(x):\n    return x.detach().flatten(1)\n"),
+        ),
+        Mistake(
+            name="casts-to-float",
+            message="Flattening must not change the dtype: .float() turns int64 and half inputs into float32.",
+            code=("def flatten_features(x):\n    return x.flatten(1).float()\n"),
         ),
     ],
     "normalize_per_channel": [
@@ -320,6 +377,30 @@ MISTAKES = {
                 "    return ((y - mean) / torch.sqrt(var + eps)).to(x.dtype)\n"
             ),
         ),
+        Mistake(
+            name="detached-statistics",
+            message="Detached statistics give the right values but the wrong gradient: the mean and variance depend on x too, and backpropagation must see it. No .detach().",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True).detach()\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0).detach()\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="view-to-rows",
+            message="x.view(N, C, -1) needs contiguous memory and fails on a permuted or channels-last batch: reduce over dims (0, 2, 3) directly, or use reshape.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    n, c = x.shape[:2]\n"
+                "    flat = x.view(n, c, -1)\n"
+                "    mean = flat.mean(dim=(0, 2)).view(1, c, 1, 1)\n"
+                "    var = flat.var(dim=(0, 2), correction=0).view(1, c, 1, 1)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         Mistake(
@@ -385,6 +466,33 @@ MISTAKES = {
                 "def pairwise_distances(a, b):\n"
                 "    rows = [((row - b) ** 2).sum(dim=1).sqrt() for row in a]\n"
                 "    return torch.stack(rows)\n"
+            ),
+        ),
+        Mistake(
+            name="uses-cdist",
+            message="The text asks for broadcasting: torch.cdist is what you check yourself against, not the answer.",
+            code=("import torch\ndef pairwise_distances(a, b):\n    return torch.cdist(a, b)\n"),
+        ),
+        Mistake(
+            name="computed-under-no-grad",
+            message="Under torch.no_grad() the distances have no gradient: a loss built on them (a contrastive loss, say) could not train the embeddings.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    with torch.no_grad():\n"
+                "        return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="centres-in-place",
+            message="a -= centre and b -= centre change the caller's points: centre copies (a = a - centre), or do not centre at all.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    centre = torch.cat([a, b]).mean(dim=0)\n"
+                "    a -= centre\n"
+                "    b -= centre\n"
+                "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
             ),
         ),
     ],
@@ -476,6 +584,40 @@ MISTAKES = {
                 "    return total / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
             ),
         ),
+        Mistake(
+            name="detached-input",
+            message="x.detach() cuts the mean from the graph: no gradient reaches the sequence encoder. Select the real steps of x itself.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    x = x.detach()\n"
+                "    mask = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = torch.where(mask[:, :, None], x, torch.zeros_like(x)).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="masked-fill-in-place",
+            message="x.masked_fill_ writes zeros into the caller's batch: use the out-of-place x.masked_fill (or torch.where).",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    mask = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]\n"
+                "    x.masked_fill_(~mask[:, :, None], 0.0)\n"
+                "    return x.sum(dim=1) / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="count-as-float32",
+            message="lengths.float() is float32, and a float16 sum divided by it becomes float32: convert the count to x's dtype, .to(x.dtype).",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    mask = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = torch.where(mask[:, :, None], x, torch.zeros_like(x)).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1).float()[:, None]\n"
+            ),
+        ),
     ],
     "attention_scores": [
         Mistake(
@@ -528,6 +670,26 @@ MISTAKES = {
                 "def attention_scores(q, k):\n"
                 "    scores = q.float() @ k.float().transpose(-2, -1)\n"
                 "    return scores / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="scales-q-in-place",
+            message="q /= sqrt(D) divides the caller's queries: the next use of q sees them scaled. Scale the scores (or q / sqrt(D), a new tensor).",
+            code=(
+                "import math\n"
+                "def attention_scores(q, k):\n"
+                "    q /= math.sqrt(q.shape[-1])\n"
+                "    return q @ k.transpose(-2, -1)\n"
+            ),
+        ),
+        Mistake(
+            name="computed-under-no-grad",
+            message="Under torch.no_grad() the scores have no gradient, so the attention layer cannot learn its projections.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    with torch.no_grad():\n"
+                "        return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
             ),
         ),
     ],

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 
@@ -31,54 +29,6 @@ def build(spec: dict | torch.Tensor) -> torch.Tensor:
     for name, *args in spec.get("ops", []):
         t = _LAYOUT_OPS[name](t, *args)
     return t
-
-
-def probe_tensors(fn, case: dict):
-    """``fn(*inputs)`` for the tensors described in ``case["inputs"]``: what it returned."""
-    return fn(*[build(spec) for spec in case["inputs"]])
-
-
-def probe_pure(fn, case: dict) -> dict:
-    """``fn(*inputs, **kwargs)``: what it returned, and the inputs as the caller sees them
-    afterwards (an answer must not write into the caller's tensors)."""
-    inputs = [build(spec) for spec in case["inputs"]]
-    result = fn(*inputs, **case.get("kwargs", {}))
-    return {"result": result, "inputs_after": [t.detach().clone() for t in inputs]}
-
-
-def _meta_tensor(spec: dict) -> torch.Tensor:
-    dtype = getattr(torch, spec["dtype"])
-    return torch.empty(spec["shape"], dtype=dtype, device="meta")
-
-
-def probe_on_meta(fn, case: dict) -> dict:
-    """``fn`` on tensors of the meta device (shapes and dtypes, no data), a stand-in for a GPU
-    on a machine without one. Reports the result's device, dtype and shape, or what it raised.
-
-    ``case["inputs"]``: ``{"shape": [...], "dtype": "float32"}`` for a meta tensor, or
-    ``{"value": ...}`` for a plain argument (``{"device": "meta"}`` for the device itself).
-    """
-    args = []
-    for spec in case["inputs"]:
-        if "shape" in spec:
-            args.append(_meta_tensor(spec))
-        elif "device" in spec:
-            args.append(torch.device(spec["device"]))
-        else:
-            args.append(spec["value"])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = fn(*args)
-    except NotImplementedError as err:
-        if not str(err):  # the unanswered stub
-            raise
-        return {"raised": [type(err).__name__, str(err)[:500]]}
-    except Exception as err:  # any error is data here: the check decides what it means
-        return {"raised": [type(err).__name__, str(err)[:500]]}
-    if not isinstance(out, torch.Tensor):
-        return {"type": type(out).__name__}
-    return {"device": str(out.device), "dtype": out.dtype, "shape": list(out.shape)}
 
 
 # ---------------------------------------------------------------------------------------------
