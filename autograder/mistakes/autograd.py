@@ -138,6 +138,42 @@ MISTAKES = {
                 "    return 2 / n * x.T @ r, 2 / n * r.sum(dim=0)\n"
             ),
         ),
+        Mistake(
+            name="flat-view-of-x",
+            message="x.view(-1) needs contiguous memory; a transposed or sliced x has none. Use "
+            "x.reshape, or no flattening at all: (2 / N) * x.T @ r.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    n, f = x.shape\n"
+                "    x = x.view(-1).view(n, f)  # one flat buffer\n"
+                "    r = x @ w + b - y\n"
+                "    return 2 / n * x.T @ r, 2 / n * r.sum(dim=0)\n"
+            ),
+        ),
+        Mistake(
+            name="squeezed-residual",
+            message="r.squeeze() drops every axis of size 1: with one row the residual becomes "
+            "0-d and x.T @ r fails. Keep r of shape (N, 1).",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = (x @ w + b - y).squeeze()\n"
+                "    return (2 / n * x.T @ r).unsqueeze(1), (2 / n * r.sum()).reshape(1)\n"
+            ),
+        ),
+        Mistake(
+            name="bias-grad-made-on-cpu",
+            message="torch.full((1,), ...) lands on the CPU whatever x's device: build grad_b "
+            "from r (r.sum(dim=0)) so it lives where the inputs do.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    grad_b = torch.full((1,), 2.0 / n, dtype=x.dtype) * r.sum()\n"
+                "    return 2 / n * x.T @ r, grad_b\n"
+            ),
+        ),
     ],
     "fit_linear": [
         Mistake(
@@ -213,6 +249,15 @@ MISTAKES = {
             code=_fit_linear(_NO_GRAD_UPDATE).replace(
                 "    w = torch.zeros(",
                 "    torch.manual_seed(0)  # reproducible\n    w = torch.zeros(",
+            ),
+        ),
+        Mistake(
+            name="returns-inside-loop",
+            message="A return inside the loop never runs when num_steps is 0: return (w, b, "
+            "losses) after the loop, the zeros and an empty list when there were no steps.",
+            code=_fit_linear(_NO_GRAD_UPDATE).replace(
+                "    return w, b, losses\n",
+                "        if len(losses) == num_steps:\n            return w, b, losses\n",
             ),
         ),
     ],
@@ -326,6 +371,33 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        x.copy_(x.round())  # values rounded, x stays in the graph\n"
                 "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="float32-correction",
+            message="A float32 correction makes a float16 x come back as float32: keep x's dtype "
+            "(x + (x.round() - x).detach()).",
+            code="def round_ste(x):\n    return x + (x.round() - x).detach().float()\n",
+        ),
+        Mistake(
+            name="stacks-elements",
+            message="torch.stack of no elements raises: an empty x must give an empty result. "
+            "Work on the whole tensor: x + (x.round() - x).detach().",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    parts = [(t.round() - t).detach() for t in x.flatten()]\n"
+                "    return x + torch.stack(parts).reshape(x.shape)\n"
+            ),
+        ),
+        Mistake(
+            name="flat-view",
+            message="x.view(-1) needs contiguous memory; a transposed x has none. There is no "
+            "need to flatten: x + (x.round() - x).detach().",
+            code=(
+                "def round_ste(x):\n"
+                "    flat = x.view(-1)\n"
+                "    return (flat + (flat.round() - flat).detach()).view(x.shape)\n"
             ),
         ),
     ],
@@ -513,6 +585,54 @@ MISTAKES = {
                 "    return d2f\n"
             ),
         ),
+        Mistake(
+            name="backward-into-callers-leaf",
+            message="When the caller's x already requires grad, differentiating it directly "
+            "fills its .grad: work on x.detach().clone().requires_grad_(True).",
+            code=_second(
+                "    t = x if x.requires_grad else x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (df,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    df.sum().backward()\n"
+                "    return t.grad.detach().clone()\n"
+            ),
+        ),
+        Mistake(
+            name="zeros-on-cpu",
+            message="torch.zeros(x.shape, dtype=x.dtype) lands on the CPU whatever x's device: "
+            "return torch.zeros_like(x).",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(x).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros(x.shape, dtype=x.dtype)\n"
+                "    (df,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros(x.shape, dtype=x.dtype)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="flat-view",
+            message="x.view(-1) needs contiguous memory; a transposed x has none. "
+            "torch.autograd.grad keeps x's shape: there is no need to flatten.",
+            code=_second(
+                "    t = x.detach().view(-1).clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (df,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), t)\n"
+                "    return d2f.view(x.shape)\n"
+            ),
+        ),
     ],
     "hvp": [
         Mistake(
@@ -582,6 +702,62 @@ MISTAKES = {
                 "    (g,) = torch.autograd.grad(out, x, create_graph=True)\n"
                 "    if not g.requires_grad:\n"
                 "        return torch.zeros(x.shape)\n"
+                "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="full-hessian",
+            message="The text asks for H @ v without forming the Hessian (D * D numbers): "
+            "differentiate (g * v).sum() instead of calling torch.autograd.functional.hessian.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    return torch.autograd.functional.hessian(f, x.detach()) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="jacobian-of-gradient",
+            message="The Jacobian of the gradient is the whole Hessian: the text asks for H @ v "
+            "without forming it. Differentiate (g * v).sum() once more instead.",
+            code=_hvp(
+                "    def gradient(t):\n"
+                "        t = t.detach().requires_grad_(True) if not t.requires_grad else t\n"
+                "        out = f(t)\n"
+                "        if not out.requires_grad:\n"
+                "            return torch.zeros_like(t)\n"
+                "        return torch.autograd.grad(out, t, create_graph=True)[0]\n"
+                "    return torch.autograd.functional.jacobian(gradient, x.detach()) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="backward-into-callers-leaf",
+            message="When the caller's x already requires grad, differentiating it directly "
+            "fills its .grad: work on x.detach().clone().requires_grad_(True).",
+            code=_hvp(
+                "    t = x if x.requires_grad else x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (g,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x).detach()\n"
+                "    (g * v).sum().backward()\n"
+                "    return t.grad.detach().clone()\n"
+            ),
+        ),
+        Mistake(
+            name="zeros-on-cpu",
+            message="torch.zeros(x.shape, dtype=x.dtype) lands on the CPU whatever x's device: "
+            "return torch.zeros_like(x).",
+            code=_hvp(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(x)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros(x.shape, dtype=x.dtype)\n"
+                "    (g,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros(x.shape, dtype=x.dtype)\n"
                 "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
                 "    return hv\n"
             ),

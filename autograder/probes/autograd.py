@@ -94,29 +94,6 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# round_ste
-
-
-def probe_round_ste(round_ste, case: dict) -> dict:
-    """The output for a non-leaf x = z * 1.0, and the gradient that reaches z for upstream v.
-
-    ``grad`` is None when the output is not a tensor of x's shape that requires grad; zeros
-    when the output does not depend on z at all.
-    """
-    x0 = build(case["x"])
-    z = x0.detach().clone().requires_grad_(True)
-    x = z * 1.0  # a non-leaf input: the gradient must flow on to z
-    x_before = x.detach().clone()
-    out = round_ste(x)
-    seen = {"out": out, "requires_grad": isinstance(out, torch.Tensor) and out.requires_grad}
-    seen["x_unchanged"] = torch.equal(x.detach(), x_before) and torch.equal(z.detach(), x_before)
-    if seen["requires_grad"] and out.shape == x0.shape:
-        (grad,) = torch.autograd.grad(out, z, grad_outputs=case["v"], allow_unused=True)
-        seen["grad"] = torch.zeros_like(z) if grad is None else grad
-    return seen
-
-
-# ---------------------------------------------------------------------------------------------
 # HuberFunction
 
 
@@ -216,3 +193,46 @@ def probe_hvp(hvp, case: dict) -> dict:
     result = hvp(f, x, v)
     touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
     return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Builders for the contracts (autograder/contracts.py): a function argument cannot cross as
+# data, so the kernel builds it from a recipe. Constants are made in the input's dtype and on
+# its device at each call, so the dtypes and device families meet a function that follows x.
+
+
+def build_elementwise(spec: dict):
+    """The elementwise function ``ELEMENTWISE[spec["name"]]`` for second_derivative."""
+    return ELEMENTWISE[spec["name"]]
+
+
+def _constants(spec: dict, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    a = torch.tensor(spec["a"], dtype=t.dtype, device=t.device)
+    c = torch.tensor(spec["c"], dtype=t.dtype, device=t.device)
+    return a, c
+
+
+def build_scalar_function(spec: dict):
+    """A scalar function of a (D,) tensor for hvp: ``spec`` names it and holds the constants
+    (``a`` a D x D list, not symmetric; ``c`` a list of D numbers)."""
+    name = spec["name"]
+    if name == "x @ A @ x":
+        return lambda t: t @ _constants(spec, t)[0] @ t
+    if name == "logsumexp(x)":
+        return lambda t: torch.logsumexp(t, dim=0)
+    if name == "sum(x**4) + (c @ x)**2":
+        return lambda t: (t**4).sum() + (_constants(spec, t)[1] @ t) ** 2
+    if name == "c @ x (Hessian 0)":
+        return lambda t: _constants(spec, t)[1] @ t
+    if name == "c @ c, a constant that ignores x (Hessian 0)":
+        return lambda t: (lambda c: c @ c)(_constants(spec, t)[1])
+    raise ValueError(f"no scalar function named {name!r}")
+
+
+SCALAR_FUNCTIONS = (
+    "x @ A @ x",
+    "logsumexp(x)",
+    "sum(x**4) + (c @ x)**2",
+    "c @ x (Hessian 0)",
+    "c @ c, a constant that ignores x (Hessian 0)",
+)

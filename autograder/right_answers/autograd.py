@@ -213,15 +213,5 @@ RIGHT_ANSWERS = {
                 "    return hv\n"
             ),
         ),
-        RightAnswer(
-            name="full-hessian",
-            why="Builds the whole Hessian with torch.autograd.functional.hessian and multiplies; "
-            "costly for big D, but the same H @ v.",
-            code=(
-                "import torch\n"
-                "def hvp(f, x, v):\n"
-                "    return torch.autograd.functional.hessian(f, x.detach()) @ v\n"
-            ),
-        ),
     ],
 }
