@@ -12,9 +12,11 @@ import math
 from typing import Any
 
 import torch
+from hypothesis import strategies as st
 from torch import nn
 
 from autograder.boundary import AnswerRaised, AnswerUnreachable, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes import modules as probes
 from tutorial_lib.checks import (
     CheckError,
@@ -341,74 +343,83 @@ def check_ResidualBlock(ResidualBlock) -> None:
 # ---------------------------------------------------------------- Exercise: count_trainable
 
 
+_COUNT_PARTS = (
+    "linear",
+    "linear-no-bias",
+    "relu",
+    "batchnorm",
+    "batchnorm-frozen",
+    "bias-frozen",
+    "cls-token",
+    "tied",
+    "lstm",
+    "shared-in-sequential",
+    "empty",
+    "conv",
+)
+
+
+# A weight tied across two modules, one layer used twice, a Parameter on a model itself,
+# no parameters at all, parameters not called weight and bias.
+_TRICKY_PARTS = ("tied", "shared-in-sequential", "cls-token", "empty", "relu", "lstm")
+
+
+def _reference_count(model) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _draw_count_model(d: Draw) -> Inputs:
+    """Models put together from parts (buffers, frozen weights or biases, tied and shared
+    weights, parameters on a model itself, an LSTM), some parameters frozen on top."""
+    if d.family == "edges":  # one part, among those a loop over layers gets wrong
+        parts = [d.draw(st.sampled_from(_TRICKY_PARTS))]
+    else:
+        parts = [d.draw(st.sampled_from(_COUNT_PARTS)) for _part in range(d.size(0, 4))]
+    frozen = sorted(d.draw(st.sets(st.integers(0, 7), max_size=3)))
+    root = d.draw(st.booleans())
+    spec = {"parts": parts, "root": root, "frozen": frozen, "training": d.draw(st.booleans())}
+    label = _("a Sequential of {parts}").format(parts=parts)
+    if root:
+        label += _(" with a cls_token Parameter of its own")
+    if frozen:
+        label += _(", parameters {frozen} of model.parameters() frozen").format(frozen=frozen)
+    return Inputs((Build(probes.build_count_parts, spec, label),))
+
+
+def _count_hint(family: str, inputs: Inputs) -> str:
+    parts = inputs.args[0].spec["parts"]
+    hint = _(" Count elements with p.numel(), only where p.requires_grad is True.")
+    if {"tied", "shared-in-sequential"} & set(parts):
+        hint += _(
+            " A shared weight appears under two names but is one Parameter: "
+            "model.parameters() lists it once; model.modules() or state_dict() twice."
+        )
+    if {"batchnorm", "batchnorm-frozen", "conv", "cls-token"} & set(parts):
+        hint += _(" Buffers (BatchNorm's running statistics) are not parameters.")
+    if inputs.args[0].spec["root"] or "cls-token" in parts:
+        hint += _(
+            " Parameters registered on the model itself (the cls_token) count too: "
+            "model.parameters() lists them with its children's; walking the layers (leaf "
+            "modules, or modules with .weight and .bias) misses them."
+        )
+    return hint.strip()  # the engine puts a space before it
+
+
+COUNT_TRAINABLE_PARAMETERS = Contract(
+    "count_trainable_parameters",
+    _reference_count,
+    _draw_count_model,
+    families=("values", "edges"),
+    arg_names=("model",),
+    hint=_count_hint,
+    examples=16,
+)
+
+
+@uses(COUNT_TRAINABLE_PARAMETERS)
 def check_count_trainable_parameters(count_trainable_parameters) -> None:
-    """Elements, not tensors; buffers excluded; frozen excluded; shared weights counted once."""
-    cases = [  # (the model the probe builds, its description, the expected count)
-        ("linear", "nn.Linear(7, 3)", 24),
-        ("linear-no-bias", "nn.Linear(1, 1, bias=False)", 1),
-        ("relu", _("nn.ReLU() (no parameters)"), 0),
-        (
-            "batchnorm",
-            _("Linear(4, 5) + BatchNorm1d(5) + Linear(5, 2) (the buffers are not parameters)"),
-            47,
-        ),
-        ("batchnorm-frozen", _("the same model with its first Linear frozen"), 22),
-        ("bias-frozen", _("Linear(3, 3) + Linear(3, 1) with the first bias frozen"), 13),
-        (
-            "cls-token",
-            _(
-                "a model with a cls_token Parameter (1, 1, 6) and a frozen scale (6,) on the model "
-                "itself, a buffer (5, 6), and an encoder Linear(6, 6) + LayerNorm(6)"
-            ),
-            6 + 42 + 12,
-        ),
-        ("tied", _("an Embedding(10, 4) whose weight is shared with a Linear(4, 10) (tied)"), 40),
-        ("lstm", "nn.LSTM(3, 4)", 4 * 4 * 3 + 4 * 4 * 4 + 2 * 4 * 4),
-        (
-            "shared-in-sequential",
-            _("Sequential(layer, ReLU, layer): one Linear(3, 3) used twice"),
-            12,
-        ),
-        ("empty", _("an empty nn.Sequential()"), 0),
-        (
-            "conv",
-            _("Conv2d(3, 4, 3, bias=False) + BatchNorm2d(4) with its bias frozen"),
-            4 * 3 * 3 * 3 + 4,
-        ),
-    ]
-    for model, what, expected in cases:
-        label = f"count_trainable_parameters({what})"
-        case = {"model": model, "device": get_device()}
-        got = observe(
-            probes.probe_count_trainable_parameters, count_trainable_parameters, case, label
-        )["result"]
-        check_type(got, int, label)
-        if got != expected:
-            hint = _(" Count elements with p.numel(), only where p.requires_grad is True.")
-            if expected == 40 and got == 80:
-                hint = _(
-                    " A shared weight appears under two names but is one Parameter: "
-                    "model.parameters() lists it once; model.modules() or state_dict() twice."
-                )
-            elif "buffers" in what and got > expected:
-                hint = _(" Buffers (BatchNorm's running statistics) are not parameters.")
-            elif model == "cls-token" and got < expected:
-                hint = _(
-                    " Parameters registered on the model itself (the cls_token) count too: "
-                    "model.parameters() lists them with its children's; walking the layers (leaf "
-                    "modules, or modules with .weight and .bias) misses them."
-                )
-            elif model in ("bias-frozen", "conv", "lstm"):
-                hint += _(
-                    " Look at every parameter on its own (model.parameters()): a layer's weight "
-                    "and bias can be frozen separately, and not every layer calls them weight "
-                    "and bias."
-                )
-            raise CheckError(
-                _("{label} returned {got}, expected {expected}.{hint}").format(
-                    label=label, got=got, expected=expected, hint=hint
-                )
-            )
+    """The contract: elements, not tensors; buffers and frozen parameters left out; shared
+    weights counted once; the caller's model (flags, mode) left as it was."""
 
 
 # ---------------------------------------------------------------- Exercise: RunningMean
@@ -580,34 +591,132 @@ def _compare_activation(got, expected, name: str, label: str) -> None:
     assert_close(got, expected, what=label, rtol=1e-5, atol=1e-6)
 
 
+_HOOK_NAMES = ("", "inp", "block", "block.fc", "block.act", "split", "shared", "out", "tanh")
+
+
+def _reference_capture(model, x, names):
+    acts = _expected_activations(model, x)
+    return {name: acts[name] for name in names}
+
+
+def _draw_capture(d: Draw) -> Inputs:
+    """The hook model (train or eval mode, the caller's own hooks on it), a batch (empty and
+    one row included) and some of its module names (none, the model itself '', a module run
+    twice, one returning a tuple)."""
+    spec = {"seed": d.draw(st.integers(0, 9)), "training": d.draw(st.booleans())}
+    names = [name for name in _HOOK_NAMES if d.draw(st.booleans())]  # each one half the time
+    x = d.tensor(d.size(0 if d.family == "edges" else 1, 4, empty_ok=True), 4)
+    model = Build(probes.build_hooked_model, spec, _("a model with forward hooks of its own"))
+    return Inputs((model, x, names))
+
+
+def _compare_capture(got, expected: dict, what: str, inputs: Inputs) -> None:
+    names = inputs.args[2]
+    if not isinstance(got, dict):
+        type_name = type(got).__name__
+        hint = _(" Did you forget a `return`?") if got is None else ""
+        raise CheckError(
+            _("{what} should be a dict, got {type_name}.{hint}").format(
+                what=what, type_name=type_name, hint=hint
+            )
+        )
+    if set(got) != set(names):
+        missing = sorted(set(names) - set(got))
+        extra = sorted(set(got) - set(names), key=str)
+        hint = ""
+        if "" in missing:
+            hint = _(
+                " '' is the model itself; its hooks only run when you call model(x), not "
+                "model.forward(x)."
+            )
+        if "split" in missing:
+            hint += _(
+                " 'split' returns a tuple of tensors: store a tuple of their detached "
+                "copies, tuple(t.detach().clone() for t in output)."
+            )
+        if extra:
+            hint += _(" Start from an empty dict on every call.")
+        elif missing and len(got) == 1 and len(names) > 1:
+            hint += _(
+                " Every hook wrote under one key: a function defined in a loop reads the "
+                "loop variable when it runs, not when it was defined. Bind it as a default "
+                "argument: def hook(module, inputs, output, name=name)."
+            )
+        raise CheckError(
+            _(
+                "{what} returned the keys {got}; missing {missing}, unexpected {extra}.{hint}"
+            ).format(what=what, got=sorted(got, key=str), missing=missing, extra=extra, hint=hint)
+        )
+    x = inputs.args[1]
+    acts = _expected_activations(inputs.args[0].make(), x)
+    for name in names:
+        label = _("the activation of {name!r} from {what}").format(name=name, what=what)
+        try:
+            _compare_activation(got[name], expected[name], name, label)
+        except CheckError as err:
+            hint = ""
+            value = got[name]
+            if (
+                name == "block.fc"
+                and isinstance(value, torch.Tensor)
+                and value.shape == acts["block"].shape
+                and torch.allclose(value, acts["block"])
+            ):
+                hint = _(
+                    " The in-place ReLU that runs after it changed the tensor your hook stored: "
+                    "store a copy, output.detach().clone()."
+                )
+            if (
+                name == "shared"
+                and x.shape[0]
+                and isinstance(value, torch.Tensor)
+                and value.shape == acts["shared"].shape
+                and torch.allclose(value, acts["shared (first call)"])
+            ):
+                hint = _(
+                    " 'shared' runs twice in one forward pass and you kept its first output; "
+                    "keep the last one (let the second call overwrite the entry)."
+                )
+            if "tuple" in str(err):
+                raise
+            raise CheckError(
+                _(
+                    "{err}{hint} The hook's arguments are (module, inputs, output); store the "
+                    "output."
+                ).format(err=err, hint=hint)
+            ) from None
+
+
+CAPTURE_ACTIVATIONS = Contract(
+    "capture_activations",
+    _reference_capture,
+    _draw_capture,
+    families=("values", "edges", "strides"),
+    compare=_compare_capture,
+    arg_names=("model", "x", "names"),
+)
+
+
+@uses(CAPTURE_ACTIVATIONS)
 def check_capture_activations(capture_activations) -> None:
-    """Outputs of the named modules (the root included), detached copies, no hooks left; a
-    module run twice, a tuple output; the caller's hooks, mode and flags left as they were."""
+    """The contract (outputs of the named modules, the root included, detached copies; a
+    module run twice, a tuple output; the caller's hooks, mode and flags kept), then, on one
+    model in turn: model(x) runs once, through __call__; a forward pass that raises leaves no
+    hook behind; no global hook stays (what a contract's snapshot of the model cannot see)."""
     device = get_device()
     g = torch.Generator().manual_seed(6)
-    model = probes.build_hook_model(6).to(device)  # the probe builds the same one
-    cases = [
-        ["inp", "block.fc", "out"],
-        ["block"],
-        ["block.fc"],
-        ["", "inp"],
-        ["tanh", "block.act", "block.fc", "inp"],
-        [],
-        ["shared"],
-        ["split", "shared", ""],
-    ]
     calls = [
-        {"x": torch.randn(n, 4, generator=g), "names": names} for n in (5, 1, 0) for names in cases
+        {"x": torch.randn(3, 4, generator=g), "names": ["inp", "block.fc"]},
+        {"x": torch.randn(2, 7, generator=g), "names": ["inp", ""], "raises": True},
+        {"x": torch.randn(2, 4, generator=g), "names": ["shared", "out"]},
     ]
-    calls.insert(3, {"x": torch.randn(2, 7, generator=g), "names": ["inp", ""], "raises": True})
     case = {"seed": 6, "device": device, "calls": calls}
     seen = observe(
         probes.probe_capture_activations, capture_activations, case, "capture_activations(...)"
     )
     for i, call in enumerate(calls):
-        x, names = call["x"].to(device), call["names"]
         what = _("capture_activations(model, x of shape {shape}, {names})").format(
-            shape=tuple(x.shape), names=names
+            shape=tuple(call["x"].shape), names=call["names"]
         )
         if call.get("raises"):
             if f"raised {i}" not in seen:
@@ -618,120 +727,21 @@ def check_capture_activations(capture_activations) -> None:
                 _("{what} (where model(x) raises: x has 7 features, not 4)").format(what=what),
             )
             continue
-        try:
-            type_name = _take(seen, f"type {i}", what)
-        except AnswerRaised as err:
-            if "'tuple' object" in err.message and "split" in names:
-                raise CheckError(
-                    err.with_hint(
-                        _(
-                            "The module 'split' returns a tuple of tensors: store a tuple of their "
-                            "detached copies, tuple(t.detach().clone() for t in output)."
-                        )
-                    )
-                ) from None
-            raise
-        got = seen.get(f"result {i}")
-        if got is None:
-            hint = _(" Did you forget a `return`?") if type_name == "NoneType" else ""
-            raise CheckError(
-                _("{what} should be a dict, got {type_name}.{hint}").format(
-                    what=what, type_name=type_name, hint=hint
-                )
-            )
-        if names and seen.get(f"model runs {i}") == 0:
+        _take(seen, f"type {i}", what)
+        if seen.get(f"model runs {i}") == 0:
             raise CheckError(
                 _(
                     "{what}: the model's own forward hooks did not run, so model(x) was never "
                     "called through __call__. Call model(x), not model.forward(x)."
                 ).format(what=what)
             )
-        if set(got) != set(names):
-            missing = sorted(set(names) - set(got))
-            extra = sorted(set(got) - set(names))
-            hint = ""
-            if "" in missing:
-                hint = _(
-                    " '' is the model itself; its hooks only run when you call model(x), not "
-                    "model.forward(x)."
-                )
-            if "split" in missing:
-                hint += _(
-                    " 'split' returns a tuple of tensors: store a tuple of their detached "
-                    "copies, tuple(t.detach().clone() for t in output)."
-                )
-            if extra:
-                hint += _(" Start from an empty dict on every call.")
-            elif missing and len(got) == 1 and len(names) > 1:
-                hint += _(
-                    " Every hook wrote under one key: a function defined in a loop reads the "
-                    "loop variable when it runs, not when it was defined. Bind it as a default "
-                    "argument: def hook(module, inputs, output, name=name)."
-                )
-            raise CheckError(
-                _(
-                    "{what} returned the keys {got}; missing {missing}, unexpected {extra}.{hint}"
-                ).format(what=what, got=sorted(got), missing=missing, extra=extra, hint=hint)
-            )
-        expected = _expected_activations(model, x)
-        for name in names:
-            label = _("the activation of {name!r} from {what}").format(name=name, what=what)
-            try:
-                _compare_activation(got[name], expected[name], name, label)
-            except CheckError as err:
-                hint = ""
-                value = got[name]
-                if (
-                    name == "block.fc"
-                    and isinstance(value, torch.Tensor)
-                    and value.shape == expected["block"].shape
-                    and torch.allclose(value, expected["block"])
-                ):
-                    hint = _(
-                        " The in-place ReLU that runs after it changed the tensor your hook stored: "
-                        "store a copy, output.detach().clone()."
-                    )
-                if (
-                    name == "shared"
-                    and x.shape[0]
-                    and isinstance(value, torch.Tensor)
-                    and value.shape == expected["shared"].shape
-                    and torch.allclose(value, expected["shared (first call)"])
-                ):
-                    hint = _(
-                        " 'shared' runs twice in one forward pass and you kept its first output; "
-                        "keep the last one (let the second call overwrite the entry)."
-                    )
-                if "tuple" in str(err):
-                    raise
-                raise CheckError(
-                    _(
-                        "{err}{hint} The hook's arguments are (module, inputs, output); store the "
-                        "output."
-                    ).format(err=err, hint=hint)
-                ) from None
         _judge_hooks_left(seen, i, what)
-        if names and seen.get(f"model runs {i}", 1) > 1:
+        if seen.get(f"model runs {i}", 1) > 1:
             raise CheckError(
                 _(
                     "{what} ran the model {runs} times; run model(x) once, with all the hooks "
                     "registered."
                 ).format(what=what, runs=seen[f"model runs {i}"])
-            )
-        if seen.get(f"training {i}") is False:
-            raise CheckError(
-                _(
-                    "{what} left the caller's model (or a submodule) in eval mode. Do not call "
-                    "model.eval() here: capture the activations in the mode the model is in."
-                ).format(what=what)
-            )
-        if seen.get(f"requires_grad {i}") is False:
-            raise CheckError(
-                _(
-                    "{what} switched off requires_grad on the caller's parameters. To keep the "
-                    "stored activations out of the graph, detach them in the hook (or run under "
-                    "torch.no_grad()); leave the model's flags alone."
-                ).format(what=what)
             )
 
 

@@ -208,6 +208,31 @@ MISTAKES = {
                 "    return torch.tensor(sum(p.numel() for p in model.parameters() if p.requires_grad))\n"
             ),
         ),
+        Mistake(
+            name="frozen-for-counting",
+            message="Counting must not change the model: requires_grad_(False) on the way freezes "
+            "the caller's parameters (and the next count finds none). Only read p.requires_grad.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    total = 0\n"
+                "    for p in model.parameters():\n"
+                "        if p.requires_grad:\n"
+                "            total += p.numel()\n"
+                "            p.requires_grad_(False)  # counted: do not count it twice\n"
+                "    return total\n"
+            ),
+        ),
+        Mistake(
+            name="concatenated-parameters",
+            message="torch.cat of no tensors raises: a model without (trainable) parameters "
+            "gives 0. Sum p.numel() instead of concatenating.",
+            code=(
+                "import torch\n"
+                "def count_trainable_parameters(model):\n"
+                "    trainable = [p.flatten() for p in model.parameters() if p.requires_grad]\n"
+                "    return torch.cat(trainable).numel()\n"
+            ),
+        ),
     ],
     "RunningMean": [
         Mistake(

@@ -217,12 +217,20 @@ def build_count_model(name: str) -> nn.Module:
     raise ValueError(f"no count model called {name!r}")
 
 
-def probe_count_trainable_parameters(count_trainable_parameters, case: dict) -> dict:
-    """What it returns for the named model (on the case's device). case: model, device."""
+def build_count_parts(spec: dict) -> nn.Module:
+    """A model for count_trainable_parameters: ``parts`` (names of build_count_model) side by
+    side in a Sequential, ``root`` a Parameter registered on the model itself, ``frozen`` the
+    positions (in model.parameters()) of the parameters frozen, ``training`` its mode."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = build_count_model(case["model"]).to(case["device"])
-    return {"result": count_trainable_parameters(model)}
+        torch.manual_seed(spec.get("seed", 0))
+        model = nn.Sequential(*[build_count_model(name) for name in spec["parts"]])
+        if spec.get("root"):
+            model.cls_token = nn.Parameter(torch.zeros(1, 1, 3))
+    params = list(model.parameters())
+    for i in spec.get("frozen", []):
+        if i < len(params):
+            params[i].requires_grad_(False)
+    return model.train(spec.get("training", True))
 
 
 # ---------------------------------------------------------------- RunningMean
@@ -338,6 +346,19 @@ def build_hook_model(seed: int) -> nn.Module:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return HookNet()
+
+
+def build_hooked_model(spec: dict) -> nn.Module:
+    """build_hook_model(seed) in the spec's mode, with the caller's own forward hooks (on the
+    model and on block.fc) already registered: an answer must leave them where they are."""
+    model = build_hook_model(spec["seed"]).train(spec["training"])
+    model.register_forward_hook(_callers_hook)
+    model.block.fc.register_forward_hook(_callers_hook)
+    return model
+
+
+def _callers_hook(module: nn.Module, inputs: Any, output: Any) -> None:
+    """A hook of the caller's: it changes nothing."""
 
 
 def _plain_key(key: Any) -> Any:
