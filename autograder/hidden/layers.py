@@ -15,23 +15,10 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from autograder.boundary import AnswerRaised, call, observe
-from autograder.contracts import Contract, Draw, Inputs, uses
+from autograder.contracts import FLOAT64_EXACT, TOLERANCE, Build, Contract, Draw, Inputs, uses
 from autograder.probes import layers as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
-from tutorial_lib.device import get_device
 from tutorial_lib.i18n import _
-
-
-def _rule_kept(seen: dict, what: str, rule: str) -> None:
-    """Fail when the answer called a shortcut its exercise's text forbids (the probe records
-    each call, and makes it raise, while the answer runs)."""
-    if seen.get("broken"):
-        raise CheckError(
-            _(
-                "{what} called {calls}, which this exercise does not allow "
-                "(the grader makes it raise while your function runs). {rule}"
-            ).format(what=what, calls=_(" and ").join(seen["broken"]), rule=rule)
-        )
 
 
 # The rules are functions: a message is looked up in the language of the moment it is shown.
@@ -79,42 +66,47 @@ def _int(value, what: str) -> int:
 # 1. conv_output_size
 
 
-def _conv_length(size: int, kernel_size: int, stride: int, padding: int, dilation: int) -> int:
-    """What a real Conv1d makes of ``size`` positions (PyTorch as the oracle); 0 if it refuses."""
+def _conv_length(size: int, kernel_size: int, stride=1, padding=0, dilation=1) -> int:
+    """What a real Conv1d makes of ``size`` positions (PyTorch as the oracle)."""
     conv = torch.nn.Conv1d(1, 1, kernel_size, stride=stride, padding=padding, dilation=dilation)
-    try:
-        with torch.no_grad():
-            return int(conv(torch.zeros(1, 1, size)).shape[-1])
-    except RuntimeError:
-        return 0
+    with torch.no_grad():
+        return int(conv(torch.zeros(1, 1, size)).shape[-1])
 
 
+def _draw_conv(d: Draw) -> Inputs:
+    """A kernel, stride, padding and dilation, and an input the dilated kernel fits in (the
+    smallest such input included: one output position, or one thanks to the padding only)."""
+    k, s, p, dil = d.size(1, 7), d.size(1, 4), d.size(0, 3, empty_ok=True), d.size(1, 3)
+    span = dil * (k - 1) + 1
+    size = max(1, span - 2 * p) + d.size(0, 12, empty_ok=True)
+    return Inputs((size, k), {"stride": s, "padding": p, "dilation": dil})
+
+
+def _compare_conv(got, expected: int, what: str, inputs: Inputs) -> None:
+    if _int(got, what) != expected:
+        raise CheckError(
+            _(
+                "{what} returned {got}, but a real nn.Conv1d gives {expected} positions. The "
+                "dilated kernel spans dilation*(kernel_size-1)+1 inputs, padding adds to both "
+                "ends, and the division by the stride is floored (not rounded) before the +1."
+            ).format(what=what, got=got, expected=expected)
+        )
+
+
+CONV_OUTPUT_SIZE = Contract(
+    "conv_output_size",
+    _conv_length,
+    _draw_conv,
+    families=("values", "edges"),
+    compare=_compare_conv,
+    arg_names=("size", "kernel_size"),
+)
+
+
+@uses(CONV_OUTPUT_SIZE)
 def check_conv_output_size(conv_output_size) -> None:
-    """Random sizes, kernels, strides, paddings and dilations against a real convolution."""
-    g = torch.Generator().manual_seed(40)
-    cases = [(9, 2, 2, 0, 1), (10, 3, 4, 0, 1), (5, 5, 1, 0, 1), (6, 3, 1, 0, 2), (1, 1, 1, 0, 1)]
-    cases += [(2, 3, 1, 1, 1), (1, 3, 1, 1, 1), (3, 5, 2, 1, 1)]  # fits only thanks to padding
-    for _draw in range(40):
-        k, s, p, d = (int(torch.randint(lo, hi, (1,), generator=g)) for lo, hi in _RANGES)
-        cases.append((int(torch.randint(1, 40, (1,), generator=g)), k, s, min(p, k // 2 + 1), d))
-    too_small = [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1)]
-    for size, k, s, p, d in cases:
-        expected = _conv_length(size, k, s, p, d)
-        if expected == 0:
-            too_small.append((size, k, s, p, d))
-            continue
-        what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
-        case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
-        got = _int(observe(call, conv_output_size, case, what)["result"], what)
-        if got != expected:
-            raise CheckError(
-                _(
-                    "{what} returned {got}, but a real nn.Conv1d gives {expected} positions. The "
-                    "dilated kernel spans dilation*(kernel_size-1)+1 inputs, padding adds to both "
-                    "ends, and the division by the stride is floored (not rounded) before the +1."
-                ).format(what=what, got=got, expected=expected)
-            )
-    for size, k, s, p, d in too_small:
+    """The contract against a real convolution, then: a kernel that does not fit raises."""
+    for size, k, s, p, d in [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1), (1, 2, 1, 0, 1)]:
         what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
         case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
         try:
@@ -134,9 +126,6 @@ def check_conv_output_size(conv_output_size) -> None:
                 "(a real convolution refuses it). Raise ValueError instead of returning a size."
             ).format(what=what, got=got)
         )
-
-
-_RANGES = ((1, 8), (1, 5), (0, 4), (1, 4))  # kernel, stride, padding, dilation
 
 
 # ---------------------------------------------------------------------------------------
@@ -164,43 +153,48 @@ def _measured_field(layers: list[tuple[int, int]]) -> int:
     return int(seen.max() - seen.min() + 1)  # the extent, gaps (a 1x1 conv with stride) included
 
 
-def check_receptive_field(receptive_field) -> None:
-    """Stacks with strides anywhere, against the field measured by autograd; input untouched."""
-    g = torch.Generator().manual_seed(41)
-    stacks = [[], [(5, 1)], [(2, 2), (3, 1)], [(3, 1), (2, 2)], [(3, 2), (3, 2), (3, 2)]]
-    stacks += [[(1, 3), (3, 1)], [(3, 1), (3, 1), (2, 2), (3, 1), (3, 1), (2, 2), (3, 1)]]
-    for _stack in range(12):
-        depth = int(torch.randint(1, 6, (1,), generator=g))
-        stacks.append(
-            [
-                (
-                    int(torch.randint(1, 6, (1,), generator=g)),
-                    int(torch.randint(1, 4, (1,), generator=g)),
-                )
-                for _layer in range(depth)
-            ]
+def _draw_stack(d: Draw) -> Inputs:
+    """A stack of (kernel_size, stride) pairs, the empty stack and 1-wide layers included."""
+    depth = d.size(0, 6, empty_ok=True)
+    return Inputs(([(d.size(1, 5), d.size(1, 3)) for _layer in range(depth)],))
+
+
+def _compare_field(got, expected: int, what: str, inputs: Inputs) -> None:
+    if _int(got, what) != expected:
+        raise CheckError(
+            _(
+                "{what} returned {got}, but one output of that stack spans {expected} input "
+                "positions, first to last (measured with autograd). Each layer adds "
+                "(kernel_size - 1) times the product of the strides of all the layers BEFORE "
+                "it; its own stride only matters for the layers after it."
+            ).format(what=what, got=got, expected=expected)
         )
-    for layers in stacks:
-        what = f"receptive_field({layers})"
-        seen = observe(probes.probe_receptive_field, receptive_field, {"layers": layers}, what)
-        got = _int(seen["result"], what)
-        expected = _measured_field(layers)
-        if got != expected:
-            raise CheckError(
-                _(
-                    "{what} returned {got}, but one output of that stack spans {expected} input "
-                    "positions, first to last (measured with autograd). Each layer adds "
-                    "(kernel_size - 1) times the product of the strides of all the layers BEFORE "
-                    "it; its own stride only matters for the layers after it."
-                ).format(what=what, got=got, expected=expected)
-            )
-        if seen["layers_after"] != [list(pair) for pair in layers]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's list (it became {after}). Read "
-                    "the layers without popping, reversing or sorting the list in place."
-                ).format(what=what, after=seen["layers_after"])
-            )
+
+
+RECEPTIVE_FIELD = Contract(
+    "receptive_field",
+    _measured_field,
+    _draw_stack,
+    families=("values", "edges"),
+    compare=_compare_field,
+    arg_names=("layers",),
+)
+
+
+@uses(RECEPTIVE_FIELD)
+def check_receptive_field(receptive_field) -> None:
+    """The contract against autograd's measure, then: the caller's list is left as it was
+    (a contract sees changes to tensors and modules, not to a list)."""
+    layers = [(3, 1), (2, 2), (3, 2)]
+    what = f"receptive_field({layers})"
+    seen = observe(probes.probe_receptive_field, receptive_field, {"layers": layers}, what)
+    if seen["layers_after"] != [list(pair) for pair in layers]:
+        raise CheckError(
+            _(
+                "{what} changed the caller's list (it became {after}). Read "
+                "the layers without popping, reversing or sorting the list in place."
+            ).format(what=what, after=seen["layers_after"])
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -263,6 +257,7 @@ BATCH_NORM = Contract(
     grad_args=(0, 3, 4),  # x, weight, bias (the running statistics are buffers)
     arg_names=("x", "running_mean", "running_var", "weight", "bias"),
     hint=_batch_norm_hint,
+    tolerance=FLOAT64_EXACT,
 )
 
 
@@ -275,65 +270,91 @@ def check_batch_norm(batch_norm) -> None:
 # 4. mean_embedding
 
 
+def _reference_mean_embedding(tokens, embedding, pad_id):
+    keep = (tokens != pad_id).unsqueeze(-1)
+    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)
+
+
+def _draw_mean_embedding(d: Draw) -> Inputs:
+    """Pads anywhere, a row of only pads, tables with no padding_idx, with pad_id as theirs or
+    with another one. (No dtypes family: the text does not ask to keep a float16 table's dtype,
+    and a float32 mask times a float16 table is float32.)"""
+    num, dim = d.size(2, 9), d.size(1, 5)
+    b, t = d.size(1, 4), d.size(1, 6)
+    pad_id = d.draw(st.integers(0, num - 1))
+    tokens = d.integers(b, t, high=num)
+    tokens = torch.where(d.bools(b, t), tokens, torch.full_like(tokens, pad_id))
+    if d.draw(st.booleans()):
+        tokens[-1] = pad_id  # a row of only pads
+    padding_idx = d.draw(st.sampled_from([None, pad_id, (pad_id + 1) % num]))
+    spec = {
+        "seed": d.draw(st.integers(0, 99)),
+        "num": num,
+        "dim": dim,
+        "padding_idx": padding_idx,
+        "device": "cpu",
+    }
+    label = f"an Embedding({num}, {dim}, padding_idx={padding_idx})"
+    return Inputs((tokens, Build(probes.build_embedding, spec, label), pad_id))
+
+
+def _compare_mean_embedding(got, expected, what: str, inputs: Inputs) -> None:
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape and got.isnan().any():
+        raise CheckError(
+            _(
+                "{what} has NaN in rows {rows}: "
+                "a row of only pads divides by a count of zero. Clamp the count to at least 1 "
+                "so such a row comes out as zeros."
+            ).format(what=what, rows=got.isnan().any(1).nonzero().flatten().tolist())
+        )
+    rtol, atol = TOLERANCE[expected.dtype]
+    assert_close(got, expected.detach(), rtol=rtol, atol=atol, what=what)
+
+
+MEAN_EMBEDDING = Contract(
+    "mean_embedding",
+    _reference_mean_embedding,
+    _draw_mean_embedding,
+    families=("values", "edges", "strides", "device"),
+    compare=_compare_mean_embedding,
+    arg_names=("tokens", "embedding", "pad_id"),
+    hint=lambda family, inputs: _(
+        "Mask the pads out with (tokens != pad_id), the pad_id you are given (not "
+        "embedding.padding_idx), and divide by the number of kept tokens, clamped to at "
+        "least 1."
+    ),
+)
+
+
+@uses(MEAN_EMBEDDING)
 def check_mean_embedding(mean_embedding) -> None:
-    """Pads anywhere (and rows of only pads), tables with and without padding_idx, gradients."""
-    device = get_device()
+    """The contract (values, pads, dtypes, layouts, device, tokens kept), then: the gradient
+    reaches the table's weight (a contract differentiates tensor arguments, not a module's
+    parameters) and carries no NaN from a row of only pads."""
     g = torch.Generator().manual_seed(43)
-    configs = [  # (B, T, num, dim, pad_id, padding_idx of the table)
-        (3, 5, 11, 4, 0, 0),
-        (4, 6, 9, 3, 0, None),
-        (2, 4, 7, 5, 6, None),
-        (3, 3, 8, 2, 2, 5),
-        (1, 1, 5, 3, 4, None),
-    ]
+    configs = [(3, 5, 11, 4, 0, 0), (4, 6, 9, 3, 0, None), (3, 3, 8, 2, 2, 5)]
     for i, (b, t, num, dim, pad_id, padding_idx) in enumerate(configs):
         tokens = torch.randint(0, num, (b, t), generator=g)
         keep = torch.rand(b, t, generator=g) > 0.4
         tokens = torch.where(keep, tokens, torch.full_like(tokens, pad_id))
         tokens[0, -1] = pad_id  # at least one pad
-        if b > 1:
-            tokens[-1] = pad_id  # a row of only pads
+        tokens[-1] = pad_id  # a row of only pads
         case = {
             "seed": 430 + i,
             "num": num,
             "dim": dim,
             "padding_idx": padding_idx,
-            "device": str(device),
-            "tokens": tokens.to(device),
+            "device": "cpu",
+            "tokens": tokens,
             "pad_id": pad_id,
-            "weights": torch.randn(b, dim, generator=g).to(device),
+            "weights": torch.randn(b, dim, generator=g),
         }
         what = (
             f"mean_embedding(tokens of shape ({b}, {t}), a table of {num} rows "
             f"{'with padding_idx=' + str(padding_idx) if padding_idx is not None else 'without padding_idx'}"
             f", pad_id={pad_id})"
         )
-        seen = observe(probes.probe_mean_embedding, mean_embedding, case, what)
-        table = probes.build_embedding(case)
-        w = table.weight.detach()
-        mask = (tokens != pad_id).to(device).unsqueeze(-1).float()  # (B, T, 1)
-        count = mask.sum(1)  # (B, 1)
-        expected = (w[tokens.to(device)] * mask).sum(1) / count.clamp(min=1)
-        out = seen["out"]
-        check_type(out, torch.Tensor, what)
-        check_shape(out, (b, dim), names="B D", what=what)
-        if bool(torch.isnan(out).any()):
-            raise CheckError(
-                _(
-                    "{what} has NaN in rows {rows}: "
-                    "a row of only pads divides by a count of zero. Clamp the count to at least 1 "
-                    "so such a row comes out as zeros."
-                ).format(what=what, rows=torch.isnan(out).any(1).nonzero().flatten().tolist())
-            )
-        assert_close(out, expected, what=what, rtol=1e-4, atol=1e-5)
-        if seen["tokens_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's tokens in place. Build a mask (tokens != pad_id) "
-                    "instead of overwriting the pads."
-                ).format(what=what)
-            )
-        grad = seen["grad"]
+        grad = observe(probes.probe_mean_embedding, mean_embedding, case, what)["grad"]
         if grad is None:
             raise CheckError(
                 _(
@@ -350,10 +371,13 @@ def check_mean_embedding(mean_embedding) -> None:
                     "the count to at least 1 before dividing."
                 ).format(what=what)
             )
+        w = probes.build_embedding(case).weight.detach()
+        mask = (tokens != pad_id).unsqueeze(-1).float()  # (B, T, 1)
+        count = mask.sum(1).clamp(min=1)  # (B, 1)
         expected_grad = torch.zeros_like(w)  # d/dW of sum(out * weights)
-        share = (mask / count.clamp(min=1).unsqueeze(1)).squeeze(-1)  # (B, T)
+        share = (mask / count.unsqueeze(1)).squeeze(-1)  # (B, T)
         flat = (share.unsqueeze(-1) * case["weights"].unsqueeze(1)).reshape(-1, dim)
-        expected_grad.index_add_(0, tokens.to(device).reshape(-1), flat)
+        expected_grad.index_add_(0, tokens.reshape(-1), flat)
         if padding_idx is not None:
             # nn.Embedding never trains its padding row; an answer that multiplies one-hot
             # rows by the weight does. Both are right here, so that row is not compared.
@@ -373,70 +397,62 @@ def check_mean_embedding(mean_embedding) -> None:
 # 5. causal_mask
 
 
-def check_causal_mask(causal_mask) -> None:
-    """Square and rectangular (t_k > t_q: cached keys) masks, on the grader's device."""
-    device = get_device()
-    for t_q, t_k in [(1, 1), (4, 4), (1, 5), (2, 6), (3, 4), (5, 9), (6, 6)]:
-        what = f"causal_mask({t_q}, {t_k})"
-        got = observe(probes.probe_causal_mask, causal_mask, {"t_q": t_q, "t_k": t_k}, what)
-        got = got["result"]
-        expected = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
-        check_type(got, torch.Tensor, what)
-        check_shape(got, (t_q, t_k), names="T_q T_k", what=what)
-        check_dtype(got, torch.bool, what)
-        if not torch.equal(got.cpu(), expected):
-            i, j = (int(v) for v in (got.cpu() != expected).nonzero()[0])
-            if expected[i, j]:
-                whether = _("it may see key {j} (not in its future)").format(j=j)
-            else:
-                whether = _("it may not see key {j} (its future)").format(j=j)
-            raise CheckError(
-                _(
-                    "{what}[{i}, {j}] is {value}: query {i} sits at position "
-                    "{position} of the {t_k} keys, so {whether}. The mask is "
-                    "torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
-                ).format(
-                    what=what,
-                    i=i,
-                    j=j,
-                    value=bool(got[i, j]),
-                    position=t_k - t_q + i,
-                    t_k=t_k,
-                    whether=whether,
-                )
-            )
-        what = f"causal_mask({t_q}, {t_k}, device={device})"
-        got = observe(
-            probes.probe_causal_mask,
-            causal_mask,
-            {"t_q": t_q, "t_k": t_k, "device": str(device)},
-            what,
-        )["result"]
-        check_type(got, torch.Tensor, what)
-        assert_close(got, expected.to(device), what=what)
-    _check_causal_mask_device(causal_mask)
+def _reference_causal_mask(t_q, t_k, device=None):
+    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q)
 
 
-def _check_causal_mask_device(causal_mask) -> None:
-    """The mask is made on the device asked for: a second device (meta) that a CPU-only grader
-    has too, so a mask made on the CPU and never moved fails here as it would on a GPU."""
-    what = "causal_mask(3, 5, device=torch.device('meta'))"
-    case = {"t_q": 3, "t_k": 5, "device": "meta", "describe": True}
-    try:
-        seen = observe(probes.probe_causal_mask, causal_mask, case, what)
-    except (AnswerRaised, NotImplementedError):
-        return  # an operation the meta device lacks: the values were checked above
-    if seen.get("device") != "meta":
-        where = seen.get(
-            "device", _("no device (it returned a {type})").format(type=seen.get("type"))
-        )
+def _draw_causal_mask(d: Draw) -> Inputs:
+    """t_q <= t_k (one query, square, cached keys); device= absent, None, the CPU or, in the
+    ``device`` family, meta (standing in for a GPU)."""
+    t_k = d.size(1, 8)
+    t_q = d.size(1, t_k)
+    if d.family == "device":
+        return Inputs((t_q, t_k), {"device": torch.device("meta")})
+    device = d.draw(st.sampled_from(["absent", None, torch.device("cpu")]))
+    return Inputs((t_q, t_k), {} if device == "absent" else {"device": device})
+
+
+def _compare_causal_mask(got, expected, what: str, inputs: Inputs) -> None:
+    t_q, t_k = inputs.args
+    check_type(got, torch.Tensor, what)
+    check_shape(got, (t_q, t_k), names="T_q T_k", what=what)
+    check_dtype(got, torch.bool, what)
+    if not torch.equal(got.cpu(), expected):
+        i, j = (int(v) for v in (got.cpu() != expected).nonzero()[0])
+        if expected[i, j]:
+            whether = _("it may see key {j} (not in its future)").format(j=j)
+        else:
+            whether = _("it may not see key {j} (its future)").format(j=j)
         raise CheckError(
             _(
-                "{what} returned a mask on {where}, not on the device it was asked for. Create it "
-                "there: torch.ones(t_q, t_k, dtype=torch.bool, device=device) (or .to(device)); a "
-                "mask left on the CPU fails in masked_fill against scores on a GPU."
-            ).format(what=what, where=where)
+                "{what}[{i}, {j}] is {value}: query {i} sits at position "
+                "{position} of the {t_k} keys, so {whether}. The mask is "
+                "torch.ones(t_q, t_k).tril(diagonal=t_k - t_q) as bools."
+            ).format(
+                what=what,
+                i=i,
+                j=j,
+                value=bool(got[i, j]),
+                position=t_k - t_q + i,
+                t_k=t_k,
+                whether=whether,
+            )
         )
+
+
+CAUSAL_MASK = Contract(
+    "causal_mask",
+    _reference_causal_mask,
+    _draw_causal_mask,
+    families=("values", "edges", "device"),
+    compare=_compare_causal_mask,
+    arg_names=("t_q", "t_k"),
+)
+
+
+@uses(CAUSAL_MASK)
+def check_causal_mask(causal_mask) -> None:
+    """The contract: every t_q <= t_k against tril(t_k - t_q), made on the device asked for."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -488,6 +504,7 @@ ATTENTION = Contract(
     rule_text=_attention_rule,
     arg_names=("q", "k", "v", "mask"),
     hint=_attention_hint,
+    tolerance=FLOAT64_EXACT,
 )
 
 
@@ -550,63 +567,70 @@ def check_split_heads(split_heads) -> None:
 # 8. encoder_layer_forward
 
 
-def check_encoder_layer_forward(encoder_layer_forward) -> None:
-    """Against nn.TransformerEncoderLayer itself: post- and pre-norm, relu and gelu, several
-    widths and heads, train and eval mode (no dropout); the layer's mode is left alone."""
-    device = get_device()
-    g = torch.Generator().manual_seed(46)
-    configs = [  # (B, T, d_model, heads, d_ff, norm_first, activation, training)
-        (2, 5, 8, 2, 16, False, "relu", False),
-        (1, 3, 12, 3, 8, False, "gelu", True),
-        (3, 4, 8, 4, 32, True, "relu", False),
-        (2, 6, 6, 1, 12, True, "gelu", True),
-        (2, 1, 16, 4, 16, False, "relu", True),
-    ]
-    for i, (b, t, c, h, d_ff, norm_first, activation, training) in enumerate(configs):
-        case = {
-            "seed": 460 + i,
-            "d_model": c,
-            "n_heads": h,
-            "d_ff": d_ff,
-            "norm_first": norm_first,
-            "activation": activation,
-            "training": training,
-            "device": str(device),
-            "x": torch.randn(b, t, c, generator=g).to(device),
-        }
-        what = (
-            f"encoder_layer_forward(a layer with d_model={c}, nhead={h}, "
-            f"norm_first={norm_first}, activation={activation!r}, in "
-            f"{'train' if training else 'eval'} mode; x of shape ({b}, {t}, {c}))"
-        )
-        seen = observe(probes.probe_encoder_layer_forward, encoder_layer_forward, case, what)
-        _rule_kept(seen, what, _encoder_rule())
-        layer = probes.build_encoder_layer(case)
-        with torch.no_grad():
-            expected = layer(case["x"])
-        out = seen["out"]
-        check_type(out, torch.Tensor, what)
-        check_shape(out, (b, t, c), names="B T C", what=what)
-        try:
-            assert_close(out.detach(), expected, what=what, rtol=1e-4, atol=1e-4)
-        except CheckError as err:
-            raise CheckError(f"{err}{_encoder_hint(norm_first, activation, h)}") from None
-        if seen["training_after"] != training:
-            raise CheckError(
-                _(
-                    "{what} left the layer in {mode} mode. "
-                    "Do not call layer.eval() or layer.train(): the caller owns its mode."
-                ).format(what=what, mode="train" if seen["training_after"] else "eval")
-            )
+def _reference_encoder_layer(layer, x):
+    return layer(x)
 
 
-def _encoder_hint(norm_first: bool, activation: str, heads: int) -> str:
+def _draw_encoder_layer(d: Draw) -> Inputs:
+    """Post- and pre-norm, relu and gelu, one head or several, train or eval mode (no dropout);
+    x of shape (B, T, C), one position and a batch of one included."""
+    n_heads = d.size(1, 3)
+    # C >= 4: the layer norms of a narrower layer leave too little of x to tell answers apart
+    spec = {
+        "d_model": n_heads * d.size(max(2, -(-4 // n_heads)), 4),
+        "n_heads": n_heads,
+        "d_ff": d.size(1, 8),
+        "activation": d.draw(st.sampled_from(["relu", "gelu"])),
+        "norm_first": d.draw(st.booleans()),
+        "training": d.draw(st.booleans()),
+        "seed": d.draw(st.integers(0, 99)),
+        "device": "cpu",
+    }
+    label = (
+        f"a layer with d_model={spec['d_model']}, nhead={n_heads}, "
+        f"norm_first={spec['norm_first']}, activation={spec['activation']!r}, in "
+        f"{'train' if spec['training'] else 'eval'} mode"
+    )
+    x = d.tensor(d.size(1, 3), d.size(1, 5), spec["d_model"])
+    return Inputs((Build(probes.build_encoder_layer, spec, label), x))
+
+
+def _compare_encoder_layer(got, expected, what: str, inputs: Inputs) -> None:
+    assert_close(got, expected.detach(), rtol=1e-4, atol=1e-4, what=what)
+
+
+def _encoder_hint(family: str, inputs: Inputs) -> str:
+    spec = inputs.args[0].spec
     order = (
         _("pre-norm (norm_first=True): x + attn(norm1(x)), then x + ff(norm2(x))")
-        if norm_first
+        if spec["norm_first"]
         else _("post-norm (norm_first=False): norm1(x + attn(x)), then norm2(x + ff(x))")
     )
-    return _(
-        " This layer is {order}; its feed-forward uses layer.activation ({activation}); "
-        "attention splits C into {heads} heads and scales by sqrt(C / heads)."
-    ).format(order=order, activation=activation, heads=heads)
+    return (
+        _(
+            " This layer is {order}; its feed-forward uses layer.activation ({activation}); "
+            "attention splits C into {heads} heads and scales by sqrt(C / heads)."
+        )
+        .format(order=order, activation=spec["activation"], heads=spec["n_heads"])
+        .strip()
+    )
+
+
+ENCODER_LAYER_FORWARD = Contract(
+    "encoder_layer_forward",
+    _reference_encoder_layer,
+    _draw_encoder_layer,
+    # no dtypes: it turns x alone into float64, and the layer's weights stay float32
+    families=("values", "edges", "strides", "device", "grad"),
+    rules=probes.ENCODER_RULES,
+    rule_text=_encoder_rule,
+    compare=_compare_encoder_layer,
+    arg_names=("layer", "x"),
+    hint=_encoder_hint,
+)
+
+
+@uses(ENCODER_LAYER_FORWARD)
+def check_encoder_layer_forward(encoder_layer_forward) -> None:
+    """The contract: against nn.TransformerEncoderLayer itself, the layer's mode and weights
+    left as they were, gradients reaching x, without calling the layer or its self_attn."""

@@ -133,6 +133,11 @@ MISTAKES = {
                 check="    if size < span:\n        raise ValueError('the kernel does not fit')\n"
             ),
         ),
+        Mistake(
+            name="returns-a-tensor",
+            message="Sizes are Python ints: torch.div(..., rounding_mode='floor') returns a tensor; use // on ints.",
+            code="def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n    span = dilation * (kernel_size - 1) + 1\n    if size + 2 * padding < span:\n        raise ValueError('the kernel does not fit')\n    return torch.div(torch.tensor(size + 2 * padding - span), stride, rounding_mode='floor') + 1\n",
+        ),
     ],
     "receptive_field": [
         Mistake(
@@ -187,6 +192,16 @@ MISTAKES = {
             code=(
                 "def receptive_field(layers):\n    return 1 + sum((k - 1) * s for k, s in layers)\n"
             ),
+        ),
+        Mistake(
+            name="empty-stack-gives-zero",
+            message="An empty stack is the input itself: one output position reads one input position, so its field is 1, not 0.",
+            code="def receptive_field(layers):\n    if not layers:\n        return 0\n    field, jump = 1, 1\n    for k, s in layers:\n        field += (k - 1) * jump\n        jump *= s\n    return field\n",
+        ),
+        Mistake(
+            name="reverses-the-callers-list",
+            message="layers.reverse() turns the caller's list around: walk it with reversed(layers) instead.",
+            code="def receptive_field(layers):\n    layers.reverse()\n    field = 1\n    for k, s in layers:\n        field = (field - 1) * s + k\n    return field\n",
         ),
     ],
     "batch_norm": [
@@ -345,6 +360,21 @@ MISTAKES = {
                 "    return torch.where(count > 0, mean, torch.zeros_like(mean))\n"
             ),
         ),
+        Mistake(
+            name="viewed-tokens",
+            message="tokens.view(-1) needs contiguous memory, and a slice or a transpose of a batch is not: use embedding(tokens) directly (or .reshape).",
+            code="def mean_embedding(tokens, embedding, pad_id):\n    b, t = tokens.shape\n    vectors = embedding(tokens.view(-1)).view(b, t, -1)\n    keep = (tokens != pad_id).unsqueeze(-1)\n    return (vectors * keep).sum(1) / keep.sum(1).clamp(min=1)\n",
+        ),
+        Mistake(
+            name="count-made-on-the-cpu",
+            message="A tensor made with torch.zeros/torch.tensor lands on the CPU: make it on tokens.device (or derive it from tokens), or a GPU batch fails.",
+            code="def mean_embedding(tokens, embedding, pad_id):\n    keep = (tokens != pad_id).unsqueeze(-1)\n    total = torch.zeros(tokens.shape[0], embedding.embedding_dim)\n    total = total + (embedding(tokens) * keep).sum(1)\n    return total / keep.sum(1).clamp(min=1)\n",
+        ),
+        Mistake(
+            name="squeezed",
+            message="squeeze() also drops a batch axis of size 1: the result is always (B, dim).",
+            code="def mean_embedding(tokens, embedding, pad_id):\n    keep = (tokens != pad_id).unsqueeze(-1)\n    return ((embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)).squeeze()\n",
+        ),
     ],
     "causal_mask": [
         Mistake(
@@ -401,6 +431,16 @@ MISTAKES = {
                 "    ones = torch.ones(t_q, t_k, dtype=torch.bool, device=device)\n"
                 "    return ones.tril(diagonal=t_q - t_k)\n"
             ),
+        ),
+        Mistake(
+            name="positions-made-on-the-cpu",
+            message="torch.arange without device= makes CPU positions: compare positions made on the device you are given.",
+            code="def causal_mask(t_q, t_k, device=None):\n    query_at = torch.arange(t_k - t_q, t_k, device=device).unsqueeze(1)\n    return torch.arange(t_k).unsqueeze(0) <= query_at\n",
+        ),
+        Mistake(
+            name="square-mask-cut",
+            message="Cutting a (t_q, t_q) triangle loses the cached keys: the mask is (t_q, t_k).",
+            code="def causal_mask(t_q, t_k, device=None):\n    return torch.ones(t_q, t_q, dtype=torch.bool, device=device).tril()\n",
         ),
     ],
     "attention": [
@@ -615,6 +655,30 @@ MISTAKES = {
             message="Each head's scores are scaled by sqrt(C / H), the width of one head, not "
             "sqrt(C).",
             code=_encoder(scale="c"),
+        ),
+        Mistake(
+            name="attention-weights-detached",
+            message="The attention weights are part of the computation: detaching them stops "
+            "the gradient that flows back through q and k to x.",
+            code=_encoder().replace(
+                "math.sqrt(c // h), dim=-1)", "math.sqrt(c // h), dim=-1).detach()"
+            ),
+        ),
+        Mistake(
+            name="viewed-input",
+            message="z.view(b * t, c) needs contiguous memory, which a caller's slice or "
+            "transpose of x does not have: F.linear takes (B, T, C) as it is (or use .reshape).",
+            code=_encoder().replace("F.linear(z,", "F.linear(z.view(b * t, c),"),
+        ),
+        Mistake(
+            name="heads-merged-onto-the-cpu",
+            message="torch.zeros(b, t, c) without device= lands on the CPU: adding it to the "
+            "heads of a layer on a GPU fails. Merge the heads with transpose and reshape.",
+            code=_encoder().replace(
+                "return attn.out_proj((weights @ v).transpose(1, 2).reshape(b, t, c))",
+                "merged = torch.zeros(b, t, c) + (weights @ v).transpose(1, 2).reshape(b, t, c)\n"
+                "        return attn.out_proj(merged)",
+            ),
         ),
     ],
 }

@@ -7,27 +7,14 @@ own copy. They hold no answers: they only make inputs.
 
 from __future__ import annotations
 
-import warnings
-
 import torch
-import torch.nn.functional as F
 from torch import nn
-
-from autograder.probes.contract import run_forbidding
 
 # The text's "by hand" rules (issue #27): each exercise's shortcuts, named as a learner writes them.
 # Contracts name them (autograder/probes/contract.py's SHORTCUTS holds the functions).
 BATCH_NORM_RULES = ("F.batch_norm", "torch.batch_norm", "torch.native_batch_norm")
 ATTENTION_RULES = ("F.scaled_dot_product_attention", "F.multi_head_attention_forward")
-ENCODER_SHORTCUTS = {F.multi_head_attention_forward: "F.multi_head_attention_forward"} | {
-    getattr(torch, name): f"torch.{name}"  # the layer's fused fast paths, private: where present
-    for name in ("_transformer_encoder_layer_fwd", "_native_multi_head_attention")
-    if hasattr(torch, name)
-}
-ENCODER_METHODS = {
-    (nn.TransformerEncoderLayer, "forward"): "layer(x) (nn.TransformerEncoderLayer.forward)",
-    (nn.MultiheadAttention, "forward"): "layer.self_attn(...) (nn.MultiheadAttention.forward)",
-}
+ENCODER_RULES = ("F.multi_head_attention_forward",)  # layer(x) and self_attn(...) both call it
 
 
 def probe_receptive_field(receptive_field, case: dict) -> dict:
@@ -60,21 +47,6 @@ def probe_mean_embedding(mean_embedding, case: dict) -> dict:
     return seen
 
 
-def probe_causal_mask(causal_mask, case: dict) -> dict:
-    """causal_mask(t_q, t_k[, device=...]); with ``describe``, only where the result lives.
-
-    A tensor on the meta device has no values to send, so for that case the probe returns its
-    device, shape and dtype instead.
-    """
-    kwargs = {"device": torch.device(case["device"])} if "device" in case else {}
-    result = causal_mask(case["t_q"], case["t_k"], **kwargs)
-    if not case.get("describe"):
-        return {"result": result}
-    if not isinstance(result, torch.Tensor):
-        return {"type": type(result).__name__}
-    return {"device": str(result.device), "shape": list(result.shape), "dtype": str(result.dtype)}
-
-
 def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
     """A seeded nn.TransformerEncoderLayer (batch_first, no dropout) in the case's mode."""
     activation = {"relu": "relu", "gelu": "gelu"}[case["activation"]]
@@ -94,14 +66,3 @@ def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
             p.copy_(torch.randn(p.shape, generator=g) * 0.3)
     layer.train(case["training"])
     return layer.to(case["device"])
-
-
-def probe_encoder_layer_forward(encoder_layer_forward, case: dict) -> dict:
-    """The answer's output for the case's layer, and the layer's mode afterwards."""
-    layer = build_encoder_layer(case)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the layer's own notes on its fast path
-        seen = run_forbidding(
-            encoder_layer_forward, [layer, case["x"]], {}, ENCODER_SHORTCUTS, ENCODER_METHODS
-        )
-    return {"out": seen["result"], "broken": seen["broken"], "training_after": layer.training}
