@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 
 import torch
+from hypothesis import strategies as st
 
 from autograder import wire
 from autograder.boundary import AnswerRaised, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, describe_call, uses
+from autograder.probes import contract as contract_probe
 from autograder.probes import data as probes
 from tutorial_lib.checks import CheckError, assert_close, check_dtype, check_shape, check_type
 from tutorial_lib.device import get_device
@@ -710,121 +713,135 @@ def _reference_stats(batches: list) -> tuple[torch.Tensor, torch.Tensor]:
     return mean.float(), std.float()
 
 
-def _stats_cases(device: torch.device) -> list[tuple[str, dict, bool]]:
-    """(description, case, far from zero) for channel_stats."""
-    g = _gen(2)
-    cases = []
-    for c, h, w, sizes, dtype, base, as_list in [
-        (3, 4, 4, [8, 8, 8, 3], torch.float32, None, False),
-        (1, 1, 1, [5, 1, 7], torch.float32, None, True),
-        (2, 3, 3, [4], torch.float32, None, False),
-        (3, 2, 2, [6, 2, 1], torch.float64, None, True),
-        (2, 2, 5, [3, 4], torch.float32, None, False),  # H != W
-        (2, 4, 4, [8, 8, 8], torch.float64, 300.0, False),  # mean far from zero
-        (1, 3, 3, [16, 16, 5], torch.float32, 300.0, True),
-    ]:
-        batches = []
-        for b, size in enumerate(sizes):
-            # Each batch has its own offset (and spread), like a file sorted by class.
-            offset = 3.0 * b - 2.0 if base is None else base + 0.5 * b
-            spread = 1.0 + b if base is None else 1.0
-            x = torch.randn(size, c, h, w, generator=g, dtype=dtype) * spread + offset
-            y = torch.zeros(size, dtype=torch.int64)
-            batches.append({"x": x.to(device), "y": y, "as_list": as_list})
-        kind = f"{dtype}".removeprefix("torch.")
-        label = _("C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}").format(
-            c=c, h=h, w=w, sizes=sizes, kind=kind
-        )
-        if base is not None:
-            label += _(", values near {base:g}").format(base=base)
-        cases.append((label, {"batches": batches}, base is not None))
-    # Sent in NHWC; the probe permutes it to (N, C, H, W), a non-contiguous view.
-    x = torch.rand(4, 5, 5, 3, generator=g)
-    batch = {"x": x.to(device), "y": None, "permute": [0, 3, 1, 2]}
-    cases.append((_("a non-contiguous batch (permuted from NHWC)"), {"batches": [batch]}, False))
-    return cases
+def _draw_stats(d: Draw) -> Inputs:
+    """Batches of uneven sizes, each with its own offset (a file sorted by class) or all near
+    300 (sums in float32 lose the spread), H != W, tuples or lists; float64 in the dtypes
+    family, non-contiguous views in the strides family (permuted from NHWC, or H and W
+    transposed in memory). The batches are built
+    in the kernel (a Build), so that their dtype and layout reach the answer as they are."""
+    spec = {
+        "seed": d.draw(st.integers(0, 2**16)),
+        "c": d.size(1, 3),
+        "h": d.size(1, 4),
+        "w": d.size(1, 4),
+        "sizes": [d.size(1, 8) for _batch in range(d.size(1, 4))],
+        "dtype": "float64" if d.family == "dtypes" else "float32",
+        "base": d.draw(st.sampled_from([None, 300.0])),
+        "as_list": d.draw(st.booleans()),
+        "layout": d.draw(st.sampled_from(["strided", "nhwc"])) if d.family == "strides" else "nchw",
+    }
+    shapes = [(b, spec["c"], spec["h"], spec["w"]) for b in spec["sizes"]]
+    label = f"batches x of shapes {shapes}, {spec['dtype']}" + (
+        ", values near 300" if spec["base"] else ""
+    )
+    return Inputs((Build(probes.build_stats_batches, spec, label),))
 
 
-def check_channel_stats(channel_stats) -> None:
-    """Pooled mean and population std per channel: uneven, size-1, shifted, float64,
-    H != W, far-from-zero and non-contiguous batches, tuples or lists; batches unchanged."""
-    for label, case, far in _stats_cases(get_device()):
-        what = _("channel_stats on {label}").format(label=label)
-        seen = observe(probes.probe_channel_stats, channel_stats, case, what)
-        if seen["inputs_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the batches it read. x.double() returns x itself when it is "
-                    "already float64, so an in-place operation on it (x.pow_(2), x -= mean) "
-                    "edits the caller's data: use out-of-place operations (x ** 2)."
-                ).format(what=what)
-            )
-        result = seen["result"]
-        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
-            raise _wrong_type(wire.type_name(result), "(mean, std) tuple", what)
-        if len(result) != 2:
-            raise CheckError(
-                _("{what} should return (mean, std), got {n} items.").format(
-                    what=what, n=len(result)
-                )
-            )
-        mean, std = result
-        exp_mean, exp_std = _reference_stats(probes.stats_batches(case))
-        c = exp_mean.shape[0]
-        for name, value in (("mean", mean), ("std", std)):
-            value_what = _("the {name} from {what}").format(name=name, what=what)
-            if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
-                raise _wrong_type(wire.type_name(value), "Tensor", value_what)
-            check_shape(value, (c,), names="C", what=value_what)
-            check_dtype(value, torch.float32, value_what)
+def _compare_stats(got: object, expected: tuple, what: str, inputs: Inputs) -> None:
+    """(mean, std), float32 (C,) each; the sample std and the usual slips named."""
+    if isinstance(got, wire.Unsendable) or not isinstance(got, (tuple, list)):
+        raise _wrong_type(wire.type_name(got), "(mean, std) tuple", what)
+    if len(got) != 2:
+        raise CheckError(
+            _("{what} should return (mean, std), got {n} items.").format(what=what, n=len(got))
+        )
+    (mean, std), (exp_mean, exp_std) = got, expected
+    c = exp_mean.shape[0]
+    for name, value in (("mean", mean), ("std", std)):
+        value_what = _("the {name} from {what}").format(name=name, what=what)
+        if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
+            raise _wrong_type(wire.type_name(value), "Tensor", value_what)
+        check_shape(value, (c,), names="C", what=value_what)
+        check_dtype(value, torch.float32, value_what)
+    hint = _(
+        " Count the values of each channel in each batch, B * H * W, and reduce over "
+        "dims (0, 2, 3) only."
+    )
+    try:
+        _assert_close(
+            mean.cpu(),
+            exp_mean,
+            rtol=1e-5,
+            atol=1e-5,
+            what=_("the {name} from {what}").format(name="mean", what=what),
+            same_device=False,
+        )
+    except CheckError as err:
+        raise CheckError(f"{err}{hint}") from None
+    spec = inputs.args[0].spec
+    hint = _(
+        " The std of the whole data set is not the average of the batches' stds (nor of "
+        "their variances): keep running sums of x and x**2 per channel and a count, then "
+        "std = sqrt(E[x**2] - E[x]**2)."
+    )
+    if spec["base"] is not None:
         hint = _(
-            " Count the values of each channel in each batch, B * H * W, and reduce over "
-            "dims (0, 2, 3) only."
+            " With values far from zero, E[x**2] - E[x]**2 subtracts two nearly equal "
+            "numbers: accumulate the sums in float64 (x.double()), not float32."
         )
-        try:
-            _assert_close(
-                mean.cpu(),
-                exp_mean,
-                rtol=1e-5,
-                atol=1e-5,
-                what=_("the {name} from {what}").format(name="mean", what=what),
-                same_device=False,
-            )
-        except CheckError as err:
-            raise CheckError(f"{err}{hint}") from None
-        hint = _(
-            " The std of the whole data set is not the average of the batches' stds (nor of "
-            "their variances): keep running sums of x and x**2 per channel and a count, then "
-            "std = sqrt(E[x**2] - E[x]**2)."
-        )
-        if far:
-            hint = _(
-                " With values far from zero, E[x**2] - E[x]**2 subtracts two nearly equal "
-                "numbers: accumulate the sums in float64 (x.double()), not float32."
-            )
-        n_values = sum(
-            b[0].shape[0] * b[0].shape[2] * b[0].shape[3] for b in probes.stats_batches(case)
-        )
+    n_values = sum(spec["sizes"]) * spec["h"] * spec["w"]
+    got_std = std.detach().cpu().double()
+    if n_values == 1:  # n - 1 = 0: the sample std of one value is nan (0 / 0)
+        sample_std = bool(torch.isnan(got_std).all())
+    else:
         sample = exp_std.double() * math.sqrt(n_values / (n_values - 1))
-        if n_values > 1 and torch.allclose(std.detach().cpu().double(), sample, rtol=2e-5, atol=0):
-            raise CheckError(
-                _(
-                    "the std from {what} is the sample std (dividing by n - 1): Normalize wants "
-                    "the population std, dividing by n, the number of values per channel "
-                    "(torch.std(..., correction=0))."
-                ).format(what=what)
-            )
-        try:
-            _assert_close(
-                std.cpu(),
-                exp_std,
-                rtol=1e-4,
-                atol=1e-5,
-                what=_("the {name} from {what}").format(name="std", what=what),
-                same_device=False,
-            )
-        except CheckError as err:
-            raise CheckError(f"{err}{hint}") from None
+        sample_std = torch.allclose(got_std, sample, rtol=2e-5, atol=0)
+    if sample_std:
+        raise CheckError(
+            _(
+                "the std from {what} is the sample std (dividing by n - 1): Normalize wants "
+                "the population std, dividing by n, the number of values per channel "
+                "(torch.std(..., correction=0))."
+            ).format(what=what)
+        )
+    try:
+        _assert_close(
+            std.cpu(),
+            exp_std,
+            rtol=1e-4,
+            atol=1e-5,
+            what=_("the {name} from {what}").format(name="std", what=what),
+            same_device=False,
+        )
+    except CheckError as err:
+        raise CheckError(f"{err}{hint}") from None
+
+
+CHANNEL_STATS = Contract(
+    "channel_stats",
+    _reference_stats,
+    _draw_stats,
+    # No ``once``: the text allows reading the loader twice (right answer two-pass). No
+    # ``device``/``grad``: the text promises neither. The batches are a list the engine cannot
+    # snapshot, so the check below watches them for in-place changes.
+    families=("values", "edges", "dtypes", "strides"),
+    compare=_compare_stats,
+    arg_names=("loader",),
+)
+
+
+@uses(CHANNEL_STATS)
+def check_channel_stats(channel_stats) -> None:
+    """The contract (pooled mean and population std per channel: uneven, size-1, shifted,
+    float64, H != W, far-from-zero and non-contiguous batches, tuples or lists), then: the
+    batches are left unchanged (float64 ones, which x.double() does not copy)."""
+    g = _gen(2)
+    batches = [{"x": torch.randn(b, 2, 3, 2, generator=g, dtype=torch.float64)} for b in (3, 2)]
+    case = {"batches": [dict(b, y=None, as_list=False) for b in batches]}
+    what = _("channel_stats on {label}").format(
+        label=_("C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}").format(
+            c=2, h=3, w=2, sizes=[3, 2], kind="float64"
+        )
+    )
+    seen = observe(probes.probe_channel_stats, channel_stats, case, what)
+    if seen["inputs_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the batches it read. x.double() returns x itself when it is "
+                "already float64, so an in-place operation on it (x.pow_(2), x -= mean) "
+                "edits the caller's data: use out-of-place operations (x ** 2)."
+            ).format(what=what)
+        )
 
 
 # ---------------------------------------------------------------- make_transforms
@@ -940,60 +957,48 @@ def check_make_transforms(make_transforms) -> None:
 # ---------------------------------------------------------------- pad_collate
 
 
-def _pad_cases(device: torch.device) -> list[dict]:
-    """pad_collate cases: seqs (as sent), labels, label dtype, pad value (None: the default)."""
-    g = _gen(4)
-    ninf = float("-inf")
-    cases = []
-    for lengths, f, dtype, pad_value, label_dtype, transposed in [
-        ([3, 1, 5], 2, torch.float32, None, None, False),
-        ([3, 1, 5], 2, torch.float32, -1.0, "int64", False),
-        ([1], 1, torch.float32, 7.5, None, False),
-        ([4, 4], 3, torch.float64, ninf, "int32", False),
-        ([2, 6, 1, 3], 1, torch.float32, 0.0, None, True),
-        ([2, 6, 1, 3], 2, torch.float32, ninf, "int64", False),
-        ([1, 1, 1], 2, torch.float16, -1.0, None, False),
-        ([2, 5, 2, 5], 3, torch.float64, 7.5, "int64", True),
-        ([5, 3, 1], 1, torch.float32, None, None, False),
-    ]:
-        seqs = [torch.randn(n, f, generator=g, dtype=torch.float64).to(dtype) for n in lengths]
-        labels = [int(v) for v in torch.randint(0, 5, (len(seqs),), generator=g)]
-        cases.append(
-            {
-                "seqs": [(s.t().contiguous() if transposed else s).to(device) for s in seqs],
-                "labels": labels,
-                "label_dtype": label_dtype,
-                "pad_value": pad_value,
-                "transposed": transposed,
-            }
-        )
-    zero_tail = [torch.tensor([[1.0], [2.0], [0.0], [0.0]]), torch.tensor([[0.0], [3.0]])]
-    for pad_value, label_dtype in ((None, None), (-1.0, "int64")):  # genuine zeros are data
-        cases.append(
-            {
-                "seqs": [s.to(device) for s in zero_tail],
-                "labels": [1, 0],
-                "label_dtype": label_dtype,
-                "pad_value": pad_value,
-                "transposed": False,
-            }
-        )
-    return cases
-
-
-def _describe_pad_case(case: dict) -> str:
-    seqs = [s.t() if case["transposed"] else s for s in case["seqs"]]
-    lengths = [s.shape[0] for s in seqs]
-    dtype = f"{seqs[0].dtype}".removeprefix("torch.")
-    pad = "" if case["pad_value"] is None else f", pad_value={case['pad_value']}"
-    extras = [_("{dtype} sequences").format(dtype=dtype)]
-    if case["transposed"]:
-        extras.append(_("non-contiguous"))
-    if case["label_dtype"]:
-        extras.append(_("labels as 0-d {dtype} tensors").format(dtype=case["label_dtype"]))
-    return _("pad_collate(batch of lengths {lengths}{pad}) ({extras})").format(
-        lengths=lengths, pad=pad, extras=", ".join(extras)
+def _reference_pad_collate(batch: list, pad_value: float = 0.0) -> tuple:
+    """A tensor filled with pad_value in the items' dtype, each item copied into its row."""
+    seqs = [seq for seq, _label in batch]
+    lengths = torch.tensor([seq.shape[0] for seq in seqs], dtype=torch.int64)
+    padded = torch.full(
+        (len(seqs), max(seq.shape[0] for seq in seqs), seqs[0].shape[1]),
+        pad_value,
+        dtype=seqs[0].dtype,
     )
+    for i, seq in enumerate(seqs):
+        padded[i, : seq.shape[0]] = seq
+    labels = torch.tensor([int(label) for _seq, label in batch], dtype=torch.int64)
+    return padded, lengths, labels
+
+
+def _draw_pad_collate(d: Draw) -> Inputs:
+    """B >= 1 items of lengths >= 1 (all 1 in edges), float32 (float16, bfloat16 or float64
+    in the dtypes family), transposed in memory in the strides family, real zeros as the last
+    step of every item or not; labels as ints or 0-d int32/int64 tensors; pad_value the
+    default, -1, 7.5 or -inf. The batch is built in the kernel (a Build)."""
+    spec = {
+        "seed": d.draw(st.integers(0, 2**16)),
+        "lengths": [d.size(1, 6) for _item in range(d.size(1, 4))],
+        "f": d.size(1, 3),
+        "dtype": (
+            d.draw(st.sampled_from(["float16", "bfloat16", "float64"]))
+            if d.family == "dtypes"
+            else "float32"
+        ),
+        "transposed": d.family == "strides",
+        "zero_tail": d.draw(st.booleans()),
+        "label_dtype": d.draw(st.sampled_from([None, "int64", "int32"])),
+    }
+    pad_value = d.draw(st.sampled_from([None, -1.0, 7.5, float("-inf")]))
+    extras = [spec["dtype"]]
+    if spec["zero_tail"]:
+        extras.append("each ending with a step of zeros")
+    if spec["label_dtype"]:
+        extras.append(f"labels as 0-d {spec['label_dtype']} tensors")
+    label = f"items of lengths {spec['lengths']}, F={spec['f']}, {', '.join(extras)}"
+    kwargs = {} if pad_value is None else {"pad_value": pad_value}
+    return Inputs((Build(probes.build_pad_batch, spec, label),), kwargs)
 
 
 def _first_difference(padded: torch.Tensor, expected: torch.Tensor) -> tuple[int, ...] | None:
@@ -1003,147 +1008,168 @@ def _first_difference(padded: torch.Tensor, expected: torch.Tensor) -> tuple[int
     return tuple(int(i) for i in torch.nonzero(~same)[0].tolist())
 
 
+def _compare_pad_collate(got: object, expected: tuple, what: str, inputs: Inputs) -> None:
+    """padded exactly (any float dtype, -inf padding), lengths from the items in the batch's
+    order, labels as int64; each slip named."""
+    if isinstance(got, wire.Unsendable) or not isinstance(got, (tuple, list)):
+        raise _wrong_type(wire.type_name(got), "(padded, lengths, labels) tuple", what)
+    if len(got) != 3:
+        raise CheckError(
+            _("{what} should return (padded, lengths, labels), got {n} items.").format(
+                what=what, n=len(got)
+            )
+        )
+    padded, lens, labs = got
+    exp_padded, exp_lengths, exp_labels = expected
+    lengths, labels = exp_lengths.tolist(), exp_labels.tolist()
+    pad_value = inputs.kwargs.get("pad_value", 0.0)
+    if isinstance(padded, wire.Unsendable) or not isinstance(padded, torch.Tensor):
+        raise _wrong_type(
+            wire.type_name(padded), "Tensor", _("padded from {what}").format(what=what)
+        )
+    check_shape(
+        padded,
+        tuple(exp_padded.shape),
+        names="B L_max F",
+        what=_("padded from {what}").format(what=what),
+    )
+    if isinstance(lens, wire.Unsendable) or not isinstance(lens, torch.Tensor):
+        raise _wrong_type(
+            wire.type_name(lens), "Tensor", _("lengths from {what}").format(what=what)
+        )
+    check_dtype(lens, torch.int64, _("lengths from {what}").format(what=what))
+    got_lens = [int(v) for v in lens.reshape(-1)]
+    if got_lens != lengths and sorted(got_lens) == sorted(lengths):
+        raise CheckError(
+            _(
+                "lengths from {what} are {got}, expected {expected} in the batch's own "
+                "order: the items were reordered (sorted by length?). Row i of padded, "
+                "lengths and labels must stay item i of the batch, or the labels and anything "
+                "the caller lined up with the items no longer match. Keep the order; "
+                "pack_padded_sequence(..., enforce_sorted=False) does not need sorted input."
+            ).format(what=what, got=got_lens, expected=lengths)
+        )
+    if got_lens != lengths:
+        raise CheckError(
+            _(
+                "lengths from {what} are {got}, expected {expected}. Take each "
+                "length from the item itself (seq.shape[0]) before padding; counting "
+                "non-zero rows fails when the data holds real zeros."
+            ).format(what=what, got=got_lens, expected=lengths)
+        )
+    check_dtype(
+        padded,
+        exp_padded.dtype,
+        _("padded from {what} (keep the sequences' dtype)").format(what=what),
+    )
+    where = _first_difference(padded.detach().cpu(), exp_padded)
+    if where is not None:
+        i, t, _feature = where
+        value, wanted = float(padded[where]), float(exp_padded[where])
+        if t < lengths[i]:
+            extra = ""
+            if math.isnan(value) and pad_value == float("-inf"):
+                extra = _(
+                    " (0 * -inf is nan: do not build the padding by multiplying a mask "
+                    "with pad_value; fill a new tensor with pad_value and copy the items in)"
+                )
+            elif exp_padded.dtype != torch.float32:
+                extra = _(
+                    " (copy the {dtype} values as they are: no float32 working "
+                    "copy, which rounds them)"
+                ).format(dtype=exp_padded.dtype)
+            raise CheckError(
+                _(
+                    "padded from {what} differs from the items at {where}: got {value!r}, "
+                    "expected {wanted!r}, step {t} of item {i}.{extra} Real values go first "
+                    "in each row, unchanged; the rest is pad_value."
+                ).format(what=what, where=where, value=value, wanted=wanted, t=t, i=i, extra=extra)
+            )
+        default = (
+            _(" (the default, when pad_value is not passed)")
+            if "pad_value" not in inputs.kwargs
+            else ""
+        )
+        raise CheckError(
+            _(
+                "padded from {what} holds {value!r} at {where}, after the end of item {i} "
+                "(length {length}); the padding should be pad_value = {pad_value!r}"
+                "{default}. Pass padding_value=pad_value to pad_sequence, or fill with it."
+            ).format(
+                what=what,
+                value=value,
+                where=where,
+                i=i,
+                length=lengths[i],
+                pad_value=pad_value,
+                default=default,
+            )
+        )
+    if isinstance(labs, wire.Unsendable) or not isinstance(labs, torch.Tensor):
+        raise _wrong_type(wire.type_name(labs), "Tensor", _("labels from {what}").format(what=what))
+    if labs.dtype != torch.int64:
+        raise CheckError(
+            _(
+                "labels from {what} have dtype {dtype}, expected torch.int64 (what "
+                "cross_entropy wants), whatever the items' labels are: e.g. "
+                "torch.tensor([int(label) for _, label in batch])."
+            ).format(what=what, dtype=labs.dtype)
+        )
+    got_labels = [int(v) for v in labs.reshape(-1)]
+    if got_labels != labels:
+        raise CheckError(
+            _(
+                "labels from {what} are {got}, expected {expected}: label i is "
+                "the label of item i, in the batch's order."
+            ).format(what=what, got=got_labels, expected=labels)
+        )
+
+
+PAD_COLLATE = Contract(
+    "pad_collate",
+    _reference_pad_collate,
+    _draw_pad_collate,
+    # The batch is a list the engine cannot snapshot: the check below watches it. No
+    # ``device`` (the engine moves only tensor arguments) and no ``grad`` (the text asks none).
+    families=("values", "edges", "dtypes", "strides"),
+    compare=_compare_pad_collate,
+    arg_names=("batch",),
+    examples=16,
+)
+
+
+@uses(PAD_COLLATE)
 def check_pad_collate(pad_collate) -> None:
-    """Padded values (exact, any float dtype, pad value default / -1 / 7.5 / -inf), batch
-    order kept, lengths from the items (real zeros at the end), labels from ints or 0-d
-    integer tensors as int64, B = 1 and length-1 items, non-contiguous items, the caller's
-    list and sequences left alone."""
-    for case in _pad_cases(get_device()):
-        what = _describe_pad_case(case)
-        seen = observe(probes.probe_pad_collate, pad_collate, case, what)
-        result = seen["result"]
-        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
-            raise _wrong_type(wire.type_name(result), "(padded, lengths, labels) tuple", what)
-        if len(result) != 3:
-            raise CheckError(
-                _("{what} should return (padded, lengths, labels), got {n} items.").format(
-                    what=what, n=len(result)
-                )
-            )
-        if seen["batch_reordered"]:
-            raise CheckError(
-                _(
-                    "{what} reordered the caller's list of items (batch.sort(...) sorts it in "
-                    "place). Keep the batch's order, and leave the list you were given as it was."
-                ).format(what=what)
-            )
-        if seen["seqs_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the sequences it was given: build the padded tensor as a new "
-                    "tensor, with no in-place operations on the items."
-                ).format(what=what)
-            )
-        padded, lens, labs = result
-        seqs = [(s.t() if case["transposed"] else s).cpu() for s in case["seqs"]]
-        lengths = [s.shape[0] for s in seqs]
-        b, lmax, f = len(seqs), max(lengths), seqs[0].shape[1]
-        pad_value = 0.0 if case["pad_value"] is None else case["pad_value"]
-        if isinstance(padded, wire.Unsendable) or not isinstance(padded, torch.Tensor):
-            raise _wrong_type(
-                wire.type_name(padded), "Tensor", _("padded from {what}").format(what=what)
-            )
-        check_shape(
-            padded, (b, lmax, f), names="B L_max F", what=_("padded from {what}").format(what=what)
+    """The contract (padded values exact, any float dtype, pad value default / -1 / 7.5 / -inf,
+    batch order kept, lengths from the items with real zeros at the end, labels from ints or
+    0-d integer tensors as int64, B = 1 and length-1 items, non-contiguous items), then: the
+    caller's list and sequences are left alone."""
+    g = _gen(4)
+    case = {
+        "seqs": [torch.randn(n, 2, generator=g) for n in (2, 5, 1, 3)],
+        "labels": [3, 1, 4, 1],
+        "label_dtype": None,
+        "pad_value": None,
+        "transposed": False,
+    }
+    what = _("pad_collate(batch of lengths {lengths}{pad}) ({extras})").format(
+        lengths=[2, 5, 1, 3], pad="", extras=_("{dtype} sequences").format(dtype="float32")
+    )
+    seen = observe(probes.probe_pad_collate, pad_collate, case, what)
+    if seen["batch_reordered"]:
+        raise CheckError(
+            _(
+                "{what} reordered the caller's list of items (batch.sort(...) sorts it in "
+                "place). Keep the batch's order, and leave the list you were given as it was."
+            ).format(what=what)
         )
-        if isinstance(lens, wire.Unsendable) or not isinstance(lens, torch.Tensor):
-            raise _wrong_type(
-                wire.type_name(lens), "Tensor", _("lengths from {what}").format(what=what)
-            )
-        check_dtype(lens, torch.int64, _("lengths from {what}").format(what=what))
-        got_lens = [int(v) for v in lens.reshape(-1)]
-        if got_lens != lengths and sorted(got_lens) == sorted(lengths):
-            raise CheckError(
-                _(
-                    "lengths from {what} are {got}, expected {expected} in the batch's own "
-                    "order: the items were reordered (sorted by length?). Row i of padded, "
-                    "lengths and labels must stay item i of the batch, or the labels and anything "
-                    "the caller lined up with the items no longer match. Keep the order; "
-                    "pack_padded_sequence(..., enforce_sorted=False) does not need sorted input."
-                ).format(what=what, got=got_lens, expected=lengths)
-            )
-        if got_lens != lengths:
-            raise CheckError(
-                _(
-                    "lengths from {what} are {got}, expected {expected}. Take each "
-                    "length from the item itself (seq.shape[0]) before padding; counting "
-                    "non-zero rows fails when the data holds real zeros."
-                ).format(what=what, got=got_lens, expected=lengths)
-            )
-        check_dtype(
-            padded,
-            seqs[0].dtype,
-            _("padded from {what} (keep the sequences' dtype)").format(what=what),
+    if seen["seqs_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the sequences it was given: build the padded tensor as a new "
+                "tensor, with no in-place operations on the items."
+            ).format(what=what)
         )
-        expected = torch.full((b, lmax, f), pad_value, dtype=seqs[0].dtype)
-        for i, s in enumerate(seqs):
-            expected[i, : s.shape[0]] = s
-        got = padded.detach().cpu()
-        where = _first_difference(got, expected)
-        if where is not None:
-            i, t, _feature = where
-            value, wanted = float(got[where]), float(expected[where])
-            if t < lengths[i]:
-                extra = ""
-                if math.isnan(value) and pad_value == float("-inf"):
-                    extra = _(
-                        " (0 * -inf is nan: do not build the padding by multiplying a mask "
-                        "with pad_value; fill a new tensor with pad_value and copy the items in)"
-                    )
-                elif seqs[0].dtype != torch.float32:
-                    extra = _(
-                        " (copy the {dtype} values as they are: no float32 working "
-                        "copy, which rounds them)"
-                    ).format(dtype=seqs[0].dtype)
-                raise CheckError(
-                    _(
-                        "padded from {what} differs from the items at {where}: got {value!r}, "
-                        "expected {wanted!r}, step {t} of item {i}.{extra} Real values go first "
-                        "in each row, unchanged; the rest is pad_value."
-                    ).format(
-                        what=what, where=where, value=value, wanted=wanted, t=t, i=i, extra=extra
-                    )
-                )
-            default = (
-                _(" (the default, when pad_value is not passed)")
-                if case["pad_value"] is None
-                else ""
-            )
-            raise CheckError(
-                _(
-                    "padded from {what} holds {value!r} at {where}, after the end of item {i} "
-                    "(length {length}); the padding should be pad_value = {pad_value!r}"
-                    "{default}. Pass padding_value=pad_value to pad_sequence, or fill with it."
-                ).format(
-                    what=what,
-                    value=value,
-                    where=where,
-                    i=i,
-                    length=lengths[i],
-                    pad_value=pad_value,
-                    default=default,
-                )
-            )
-        if isinstance(labs, wire.Unsendable) or not isinstance(labs, torch.Tensor):
-            raise _wrong_type(
-                wire.type_name(labs), "Tensor", _("labels from {what}").format(what=what)
-            )
-        if labs.dtype != torch.int64:
-            raise CheckError(
-                _(
-                    "labels from {what} have dtype {dtype}, expected torch.int64 (what "
-                    "cross_entropy wants), whatever the items' labels are: e.g. "
-                    "torch.tensor([int(label) for _, label in batch])."
-                ).format(what=what, dtype=labs.dtype)
-            )
-        got_labels = [int(v) for v in labs.reshape(-1)]
-        if got_labels != case["labels"]:
-            raise CheckError(
-                _(
-                    "labels from {what} are {got}, expected {expected}: label i is "
-                    "the label of item i, in the batch's order."
-                ).format(what=what, got=got_labels, expected=case["labels"])
-            )
 
 
 # ---------------------------------------------------------------- balanced_sampler
@@ -1328,159 +1354,95 @@ def _reference_confusion(preds: torch.Tensor, targets: torch.Tensor, c: int) -> 
     import numpy as np
 
     counts = np.zeros((c, c), dtype=np.int64)
-    np.add.at(counts, (targets.cpu().numpy(), preds.cpu().numpy()), 1)
+    np.add.at(counts, (targets.cpu().long().numpy(), preds.cpu().long().numpy()), 1)
     return torch.from_numpy(counts)
 
 
-def _confusion_cases(device: torch.device) -> list[tuple[str, dict]]:
-    """(description, case) pairs; the probe converts to case["dtype"] and strides when asked."""
-    g = _gen(6)
-    cases = []
-    for n, c, high, dtype, strided, label in [
-        (60, 4, 4, "int64", False, _("random labels, every class present")),
-        (300, 10, 10, "int32", False, _("int32 labels")),
-        (80, 7, 4, "int64", False, _("num_classes=7 but labels only 0..3")),
-        (200, 5, 5, "int64", True, _("non-contiguous labels (every second element)")),
-        (5000, 10, 10, "int32", True, _("5000 non-contiguous int32 labels")),
-        (6, 1, 1, "int64", False, _("a single class")),
-    ]:
-        size = 2 * n if strided else n  # the probe keeps every second element
-        targets = torch.randint(0, high, (size,), generator=g)
-        preds = torch.randint(0, high, (size,), generator=g)
-        cases.append(
-            (
-                label,
-                {
-                    "preds": preds,
-                    "targets": targets,
-                    "num_classes": c,
-                    "dtype": dtype,
-                    "strided": strided,
-                },
-            )
-        )
-    # Some classes never occur and some are never predicted.
-    targets = torch.tensor([0, 2, 5, 5, 2, 0, 0, 5])
-    preds = torch.tensor([0, 0, 5, 3, 2, 2, 0, 3])
-    cases.append(
-        (
-            _("classes 1 and 4 absent, 3 only predicted"),
-            {"preds": preds, "targets": targets, "num_classes": 6, "dtype": "int64"},
-        )
-    )
-    # All one true class, predictions spread over the others.
-    targets = torch.full((40,), 2)
-    preds = torch.randint(0, 5, (40,), generator=g)
-    cases.append(
-        (
-            _("every sample of true class 2"),
-            {"preds": preds, "targets": targets, "num_classes": 5, "dtype": "int32"},
-        )
-    )
-    perfect = torch.randint(0, 3, (30,), generator=g)
-    cases.append(
-        (
-            _("perfect predictions"),
-            {"preds": perfect, "targets": perfect.clone(), "num_classes": 3, "dtype": "int64"},
-        )
-    )
-    empty = torch.zeros(0, dtype=torch.int64)
-    cases.append(
-        (
-            _("no samples at all (N = 0)"),
-            {"preds": empty, "targets": empty.clone(), "num_classes": 3, "dtype": "int64"},
-        )
-    )
-    for _description, case in cases:  # `_` is the message marker here
-        case["preds"], case["targets"] = case["preds"].to(device), case["targets"].to(device)
-    return cases
+def _draw_confusion(d: Draw) -> Inputs:
+    """N labels (N = 0 in edges) in 0 .. high - 1 with high <= C (absent classes), repeated
+    pairs; int64, or int32 in the dtypes family."""
+    c = d.size(1, 6)
+    high = d.draw(st.integers(1, c))  # labels only 0 .. high - 1: the last classes may be absent
+    n = d.size(0 if d.family == "edges" else 1, 40, empty_ok=True)
+    preds, targets = d.integers(n, high=high), d.integers(n, high=high)
+    if d.family == "dtypes":  # the text allows int32 labels (one_hot, say, wants int64)
+        preds, targets = preds.int(), targets.int()
+    return Inputs((preds, targets, c))
 
 
-def _first_cell(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, int]:
-    t, p = torch.nonzero(got != expected)[0].tolist()
-    return int(t), int(p)
-
-
-def check_confusion_matrix(confusion_matrix) -> None:
-    """Counts equal to an independent NumPy count: int64, (C, C) with rows = true class, any
-    num_classes >= the labels (absent classes keep their row and column), int32 or int64,
-    non-contiguous, one class, N = 0, repeated pairs; the caller's tensors left alone."""
-    for label, case in _confusion_cases(get_device()):
-        c = case["num_classes"]
-        what = _("confusion_matrix(preds, targets, num_classes={c}) on {label}").format(
-            c=c, label=label
-        )
-        try:
-            seen = observe(probes.probe_confusion_matrix, confusion_matrix, case, what)
-        except AnswerRaised as err:
-            if "shape" in err.message and "invalid" in err.message:
-                raise CheckError(
-                    _(
-                        "{err}. torch.bincount's result is only as long as the largest value it "
-                        "saw plus one: pass minlength=num_classes * num_classes, so that classes "
-                        "that never occur still get their row and column."
-                    ).format(err=err)
-                ) from None
-            if "LongTensor" in err.message or "Long" in err.message:
-                raise CheckError(
-                    _(
-                        "{err}. The labels may be int32: convert them with .long() before "
-                        "one_hot or indexing that needs int64."
-                    ).format(err=err)
-                ) from None
-            raise
-        if seen["inputs_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's preds or targets. `idx = targets` is the same "
-                    "tensor, not a copy, so idx *= num_classes edits the caller's labels: compute "
-                    "targets * num_classes + preds out of place."
-                ).format(what=what)
-            )
-        cm = seen["result"]
-        if isinstance(cm, wire.Unsendable) or not isinstance(cm, torch.Tensor):
-            raise _wrong_type(
-                wire.type_name(cm), "Tensor", _("the result of {what}").format(what=what)
-            )
-        check_shape(cm, (c, c), names="C C", what=_("the result of {what}").format(what=what))
-        if cm.dtype != torch.int64:
-            raise CheckError(
-                _(
-                    "the result of {what} has dtype {dtype}, expected torch.int64: counts are "
-                    "integers (torch.zeros(C, C) is float32; pass dtype=torch.int64, or use "
-                    "torch.bincount, which counts in int64)."
-                ).format(what=what, dtype=cm.dtype)
-            )
-        preds, targets = (probes._int_view(case[k].cpu(), case) for k in ("preds", "targets"))
-        expected = _reference_confusion(preds, targets, c)
-        got = cm.detach().cpu()
-        if torch.equal(got, expected):
-            continue
-        n = len(targets)
-        if c > 1 and torch.equal(got, expected.t()):
-            raise CheckError(
-                _(
-                    "the result of {what} is the transpose of the confusion matrix: rows must be "
-                    "the TRUE class and columns the PREDICTED class, cm[t, p] = number of samples "
-                    "of class t predicted as p. Index with targets * num_classes + preds."
-                ).format(what=what)
-            )
-        if int(got.sum()) != n:
-            raise CheckError(
-                _(
-                    "the counts of {what} add up to {total}, but there are {n} samples. "
-                    "cm[targets, preds] += 1 adds 1 only once per cell, however often a (true, "
-                    "predicted) pair repeats: count with torch.bincount(targets * C + preds, "
-                    "minlength=C * C) or cm.index_put_((targets, preds), ones, accumulate=True)."
-                ).format(what=what, total=int(got.sum()), n=n)
-            )
-        t, p = _first_cell(got, expected)
+def _compare_confusion(got: object, expected: torch.Tensor, what: str, inputs: Inputs) -> None:
+    """The counts exactly, int64 (C, C), named by the slip they show: transposed, too few."""
+    where = _("the result of {what}").format(what=what)
+    if isinstance(got, wire.Unsendable) or not isinstance(got, torch.Tensor):
+        raise _wrong_type(wire.type_name(got), "Tensor", where)
+    c = expected.shape[0]
+    check_shape(got, (c, c), names="C C", what=where)
+    if got.dtype != torch.int64:
         raise CheckError(
             _(
-                "cm[{t}, {p}] from {what} is {got}, expected {expected}: "
-                "the number of samples of true class {t} that were predicted as class {p}."
-            ).format(t=t, p=p, what=what, got=int(got[t, p]), expected=int(expected[t, p]))
+                "the result of {what} has dtype {dtype}, expected torch.int64: counts are "
+                "integers (torch.zeros(C, C) is float32; pass dtype=torch.int64, or use "
+                "torch.bincount, which counts in int64)."
+            ).format(what=what, dtype=got.dtype)
         )
+    got = got.detach().cpu()
+    if torch.equal(got, expected):
+        return
+    if c > 1 and torch.equal(got, expected.t()):
+        raise CheckError(
+            _(
+                "the result of {what} is the transpose of the confusion matrix: rows must be "
+                "the TRUE class and columns the PREDICTED class, cm[t, p] = number of samples "
+                "of class t predicted as p. Index with targets * num_classes + preds."
+            ).format(what=what)
+        )
+    n = int(inputs.args[0].shape[0])
+    if int(got.sum()) != n:
+        raise CheckError(
+            _(
+                "the counts of {what} add up to {total}, but there are {n} samples. "
+                "cm[targets, preds] += 1 adds 1 only once per cell, however often a (true, "
+                "predicted) pair repeats: count with torch.bincount(targets * C + preds, "
+                "minlength=C * C) or cm.index_put_((targets, preds), ones, accumulate=True)."
+            ).format(what=what, total=int(got.sum()), n=n)
+        )
+    t, p = (int(i) for i in torch.nonzero(got != expected)[0].tolist())
+    raise CheckError(
+        _(
+            "cm[{t}, {p}] from {what} is {got}, expected {expected}: "
+            "the number of samples of true class {t} that were predicted as class {p}."
+        ).format(t=t, p=p, what=what, got=int(got[t, p]), expected=int(expected[t, p]))
+    )
+
+
+def _confusion_hint(family: str, inputs: Inputs) -> str:
+    preds, targets, c = inputs.args
+    if preds.numel() and int(max(preds.max(), targets.max())) + 1 < c:
+        return _(
+            "Here num_classes is larger than the largest label + 1: torch.bincount's result is "
+            "only as long as the largest value it saw plus one, so pass minlength=num_classes * "
+            "num_classes, and take C from num_classes, not from the labels."
+        )
+    return ""
+
+
+CONFUSION_MATRIX = Contract(
+    "confusion_matrix",
+    _reference_confusion,
+    _draw_confusion,
+    # No ``device``: the text lets the result live on the CPU whatever the inputs' device.
+    families=("values", "edges", "dtypes", "strides"),
+    compare=_compare_confusion,
+    arg_names=("preds", "targets", "num_classes"),
+    hint=_confusion_hint,
+)
+
+
+@uses(CONFUSION_MATRIX)
+def check_confusion_matrix(confusion_matrix) -> None:
+    """The contract: counts equal to an independent NumPy count, int64 (C, C) with rows = true
+    class, any num_classes >= the labels, int32 or int64, non-contiguous, N = 0, repeated
+    pairs; the caller's tensors left alone."""
 
 
 # ---------------------------------------------------------------- precision_recall
@@ -1498,136 +1460,149 @@ def _reference_precision_recall(cm: torch.Tensor) -> tuple[torch.Tensor, torch.T
     return torch.from_numpy(precision), torch.from_numpy(recall)
 
 
-def _precision_recall_cases(device: torch.device) -> list[tuple[str, dict]]:
-    g = _gen(7)
-    cases = [
-        (_("a random 4-class matrix"), torch.randint(0, 30, (4, 4), generator=g)),
-        (_("a 10-class matrix with large counts"), torch.randint(0, 10**6, (10, 10), generator=g)),
-    ]
-    never_predicted = torch.randint(1, 20, (5, 5), generator=g)
-    never_predicted[:, 3] = 0
-    cases.append((_("class 3 never predicted (column 3 all 0)"), never_predicted))
-    never_occurs = torch.randint(1, 20, (5, 5), generator=g)
-    never_occurs[1, :] = 0
-    cases.append((_("class 1 never occurs (row 1 all 0)"), never_occurs))
-    absent = torch.randint(1, 20, (6, 6), generator=g)
-    absent[4, :] = 0
-    absent[:, 4] = 0
-    absent[:, 0] = 0
-    cases.append((_("class 4 absent (row and column 0) and class 0 never predicted"), absent))
-    cases.append((_("all zeros (no samples)"), torch.zeros(3, 3, dtype=torch.int64)))
-    cases.append((_("a single class"), torch.tensor([[7]])))
-    cases.append((_("a perfect classifier"), torch.diag(torch.tensor([4, 1, 9]))))
-    one_class = torch.zeros(4, 4, dtype=torch.int64)
-    one_class[2] = torch.tensor([3, 0, 5, 1])
-    cases.append((_("every sample of true class 2"), one_class))
-    out = [(label, {"cm": cm.to(device)}) for label, cm in cases]
-    # Sent transposed; the probe hands over cm.t(), a non-contiguous view of the right matrix.
-    odd = torch.randint(0, 12, (5, 5), generator=g)
-    out.append(
-        (_("a non-contiguous matrix"), {"cm": odd.t().contiguous().to(device), "transposed": True})
-    )
-    return out
+def _draw_precision_recall(d: Draw) -> Inputs:
+    """A (C, C) int64 matrix, small or large counts (all zeros in edges), with classes never
+    predicted (a zero column), never occurring (a zero row), or both."""
+    c = d.size(1, 6)
+    high = d.draw(st.sampled_from([1, 4, 30, 10**6]))  # 1: all zeros (no samples)
+    cm = d.integers(c, c, high=high)
+    if d.draw(st.booleans()):
+        cm[:, d.bools(c)] = 0  # classes never predicted
+    if d.draw(st.booleans()):
+        cm[d.bools(c)] = 0  # classes that never occur
+    return Inputs((cm,))
 
 
-def check_precision_recall(precision_recall) -> None:
-    """Per-class precision (over columns) and recall (over rows) against a NumPy reference:
-    floating point, shape (C,), 0 (not nan) for never-predicted and never-occurring classes,
-    large counts, C = 1, all zeros, non-contiguous; cm left alone."""
-    for label, case in _precision_recall_cases(get_device()):
-        cm = case["cm"].t() if case.get("transposed") else case["cm"]
-        c = cm.shape[0]
-        what = _("precision_recall(cm) on {label}").format(label=label)
-        seen = observe(probes.probe_precision_recall, precision_recall, case, what)
-        if seen["cm_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's cm: compute the sums and ratios as new tensors, "
-                    "with no in-place operation on cm."
-                ).format(what=what)
+def _compare_precision_recall(got: object, expected: tuple, what: str, inputs: Inputs) -> None:
+    """Two floating (C,) tensors (float32 or float64, the learner's choice) near the
+    reference's, 0 and not nan for 0 / 0; a swap and a mean are named."""
+    if isinstance(got, wire.Unsendable) or not isinstance(got, (tuple, list)):
+        raise _wrong_type(wire.type_name(got), "(precision, recall) tuple", what)
+    if len(got) != 2:
+        raise CheckError(
+            _("{what} should return (precision, recall), got {n} items.").format(
+                what=what, n=len(got)
             )
-        result = seen["result"]
-        if isinstance(result, wire.Unsendable) or not isinstance(result, (tuple, list)):
-            raise _wrong_type(wire.type_name(result), "(precision, recall) tuple", what)
-        if len(result) != 2:
-            raise CheckError(
-                _("{what} should return (precision, recall), got {n} items.").format(
-                    what=what, n=len(result)
-                )
-            )
-        exp_p, exp_r = _reference_precision_recall(cm)
-        got = {}
-        for name, value in zip(("precision", "recall"), result, strict=True):
-            where = _("the {name} from {what}").format(name=name, what=what)
-            if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
-                raise _wrong_type(wire.type_name(value), "Tensor", where)
-            if value.ndim == 0:
-                raise CheckError(
-                    _(
-                        "{where} is one number; it should hold one value per class, shape ({c},). "
-                        "Averaging over classes (macro) is a separate step, done by the caller."
-                    ).format(where=where, c=c)
-                )
-            check_shape(value, (c,), names="C", what=where)
-            if not value.dtype.is_floating_point:
-                raise CheckError(
-                    _(
-                        "{where} has dtype {dtype}: precision and recall are fractions. "
-                        "Floor division (//) or an integer result rounds them down to 0 or 1: "
-                        "divide with / (true division), which gives a float tensor."
-                    ).format(where=where, dtype=value.dtype)
-                )
-            got[name] = value.detach().cpu().double()
-        for name, value in got.items():
-            nan = torch.isnan(value)
-            if bool(nan.any()):
-                k = int(torch.nonzero(nan)[0])
-                which = (
-                    _("is never predicted (its column sums to 0)")
-                    if name == "precision"
-                    else _("never occurs (its row sums to 0)")
-                )
-                raise CheckError(
-                    _(
-                        "the {name} of class {k} from {what} is nan: class {k} {which}, so "
-                        "the ratio is 0 / 0. Give it 0, as scikit-learn does with "
-                        "zero_division=0: divide by sums.clamp(min=1), or torch.where(sums > 0, ...)."
-                    ).format(name=name, k=k, what=what, which=which)
-                )
-        close = {
-            k: torch.allclose(got[k], e, rtol=1e-5, atol=1e-6)
-            for k, e in (("precision", exp_p), ("recall", exp_r))
-        }
-        if all(close.values()):
-            continue
-        swapped = torch.allclose(got["precision"], exp_r, rtol=1e-5, atol=1e-6) and torch.allclose(
-            got["recall"], exp_p, rtol=1e-5, atol=1e-6
         )
-        if swapped:
+    c = inputs.args[0].shape[0]
+    values = {}
+    for name, value in zip(("precision", "recall"), got, strict=True):
+        where = _("the {name} from {what}").format(name=name, what=what)
+        if isinstance(value, wire.Unsendable) or not isinstance(value, torch.Tensor):
+            raise _wrong_type(wire.type_name(value), "Tensor", where)
+        if value.ndim == 0:
             raise CheckError(
                 _(
-                    "{what} returned (recall, precision): precision and recall are swapped. Rows "
-                    "are the true class and columns the predicted one, so precision (of the samples "
-                    "predicted as c, how many are c) divides by the column sums, cm.sum(dim=0), and "
-                    "recall (of the samples of class c, how many were found) by the row sums, "
-                    "cm.sum(dim=1)."
-                ).format(what=what)
+                    "{where} is one number; it should hold one value per class, shape ({c},). "
+                    "Averaging over classes (macro) is a separate step, done by the caller."
+                ).format(where=where, c=c)
             )
-        name = "precision" if not close["precision"] else "recall"
-        expected = exp_p if name == "precision" else exp_r
-        k = int(torch.nonzero(~torch.isclose(got[name], expected, rtol=1e-5, atol=1e-6))[0])
-        sums = _("column") if name == "precision" else _("row")
+        check_shape(value, (c,), names="C", what=where)
+        if not value.dtype.is_floating_point:
+            raise CheckError(
+                _(
+                    "{where} has dtype {dtype}: precision and recall are fractions. "
+                    "Floor division (//) or an integer result rounds them down to 0 or 1: "
+                    "divide with / (true division), which gives a float tensor."
+                ).format(where=where, dtype=value.dtype)
+            )
+        values[name] = value.detach().cpu().double()
+    for name, value in values.items():
+        nan = torch.isnan(value)
+        if bool(nan.any()):
+            k = int(torch.nonzero(nan)[0])
+            which = (
+                _("is never predicted (its column sums to 0)")
+                if name == "precision"
+                else _("never occurs (its row sums to 0)")
+            )
+            raise CheckError(
+                _(
+                    "the {name} of class {k} from {what} is nan: class {k} {which}, so "
+                    "the ratio is 0 / 0. Give it 0, as scikit-learn does with "
+                    "zero_division=0: divide by sums.clamp(min=1), or torch.where(sums > 0, ...)."
+                ).format(name=name, k=k, what=what, which=which)
+            )
+    exp = dict(zip(("precision", "recall"), expected, strict=True))
+    close = {k: torch.allclose(values[k], e, rtol=1e-5, atol=1e-6) for k, e in exp.items()}
+    if all(close.values()):
+        return
+    swapped = torch.allclose(
+        values["precision"], exp["recall"], rtol=1e-5, atol=1e-6
+    ) and torch.allclose(values["recall"], exp["precision"], rtol=1e-5, atol=1e-6)
+    if swapped:
         raise CheckError(
             _(
-                "the {name} of class {k} from {what} is {got:.6g}, expected "
-                "{expected:.6g}: cm[{k}, {k}] divided by the sum of {sums} {k} "
-                "(0 when that sum is 0)."
-            ).format(
-                name=name,
-                k=k,
-                what=what,
-                got=float(got[name][k]),
-                expected=float(expected[k]),
-                sums=sums,
-            )
+                "{what} returned (recall, precision): precision and recall are swapped. Rows "
+                "are the true class and columns the predicted one, so precision (of the samples "
+                "predicted as c, how many are c) divides by the column sums, cm.sum(dim=0), and "
+                "recall (of the samples of class c, how many were found) by the row sums, "
+                "cm.sum(dim=1)."
+            ).format(what=what)
         )
+    name = "precision" if not close["precision"] else "recall"
+    k = int(torch.nonzero(~torch.isclose(values[name], exp[name], rtol=1e-5, atol=1e-6))[0])
+    raise CheckError(
+        _(
+            "the {name} of class {k} from {what} is {got:.6g}, expected "
+            "{expected:.6g}: cm[{k}, {k}] divided by the sum of {sums} {k} "
+            "(0 when that sum is 0)."
+        ).format(
+            name=name,
+            k=k,
+            what=what,
+            got=float(values[name][k]),
+            expected=float(exp[name][k]),
+            sums=_("column") if name == "precision" else _("row"),
+        )
+    )
+
+
+PRECISION_RECALL = Contract(
+    "precision_recall",
+    _reference_precision_recall,
+    _draw_precision_recall,
+    # No ``device`` here (the engine would compare dtypes on meta with the reference's
+    # float64, and the text allows float32): the check below does it, devices only.
+    families=("values", "edges", "strides"),
+    compare=_compare_precision_recall,
+    arg_names=("cm",),
+)
+
+
+@uses(PRECISION_RECALL)
+def check_precision_recall(precision_recall) -> None:
+    """The contract (per-class precision over columns and recall over rows against NumPy:
+    floating (C,), 0 and not nan for 0 / 0, large counts, C = 1, all zeros, non-contiguous,
+    cm left alone), then: on the meta device, the results stay on cm's device."""
+    _check_stays_on_device(precision_recall, PRECISION_RECALL, (torch.tensor([[3, 1], [0, 0]]),))
+
+
+def _check_stays_on_device(answer, contract: Contract, args: tuple) -> None:
+    """The answer on ``args`` moved to PyTorch's meta device (a GPU's stand-in on a CPU-only
+    grader): it must not mix devices, and every tensor it returns must stay there. The
+    engine's ``device`` family, without its dtype comparison (the text leaves the float
+    dtype open)."""
+    what = describe_call(contract, Inputs(args), "device")
+    case = {"args": list(args), "kwargs": {}, "family": "device", "rules": []}
+    seen = observe(contract_probe.probe_contract, answer, case, what)
+    if "device_mix" in seen:
+        raise CheckError(
+            _(
+                "{what}: with its inputs on another device (here PyTorch's 'meta' device, "
+                "as a GPU would be), the answer mixed devices: {error}. A tensor made with "
+                "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
+                "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
+            ).format(what=what, error=seen["device_mix"])
+        )
+    results = seen.get("result")
+    results = results if isinstance(results, (tuple, list)) else [results]
+    for got in results:
+        if isinstance(got, dict) and got.get("device", "meta") != "meta":
+            raise CheckError(
+                _(
+                    "{what} returned a tensor on {device}, not on its inputs' device (meta, "
+                    "standing in for a GPU). Make new tensors with device=x.device or "
+                    "x.new_*, so the result lives where the inputs do."
+                ).format(what=what, device=got["device"])
+            )

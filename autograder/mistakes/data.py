@@ -667,6 +667,58 @@ MISTAKES = {
                 "    return mean.float(), ((s2 - n * mean ** 2) / (n - 1)).clamp_min(0).sqrt().float()\n"
             ),
         ),
+        Mistake(
+            name="flattens-with-view",
+            message="x.view needs contiguous memory, and a batch may be a permuted view: "
+            "reduce over dims (0, 2, 3) directly, or flatten with .reshape / .flatten.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double().view(x.shape[0], x.shape[1], -1)  # (B, C, H*W)\n"
+                "        n += x.shape[0] * x.shape[2]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp_min(0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="squeezes-channel-axis",
+            message="squeeze() drops every size-1 axis, the channel axis too when C = 1: "
+            "reduce without keepdim (or squeeze only the axes you kept) so the result is (C,).",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3), keepdim=True)\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3), keepdim=True)\n"
+                "    mean = s1 / n\n"
+                "    std = (s2 / n - mean ** 2).clamp_min(0).sqrt()\n"
+                "    return mean.squeeze().float(), std.squeeze().float()\n"
+            ),
+        ),
+        Mistake(
+            name="returns-float64",
+            message="The float64 sums are for accuracy only: return mean and std as float32 "
+            "(.float()), as Normalize and the text expect.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean, (s2 / n - mean ** 2).clamp_min(0).sqrt()\n"
+            ),
+        ),
     ],
     "make_transforms": [
         Mistake(
@@ -911,6 +963,40 @@ MISTAKES = {
                 "    return padded, lengths, labels\n"
             ),
         ),
+        Mistake(
+            name="copies-rows-through-view",
+            message="seq.view(-1) needs contiguous memory, and an item may be a non-contiguous "
+            "view: copy it with padded[i, :len(seq)] = seq (or flatten with .reshape).",
+            code=(
+                "import torch\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    f = seqs[0].shape[1]\n"
+                "    padded = torch.full((len(seqs), int(lengths.max()), f), pad_value, dtype=seqs[0].dtype)\n"
+                "    for i, s in enumerate(seqs):\n"
+                "        padded[i].view(-1)[: s.numel()] = s.view(-1)\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="pads-callers-items",
+            message="batch[i] = (padded_seq, label) replaces the caller's items: build your own "
+            "list of padded rows and leave the batch as it was.",
+            code=(
+                "import torch\n"
+                "import torch.nn.functional as F\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    lengths = torch.tensor([s.shape[0] for s, _ in batch])\n"
+                "    longest = int(lengths.max())\n"
+                "    for i, (s, y) in enumerate(batch):\n"
+                "        batch[i] = (F.pad(s, (0, 0, 0, longest - s.shape[0]), value=pad_value), y)\n"
+                "    padded = torch.stack([s for s, _ in batch])\n"
+                "    labels = torch.tensor([int(y) for _, y in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
     ],
     "balanced_sampler": [
         Mistake(
@@ -1110,6 +1196,20 @@ MISTAKES = {
                 "    return torch.bincount(idx, minlength=c2).view(num_classes, num_classes)\n"
             ),
         ),
+        Mistake(
+            name="validates-with-max",
+            message="torch.max of an empty tensor raises: N may be 0, so check the labels "
+            "only when there are some (or not at all: the text promises they are in range).",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    if int(torch.cat([preds, targets]).max()) >= num_classes:\n"
+                "        raise ValueError('a label is out of range')\n"
+                "    c = num_classes\n"
+                "    pair = targets.long() * c + preds.long()\n"
+                "    return torch.bincount(pair, minlength=c * c).view(c, c)\n"
+            ),
+        ),
     ],
     "precision_recall": [
         Mistake(
@@ -1182,6 +1282,35 @@ MISTAKES = {
                 "    eps = 1e-9\n"
                 "    tp = cm.diag().double()\n"
                 "    return (tp + eps) / (cm.sum(dim=0) + eps), (tp + eps) / (cm.sum(dim=1) + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="zeros-made-on-cpu",
+            message="torch.zeros(C) is made on the CPU: on a GPU, torch.where then mixes devices. "
+            "Use torch.zeros_like(tp), or a plain 0.0.",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag().float()\n"
+                "    col, row = cm.sum(dim=0), cm.sum(dim=1)\n"
+                "    zero = torch.zeros(cm.shape[0])\n"
+                "    precision = torch.where(col > 0, tp / col, zero)\n"
+                "    recall = torch.where(row > 0, tp / row, zero)\n"
+                "    return precision, recall\n"
+            ),
+        ),
+        Mistake(
+            name="diagonal-by-flat-view",
+            message="cm.view(-1) needs contiguous memory, and cm may be a transposed view: take "
+            "the diagonal with cm.diag() (or cm.reshape(-1)[:: C + 1]).",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    c = cm.shape[0]\n"
+                "    tp = cm.view(-1)[:: c + 1].float()\n"
+                "    precision = tp / cm.sum(dim=0).clamp(min=1)\n"
+                "    recall = tp / cm.sum(dim=1).clamp(min=1)\n"
+                "    return precision, recall\n"
             ),
         ),
     ],

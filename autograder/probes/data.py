@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset, WeightedRandomSampler
 
+from autograder.probes.contract import other_strides
+
 
 def type_name(obj: object) -> str:
     return type(obj).__name__
@@ -320,6 +322,29 @@ def stats_batches(case: dict) -> list:
     return batches
 
 
+def build_stats_batches(spec: dict) -> list:
+    """The loader of a channel_stats contract, built from its spec: batches (x, y) (lists
+    [x, y] when ``as_list``) of ``sizes``, x (B, C, H, W) in ``dtype``, each batch with its own
+    offset and spread (all near ``base`` when given). ``layout``: "nchw" (contiguous),
+    "nhwc" (permuted from NHWC) or "strided" (the contract engine's other strides), the last
+    two non-contiguous views."""
+    g = torch.Generator().manual_seed(spec["seed"])
+    c, h, w, base = spec["c"], spec["h"], spec["w"], spec["base"]
+    batches = []
+    for b, size in enumerate(spec["sizes"]):
+        offset = 3.0 * b - 2.0 if base is None else base + 0.5 * b
+        spread = 1.0 + b if base is None else 1.0
+        nhwc = spec["layout"] == "nhwc"
+        shape = (size, h, w, c) if nhwc else (size, c, h, w)
+        x = torch.randn(shape, generator=g, dtype=torch.float64) * spread + offset
+        x = x.to(getattr(torch, spec["dtype"]))
+        x = x.permute(0, 3, 1, 2) if nhwc else x
+        x = other_strides(x) if spec["layout"] == "strided" else x
+        y = torch.zeros(size, dtype=torch.int64)
+        batches.append([x, y] if spec["as_list"] else (x, y))
+    return batches
+
+
 def probe_channel_stats(channel_stats, case: dict) -> dict:
     """What channel_stats returned for the case's batches, and whether it changed them."""
     batches = stats_batches(case)
@@ -369,6 +394,25 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
 
 
 # ---------------------------------------------------------------- pad_collate
+
+
+def build_pad_batch(spec: dict) -> list:
+    """The batch of a pad_collate contract, built from its spec: items (seq, label), seq
+    (L_i, F) in ``dtype`` (a transposed, non-contiguous view when ``transposed``; its last
+    step all zeros when ``zero_tail``), label an int or a 0-d tensor of ``label_dtype``."""
+    g = torch.Generator().manual_seed(spec["seed"])
+    dtype, f = getattr(torch, spec["dtype"]), spec["f"]
+    batch = []
+    for n in spec["lengths"]:
+        seq = torch.randn(n, f, generator=g, dtype=torch.float64).to(dtype)
+        if spec["zero_tail"]:
+            seq[-1] = 0.0  # real data that equals the default padding
+        seq = other_strides(seq) if spec["transposed"] else seq
+        label = int(torch.randint(0, 5, (), generator=g))
+        if spec["label_dtype"]:
+            label = torch.tensor(label, dtype=getattr(torch, spec["label_dtype"]))
+        batch.append((seq, label))
+    return batch
 
 
 def probe_pad_collate(pad_collate, case: dict) -> dict:
