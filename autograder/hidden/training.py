@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 
 import torch
+from hypothesis import strategies as st
 from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader
 
 from autograder import wire
 from autograder.boundary import AnswerRaised, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes import training as probes
 from tutorial_lib.checks import CheckError, check_shape, check_type
 from tutorial_lib.device import get_device
@@ -414,6 +416,17 @@ def _train_case(
                 "once per batch, after loss.backward()."
             ).format(what=what, n_steps=len(steps), batches=batches)
         )
+    alive = max(seen["graphs_alive"], default=0)
+    if alive:
+        step = seen["graphs_alive"].index(alive) + 1
+        raise CheckError(
+            _(
+                "{what}: at optimizer step {step}, the graphs of {alive} earlier batches were "
+                "still alive. The loop keeps a reference to each batch's loss tensor (total += "
+                "loss * len(x), or a list of losses), so every batch's graph stays in memory "
+                "until the epoch ends. Add loss.item(), a float, to the total."
+            ).format(what=what, step=step, alive=alive)
+        )
     if use_scheduler:
         _check_schedule_use(seen, ref, what, batches)
     if not torch.equal(seen["rng"], ref["rng"]):
@@ -524,9 +537,89 @@ def _check_schedule_use(seen: dict, ref: dict, what: str, batches: int) -> None:
     )
 
 
+def _contract_model(d: Draw, classes: int, dropout: float) -> Build:
+    """The model argument of a contract: seeded, in a drawn mode; outside the device family
+    its .grad may already hold the caller's gradients."""
+    training = d.draw(st.booleans())
+    grads = d.family != "device" and d.draw(st.booleans())
+    spec = {
+        "seed": d.draw(st.integers(0, 99)),
+        "classes": classes,
+        "dropout": dropout,
+        "training": training,
+        "grads": grads,
+    }
+    label = _("a model in {mode} mode").format(mode="train" if training else "eval")
+    if grads:
+        label += _(" (its .grad already set by the caller)")
+    return Build(probes.build_contract_model, spec, label)
+
+
+def _contract_loader(d: Draw, task: str) -> Build:
+    n, batch = d.size(1, 40), d.size(1, 16)
+    spec = {"seed": d.draw(st.integers(0, 99)), "n": n, "batch": batch, "task": task}
+    label = _("a loader of {n} samples in batches of {batch}").format(n=n, batch=batch)
+    return Build(probes.build_contract_loader, spec, label)
+
+
+def _contract_loss(task: str, smoothing: float = 0.0) -> Build:
+    spec = {"task": task, "label_smoothing": smoothing}
+    label = (
+        "MSELoss()"
+        if task == "regression"
+        else f"CrossEntropyLoss(label_smoothing={smoothing})"
+        if smoothing
+        else "CrossEntropyLoss()"
+    )
+    return Build(probes.build_contract_loss, spec, label)
+
+
+def _contract_device(d: Draw) -> str:
+    """The device argument: 'meta' in the device family, where the contract puts the model
+    (PyTorch's stand-in for a GPU, so a batch left on the CPU shows on a CPU-only grader)."""
+    return "meta" if d.family == "device" else "cpu"
+
+
+def _draw_train_one_epoch(d: Draw) -> Inputs:
+    task = d.draw(st.sampled_from(["classification", "regression"]))
+    model = _contract_model(d, 1 if task == "regression" else 3, 0.3)
+    loader = _contract_loader(d, task)
+    optimizer = Build(probes.build_contract_optimizer, {"lr": 0.1, "momentum": 0.9}, "SGD")
+    scheduler = None
+    if d.draw(st.booleans()):
+        scheduler = Build(
+            probes.build_contract_scheduler, {"factors": [1.0, 0.5, 0.25]}, "a LambdaLR"
+        )
+    args = (model, loader, _contract_loss(task), optimizer, _contract_device(d), scheduler)
+    return Inputs(args)
+
+
+def _contract_train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):
+    """The reference, except on 'meta', where nothing can be computed (only where the
+    answer's tensors live is checked there)."""
+    if str(device) == "meta":
+        return None
+    return _ref_train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler)
+
+
+# Only the device family: the rest of an epoch (the order of the steps, the learning rates,
+# the weights, the random state) is observed by the hand-written probe below, whose
+# messages name the step that went wrong.
+TRAIN_ONE_EPOCH = Contract(
+    "train_one_epoch",
+    _contract_train_one_epoch,
+    _draw_train_one_epoch,
+    families=("device",),
+    mutates=(0,),  # training changes the model (its weights, grads and mode)
+    arg_names=("model", "loader", "loss_fn", "optimizer", "device", "scheduler"),
+)
+
+
+@uses(TRAIN_ONE_EPOCH)
 def check_train_one_epoch(train_one_epoch) -> None:
     """Returned mean loss, the order of the steps, the learning rate each optimizer step used,
-    the final parameters and the global random state against a reference epoch."""
+    how many batches' graphs stay alive, the final parameters and the global random state
+    against a reference epoch; the contract: x and y both moved to the device."""
     device = get_device()
     cases = [
         # seed, n, batch, scheduler, start in eval mode, task
@@ -548,113 +641,45 @@ def check_train_one_epoch(train_one_epoch) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def check_evaluate(evaluate) -> None:
-    """Eval mode and no gradients inside, the caller's mode (every submodule's) and global
-    state afterwards, the loss_fn it was given, and the weighted mean loss and accuracy."""
-    device = get_device()
-    for seed, n, batch, smoothing in [
-        (0, 40, 8, 0.0),
-        (1, 37, 8, 0.2),
-        (2, 1, 4, 0.0),
-        (3, 64, 64, 0.1),
-    ]:
-        what = f"evaluate ({n} samples in batches of {batch})"
-        for start_training in (True, False):
-            case = {
-                "device": device,
-                "seed": seed,
-                "n": n,
-                "batch": batch,
-                "start_training": start_training,
-                "label_smoothing": smoothing,
-            }
-            seen = observe(probes.probe_evaluate, evaluate, case, what)
-            _check_evaluated(seen, case, what, device)
+def _draw_evaluate(d: Draw) -> Inputs:
+    """A model in either mode (its dropout is p=0, so a forward in the wrong mode gives the
+    same values: the hand-written probe names that mistake), a loader, a loss with or
+    without label smoothing."""
+    model = _contract_model(d, 3, 0.0)
+    loss = _contract_loss("classification", d.draw(st.sampled_from([0.0, 0.2])))
+    return Inputs((model, _contract_loader(d, "classification"), loss, _contract_device(d)))
 
 
-def _check_evaluated(seen: dict, case: dict, what: str, device) -> None:
-    ref_model, loader, loss_fn = probes.build_eval_run(case)
-    sizes = [len(xb) for xb, _ in loader]
-    result = seen["result"]
-    if not isinstance(result, (tuple, list)):
+def _contract_evaluate(model, loader, loss_fn, device):
+    if str(device) == "meta":  # nothing to compute there (see _contract_train_one_epoch)
+        return None
+    return _ref_evaluate(model, loader, loss_fn, device)
+
+
+def _compare_evaluate(got, expected, what: str, inputs: Inputs) -> None:
+    """(mean_loss, accuracy), two floats, against the reference, with the likely slips named."""
+    if not isinstance(got, (tuple, list)):
         raise CheckError(
             _(
                 "{what} returned a {type_name}; return the pair (mean_loss, accuracy) as a "
                 "tuple: return total / count, correct / count."
-            ).format(what=what, type_name=wire.type_name(result))
+            ).format(what=what, type_name=wire.type_name(got))
         )
-    if len(result) != 2:
+    if len(got) != 2:
         raise CheckError(
             _("{what} should return (mean_loss, accuracy), got {n_result} items.").format(
-                what=what, n_result=len(result)
+                what=what, n_result=len(got)
             )
         )
-    loss = _as_float(result[0], _("the loss returned by {what}").format(what=what))
-    acc = _as_float(result[1], _("the accuracy returned by {what}").format(what=what))
-    calls = seen["calls"]
-    if not calls:
-        raise CheckError(_("{what} never called the model.").format(what=what))
-    if any(training for _, training in calls):
-        raise CheckError(
-            _(
-                "{what} ran the model in train mode: dropout was active and batch norm would "
-                "update its running statistics. Call model.eval() before the loop."
-            ).format(what=what)
-        )
-    if any(grad for grad, _ in calls):
-        raise CheckError(
-            _(
-                "{what} ran the model with gradients enabled, which records a graph for every "
-                "batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
-            ).format(what=what)
-        )
-    if not seen["grad_enabled_after"]:
-        raise CheckError(
-            _(
-                "after {what} gradients are switched off for the whole program: the next "
-                "training step's loss.backward() would fail. Use `with torch.no_grad():` (or "
-                "torch.inference_mode()) around the loop, which switches them back on when it "
-                "ends, not torch.set_grad_enabled(False) on its own."
-            ).format(what=what)
-        )
-    start = case["start_training"]
-    mode = "train" if start else "eval"
-    if seen["training"] != start:
-        raise CheckError(
-            _(
-                "{what}: the model arrived in {mode} mode and left in {value} mode. Remember "
-                "was_training = model.training first, and call model.train(was_training) at the "
-                "end."
-            ).format(what=what, mode=mode, value="train" if seen["training"] else "eval")
-        )
-    wrong = [name for name, training in seen["modes"].items() if training != start]
-    if wrong:
-        raise CheckError(
-            _(
-                "{what}: the model arrived in {mode} mode; afterwards the top module says "
-                "{mode} but its submodules {wrong} do not. Setting model.training changes only "
-                "the top module: call model.train(was_training), which sets every submodule."
-            ).format(what=what, mode=mode, wrong=wrong[:3])
-        )
-    if seen["grads_left"]:
-        raise CheckError(
-            _("{what} left gradients in the parameters' .grad: no backward here.").format(what=what)
-        )
-    if seen["rng_changed"]:
-        raise CheckError(
-            _(
-                "{what} changed the global random state (an evaluation in eval mode draws no "
-                "random numbers). Do not call torch.manual_seed inside evaluate: it silently "
-                "changes the caller's next dropout masks and shuffles."
-            ).format(what=what)
-        )
-    _states_match(
-        seen["state"], ref_model.state_dict(), what, "evaluate must not change the model."
-    )
-    ref_loss, ref_acc = _ref_evaluate(ref_model, loader, loss_fn, device)
+    loss = _as_float(got[0], _("the loss returned by {what}").format(what=what))
+    acc = _as_float(got[1], _("the accuracy returned by {what}").format(what=what))
+    ref_loss, ref_acc = expected
+    loader_spec, smoothing = inputs.args[1].spec, inputs.args[2].spec["label_smoothing"]
+    n, batch = loader_spec["n"], loader_spec["batch"]
+    sizes = [batch] * (n // batch) + ([n % batch] if n % batch else [])
     if not _close(loss, ref_loss):
-        smoothing = case["label_smoothing"]
         if smoothing:
+            ref_model, loader, _loss, device = _copies_of(inputs)
             plain, _accuracy = _ref_evaluate(ref_model, loader, nn.CrossEntropyLoss(), device)
             if _close(loss, plain):
                 raise CheckError(
@@ -687,6 +712,80 @@ def _check_evaluated(seen: dict, case: dict, what: str, device) -> None:
                 "fraction of samples whose largest logit (argmax over dim=1) is the "
                 "label.{hint}"
             ).format(what=what, acc=acc, ref_acc=ref_acc, hint=hint)
+        )
+
+
+def _copies_of(inputs: Inputs) -> list:
+    """A fresh copy of a contract's arguments, built as the reference's are."""
+    return [a.make() if isinstance(a, Build) else a for a in inputs.args]
+
+
+# The caller's model must come back as it was: every submodule's mode, its weights, its
+# .grad (no backward, no zero_grad) and its hooks; x and y must both go to the device.
+EVALUATE = Contract(
+    "evaluate",
+    _contract_evaluate,
+    _draw_evaluate,
+    families=("values", "edges", "device"),
+    compare=_compare_evaluate,
+    arg_names=("model", "loader", "loss_fn", "device"),
+)
+
+
+@uses(EVALUATE)
+def check_evaluate(evaluate) -> None:
+    """The contract: the weighted mean loss and the accuracy, the caller's model (modes,
+    weights, gradients) untouched, both x and y on the device. Here: eval mode and no
+    gradients inside, autograd on and the global random state untouched afterwards."""
+    device = get_device()
+    for seed, n, batch, start_training in [(0, 40, 8, True), (1, 37, 8, False)]:
+        what = f"evaluate ({n} samples in batches of {batch})"
+        case = {
+            "device": device,
+            "seed": seed,
+            "n": n,
+            "batch": batch,
+            "start_training": start_training,
+            "label_smoothing": 0.0,
+        }
+        seen = observe(probes.probe_evaluate, evaluate, case, what)
+        _check_evaluated(seen, what)
+
+
+def _check_evaluated(seen: dict, what: str) -> None:
+    calls = seen["calls"]
+    if not calls:
+        raise CheckError(_("{what} never called the model.").format(what=what))
+    if any(training for _, training in calls):
+        raise CheckError(
+            _(
+                "{what} ran the model in train mode: dropout was active and batch norm would "
+                "update its running statistics. Call model.eval() before the loop."
+            ).format(what=what)
+        )
+    if any(grad for grad, _ in calls):
+        raise CheckError(
+            _(
+                "{what} ran the model with gradients enabled, which records a graph for every "
+                "batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
+            ).format(what=what)
+        )
+    if not seen["grad_enabled_after"]:
+        raise CheckError(
+            _(
+                "after {what} gradients are switched off for the whole program: the next "
+                "training step's loss.backward() would fail. Use `with torch.no_grad():` (or "
+                "torch.inference_mode()) around the loop, which switches them back on when it "
+                "ends, not torch.set_grad_enabled(False) on its own."
+            ).format(what=what)
+        )
+    if seen["rng_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the global random state (an evaluation in eval mode draws no "
+                "random numbers). Do not call torch.manual_seed inside evaluate: it silently "
+                "changes the caller's next dropout masks and shuffles."
+            ).format(what=what)
         )
 
 

@@ -1293,3 +1293,85 @@ MISTAKES["train_logged"] = [
         code=_logged(step_expr="step + 1"),
     ),
 ]
+
+# Issue #27: devices, graphs kept alive, the caller's gradients and hooks.
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="targets-left-on-cpu",
+        message="Move both x and y to the device: a target left on the CPU meets logits on the "
+        "GPU in the loss, and PyTorch refuses to mix devices.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x = x.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+    Mistake(
+        name="sums-loss-tensors",
+        message="total = total + loss * len(x) keeps every batch's graph alive until the epoch "
+        "ends, even with one .item() at the end: add loss.item() to the total.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        total = total + loss * len(x)\n        count += len(x)\n"
+            "    return float(total) / count\n"
+        ),
+    ),
+]
+
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="targets-left-on-cpu",
+        message="Move y to the device too: the loss and the comparison with the predictions "
+        "mix a GPU tensor with a CPU one.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    total, correct, count = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n            logits = model(x.to(device))\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            correct += (logits.argmax(dim=1) == y).sum().item()\n"
+            "            count += len(x)\n"
+            "    model.train(was_training)\n"
+            "    return total / count, correct / count\n"
+        ),
+    ),
+    Mistake(
+        name="zero-grad-in-evaluate",
+        message="model.zero_grad() in evaluate throws away the gradients the caller was "
+        "accumulating: evaluation must change nothing, .grad included.",
+        code=_EVAL_HEAD
+        + "    model.zero_grad()\n    was_training = model.training\n    model.eval()\n"
+        + _EVAL_LOOP
+        + "    model.train(was_training)\n    return total / count, correct / count\n",
+    ),
+    Mistake(
+        name="hook-left-on-the-model",
+        message="A forward hook registered to collect the logits stays on the caller's model "
+        "(and keeps collecting): remove it with the handle register_forward_hook returns.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    outputs = []\n"
+            "    model.register_forward_hook(lambda m, inp, out: outputs.append(out))\n"
+            "    total, correct, count = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+            "            model(x)\n            logits = outputs[-1]\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            correct += (logits.argmax(dim=1) == y).sum().item()\n"
+            "            count += len(x)\n"
+            "    model.train(was_training)\n"
+            "    return total / count, correct / count\n"
+        ),
+    ),
+]

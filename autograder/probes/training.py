@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import warnings
+import weakref
 
 import torch
 from torch import nn
@@ -82,6 +83,66 @@ def factor_scheduler(optimizer, factors: list[float]) -> LambdaLR:
     """A LambdaLR whose factor after ``step`` steps is ``factors[step]`` (the last one after)."""
     last = len(factors) - 1
     return LambdaLR(optimizer, lambda step: factors[min(step, last)])
+
+
+# ---------------------------------------------------------------------------------------
+# Contract builders (autograder/contracts.py: Build): each makes one argument from a spec.
+# The kernel and the grader build their own copies, argument by argument in order, so the
+# optimizer builder takes the model built just before it, and the scheduler the optimizer.
+# ---------------------------------------------------------------------------------------
+
+_LAST_BUILT: dict[str, object] = {}
+
+
+def build_contract_model(spec: dict) -> nn.Module:
+    """A seeded MLP on 4 features in the spec's mode; with ``grads``, its .grad already holds
+    the caller's gradients (accumulated over earlier batches, say). The global random state
+    is left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec["seed"])
+        model = nn.Sequential(
+            nn.Linear(4, 16),
+            nn.ReLU(),
+            nn.Dropout(spec.get("dropout", 0.0)),
+            nn.Linear(16, spec["classes"]),
+        )
+        if spec.get("grads"):
+            for p in model.parameters():
+                p.grad = torch.randn_like(p)
+    model.train(spec["training"])
+    _LAST_BUILT["model"] = model
+    return model
+
+
+def build_contract_loader(spec: dict) -> DataLoader:
+    """A DataLoader over n seeded samples (classification: 3 classes; regression: 1 target),
+    with its own generator, so iterating it draws nothing from the global random state."""
+    seed, n = spec["seed"], spec["n"]
+    if spec.get("task") == "regression":
+        g = torch.Generator().manual_seed(seed)
+        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, 1, generator=g))
+    else:
+        data = classification_data(n, 4, 3, seed)
+    return DataLoader(data, batch_size=spec["batch"], generator=torch.Generator().manual_seed(seed))
+
+
+def build_contract_loss(spec: dict) -> nn.Module:
+    if spec.get("task") == "regression":
+        return nn.MSELoss()
+    return nn.CrossEntropyLoss(label_smoothing=spec.get("label_smoothing", 0.0))
+
+
+def build_contract_optimizer(spec: dict) -> torch.optim.Optimizer:
+    """SGD over the parameters of the model built just before."""
+    model = _LAST_BUILT["model"]
+    optimizer = torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
+    _LAST_BUILT["optimizer"] = optimizer
+    return optimizer
+
+
+def build_contract_scheduler(spec: dict) -> LambdaLR:
+    """A table-driven LambdaLR (see factor_scheduler) on the optimizer built just before."""
+    return factor_scheduler(_LAST_BUILT["optimizer"], spec["factors"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,12 +244,47 @@ def _grad_norm(model: nn.Module) -> float:
     return total**0.5
 
 
+class _GraphToken:
+    """Rides on a loss's graph (in its grad_fn's metadata): alive exactly as long as the graph."""
+
+
+class TrackedLoss(nn.Module):
+    """A loss that marks the graph of every loss it returns, so a probe can count how many
+    batches' graphs are still alive (a loop that keeps each batch's loss tensor keeps them all).
+    """
+
+    def __init__(self, loss_fn: nn.Module):
+        super().__init__()
+        self.loss_fn = loss_fn
+        self.tokens: list[weakref.ref] = []
+
+    def forward(self, *args, **kwargs):
+        loss = self.loss_fn(*args, **kwargs)
+        if isinstance(loss, torch.Tensor) and loss.grad_fn is not None:
+            token = _GraphToken()
+            loss.grad_fn.metadata["probe_graph"] = token
+            self.tokens.append(weakref.ref(token))
+        return loss
+
+    def earlier_graphs_alive(self) -> int:
+        """How many graphs of losses before the latest one are still alive."""
+        return sum(ref() is not None for ref in self.tokens[:-1])
+
+
 def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
     """The returned value, the model's mode, the learning rate and the weights afterwards, and
-    what happened in order: forward calls, and per optimizer step the learning rate it used
-    and the gradient norm it saw, scheduler steps, the global random state at the end."""
+    what happened in order: forward calls, and per optimizer step the learning rate it used,
+    the gradient norm it saw and how many earlier batches' graphs were still alive, scheduler
+    steps, the global random state at the end."""
     model, loader, loss_fn, optimizer, scheduler = build_train_run(case)
-    events = {"forwards": 0, "eval_forwards": 0, "steps": [], "scheduler_steps": 0}
+    loss_fn = TrackedLoss(loss_fn)
+    events = {
+        "forwards": 0,
+        "eval_forwards": 0,
+        "steps": [],
+        "scheduler_steps": 0,
+        "graphs_alive": [],
+    }
 
     def count_forward(module, args):
         events["forwards"] += 1
@@ -196,6 +292,7 @@ def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
 
     def record_step(opt, args, kwargs):
         events["steps"].append([float(opt.param_groups[0]["lr"]), _grad_norm(model)])
+        events["graphs_alive"].append(loss_fn.earlier_graphs_alive())
 
     model.register_forward_pre_hook(count_forward)
     optimizer.register_step_pre_hook(record_step)
@@ -254,26 +351,22 @@ def build_eval_run(case: dict):
 
 
 def probe_evaluate(evaluate, case: dict) -> dict:
-    """The result, how each forward call ran, and afterwards: every submodule's mode, whether
-    autograd is still on, whether the global random state moved, grads and weights."""
+    """How each forward call ran (autograd on? train mode?), and afterwards whether autograd
+    is still on and whether the global random state moved. (The result, the model's modes,
+    weights and gradients afterwards are the contract's: autograder/hidden/training.py.)"""
     model, loader, loss_fn = build_eval_run(case)
     torch.manual_seed(case["seed"] + 2000)
     rng_before = torch.get_rng_state()
     grad_before = torch.is_grad_enabled()
     try:
-        result = evaluate(model, loader, loss_fn, case["device"])
+        evaluate(model, loader, loss_fn, case["device"])
         grad_after = torch.is_grad_enabled()
     finally:
         torch.set_grad_enabled(grad_before)  # the next probe starts as this one did
     return {
-        "result": as_data(result),
         "calls": [list(c) for c in model.calls],
-        "training": model.training,
-        "modes": {name or "(the model)": m.training for name, m in model.named_modules()},
         "grad_enabled_after": grad_after,
         "rng_changed": not torch.equal(rng_before, torch.get_rng_state()),
-        "grads_left": any(p.grad is not None for p in model.parameters()),
-        "state": model_state(model),
     }
 
 
