@@ -7,9 +7,11 @@ import itertools
 import math
 
 import torch
+from hypothesis import strategies as st
 from torch import nn
 
 from autograder.boundary import AnswerRaised, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes import debugging as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
@@ -383,109 +385,114 @@ def _fresh_grads(spec, x, y, loss_fn) -> list[torch.Tensor]:
 # ----------------------------------------------------------------------------- grad_norms
 
 
-def check_grad_norms(grad_norms) -> None:
-    """Names, order and values against per-parameter norms; None gradients left out."""
-    device = get_device()
-    g = torch.Generator().manual_seed(62)
-    specs = [
-        ("a sigmoid MLP", _mlp([4, 8, 8, 2], g, act="sigmoid", device=device)),
-        ("a float64 MLP", _mlp([3, 5, 1], g, dtype=_wide_float(device), device=device)),
-        ("a model with a frozen layer and an unused parameter", _with_unused(g, device)),
-        (
-            "a model with a parameter on the root module (a cls_token), nested blocks, a "
-            "bias-free layer and buffers",
-            _nested(g, device),
-        ),
-        (
-            f"a {_wide_float(device)} model with nested blocks",
-            _nested(g, device, dtype=_wide_float(device)),
-        ),
-    ]
-    for label, spec in specs:
-        model = probes.build_model(spec)
-        dtype = next(model.parameters()).dtype
-        first = next(m for m in model.modules() if isinstance(m, nn.Linear))
-        x = torch.randn(7, first.in_features, generator=g, dtype=dtype).to(device)
-        model(x).pow(2).mean().backward()
-        expected = {
-            n: float(p.grad.double().norm())
-            for n, p in model.named_parameters()
-            if p.grad is not None
-        }
-        what = f"grad_norms(model) for {label}"
-        try:
-            seen = observe(probes.probe_grad_norms, grad_norms, {"model": spec, "x": x}, what)
-        except AnswerRaised as err:
-            if err.type_name in ("AttributeError", "TypeError") and "NoneType" in err.message:
+def _reference_grad_norms(model: nn.Module) -> dict[str, float]:
+    return {n: p.grad.norm().item() for n, p in model.named_parameters() if p.grad is not None}
+
+
+# (kind, label): an MLP, a model with a frozen layer and an unused parameter (None gradients),
+# one with a root-level parameter, nested blocks, a bias-free layer, buffers and a dead ReLU
+# (exactly zero gradients)
+_GRAD_NORM_MODELS = {
+    "mlp": "an MLP",
+    "with_unused": "a model with a frozen layer and an unused parameter",
+    "nested": "a model with a cls_token, nested blocks, a bias-free layer, buffers and a dead ReLU",
+}
+
+
+def _draw_grad_norms(d: Draw) -> Inputs:
+    """A model of each kind, float32 or float64, after one backward pass on a drawn batch."""
+    kind = d.draw(st.sampled_from(sorted(_GRAD_NORM_MODELS)))
+    dtype = d.draw(st.sampled_from([torch.float32, torch.float64]))
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    if kind == "mlp":
+        sizes = [d.size(1, 6) for _layer in range(d.draw(st.integers(2, 4)))]
+        act = d.draw(st.sampled_from(["sigmoid", "tanh"]))
+        spec = _mlp(sizes, g, act=act, dtype=dtype, device="cpu")
+    elif kind == "with_unused":
+        spec = _with_unused(g, "cpu") | {"dtype": dtype}
+    else:
+        spec = _nested(g, "cpu", dtype=dtype)
+    width = spec["sizes"][0] if kind == "mlp" else 4
+    x = torch.randn(d.size(2, 7), width, generator=g, dtype=dtype)  # BatchNorm needs 2 rows
+    label = f"{_GRAD_NORM_MODELS[kind]} ({str(dtype).removeprefix('torch.')}), after backward()"
+    return Inputs((Build(probes.build_model_with_grads, {"model": spec, "x": x}, label),))
+
+
+def _compare_grad_norms(got, expected: dict, what: str, inputs: Inputs) -> None:
+    """Names, order and values of the norms (float64 models to about 10 digits)."""
+    check_type(got, dict, what)
+    missing = [n for n in expected if n not in got]
+    extra = [n for n in got if n not in expected]
+    if extra:
+        raise CheckError(
+            _(
+                "{what} has entries {extra} for parameters whose .grad is None; leave "
+                "those out (a frozen or unused parameter has no gradient, which is not "
+                "the same as zero)."
+            ).format(what=what, extra=extra)
+        )
+    if missing and all(expected[n] == 0.0 for n in missing):
+        raise CheckError(
+            _(
+                "{what} is missing {missing}, whose gradients are exactly zero (a dead "
+                "ReLU): a zero gradient is still a gradient, so keep those entries "
+                "(0.0); leave out only parameters whose .grad is None."
+            ).format(what=what, missing=missing)
+        )
+    if missing:
+        raise CheckError(
+            _(
+                "{what} is missing {missing}; use the names from "
+                "model.named_parameters(), which lists every parameter: nested ones "
+                "and ones registered on the model itself (not only the .weight and "
+                ".bias of its layers)."
+            ).format(what=what, missing=missing)
+        )
+    if list(got) != list(expected):
+        raise CheckError(
+            _("{what} lists {got}; keep the order of model.named_parameters().").format(
+                what=what, got=list(got)
+            )
+        )
+    wide = inputs.args[0].spec["model"]["dtype"] == torch.float64
+    rtol = 1e-10 if wide else 1e-5
+    for name, value in got.items():
+        value = _as_float(value, f"the entry {name!r} of {what}")
+        err = abs(value - expected[name])
+        if err > rtol * max(1e-6, expected[name]) + 1e-12:
+            if wide and err <= 1e-5 * expected[name]:
                 raise CheckError(
                     _(
-                        "{err}. Parameters that got no gradient (frozen ones, unused ones) "
-                        "have p.grad None: skip them."
-                    ).format(err=err)
-                ) from None
-            raise
-        got = seen["result"]
-        check_type(got, dict, what)
-        missing = [n for n in expected if n not in got]
-        extra = [n for n in got if n not in expected]
-        if extra:
-            raise CheckError(
-                _(
-                    "{what} has entries {extra} for parameters whose .grad is None; leave "
-                    "those out (a frozen or unused parameter has no gradient, which is not "
-                    "the same as zero)."
-                ).format(what=what, extra=extra)
-            )
-        if missing and all(expected[n] == 0.0 for n in missing):
-            raise CheckError(
-                _(
-                    "{what} is missing {missing}, whose gradients are exactly zero (a dead "
-                    "ReLU): a zero gradient is still a gradient, so keep those entries "
-                    "(0.0); leave out only parameters whose .grad is None."
-                ).format(what=what, missing=missing)
-            )
-        if missing:
-            raise CheckError(
-                _(
-                    "{what} is missing {missing}; use the names from "
-                    "model.named_parameters(), which lists every parameter: nested ones "
-                    "and ones registered on the model itself (not only the .weight and "
-                    ".bias of its layers)."
-                ).format(what=what, missing=missing)
-            )
-        if list(got) != list(expected):
-            raise CheckError(
-                _("{what} lists {got}; keep the order of model.named_parameters().").format(
-                    what=what, got=list(got)
-                )
-            )
-        rtol = 1e-10 if dtype == torch.float64 else 1e-5
-        for name, value in got.items():
-            value = _as_float(value, f"the entry {name!r} of {what}")
-            err = abs(value - expected[name])
-            if err > rtol * max(1e-6, expected[name]) + 1e-12:
-                if dtype == torch.float64 and err <= 1e-5 * expected[name]:
-                    raise CheckError(
-                        _(
-                            "the entry {name!r} of {what} is {value!r}, expected {value2!r}: right "
-                            "to about 7 digits, so it was computed in float32. The gradients are "
-                            "float64 here; take p.grad.norm() in the gradient's own dtype (no "
-                            ".float())."
-                        ).format(name=name, what=what, value=value, value2=expected[name])
-                    )
-                raise CheckError(
-                    _(
-                        "the entry {name!r} of {what} is {value:.6g}, expected {value2:.6g}: "
-                        "the L2 norm of p.grad over all its elements (p.grad.norm()), not of "
-                        "the weights and not a mean."
+                        "the entry {name!r} of {what} is {value!r}, expected {value2!r}: right "
+                        "to about 7 digits, so it was computed in float32. The gradients are "
+                        "float64 here; take p.grad.norm() in the gradient's own dtype (no "
+                        ".float())."
                     ).format(name=name, what=what, value=value, value2=expected[name])
                 )
-        if seen["changed"]:
             raise CheckError(
-                _("{what} changed the gradient of {value!r}; only read the gradients.").format(
-                    what=what, value=seen["changed"][0]
-                )
+                _(
+                    "the entry {name!r} of {what} is {value:.6g}, expected {value2:.6g}: "
+                    "the L2 norm of p.grad over all its elements (p.grad.norm()), not of "
+                    "the weights and not a mean."
+                ).format(name=name, what=what, value=value, value2=expected[name])
             )
+
+
+GRAD_NORMS = Contract(
+    "grad_norms",
+    _reference_grad_norms,
+    _draw_grad_norms,
+    families=("values", "edges"),
+    compare=_compare_grad_norms,
+    arg_names=("model",),
+    examples=12,
+)
+
+
+@uses(GRAD_NORMS)
+def check_grad_norms(grad_norms) -> None:
+    """The contract: names, order and values against p.grad.norm(); None gradients left out,
+    zero ones kept; the model (its gradients included) left as it was."""
 
 
 # ----------------------------------------------------------------------------- diagnose_gradients
@@ -500,84 +507,99 @@ def _reference_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) 
     return "healthy"
 
 
+def _reference_diagnosis_call(norms: dict, vanish_ratio: float = 1e-3, explode_norm: float = 1e3):
+    return _reference_diagnosis(norms, vanish_ratio, explode_norm)
+
+
+# Norms are powers of two, so a boundary (first == vanish_ratio * largest, a norm equal to
+# explode_norm) is met exactly, whichever way an answer multiplies or divides.
+_LAYER_NAMES = ("embed.weight", "0.weight", "0.bias", "cls_token", "2.weight", "head.weight")
+
+
+def _draw_diagnosis(d: Draw) -> Inputs:
+    """A norm profile (its first name never the first in sorted order), with or without custom
+    thresholds, of a drawn kind: the values family favours the shapes of a profile (vanishing
+    towards the input, one tiny middle layer, NaN or inf somewhere), the edges family its
+    boundaries (equalities, inf with explode_norm=inf, all zeros, one entry)."""
+    kinds = ["plain", "vanishing", "tiny-middle", "nonfinite"]
+    if d.family == "edges":
+        kinds = ["first-on-ratio", "on-explode", "unbounded-inf", "zeros", "plain"]
+    kind = d.draw(st.sampled_from(kinds))
+    n = d.size(1, len(_LAYER_NAMES))
+    if kind in ("vanishing", "tiny-middle"):
+        n = max(n, 3)
+    names = d.draw(st.permutations(_LAYER_NAMES))[:n]
+    if n > 1 and names[0] == min(names):  # sorting the names must change which comes first
+        names[0], names[1] = names[1], names[0]
+    values = [2.0 ** d.draw(st.integers(-30, 12)) for _name in names]
+    ratio = d.draw(st.sampled_from([None, -10, -3, -1]))
+    explode = d.draw(st.sampled_from([None, 6, 10, 12, "inf"]))
+    where = d.draw(st.integers(0, n - 1))
+    if kind == "vanishing":
+        values[0] = 2.0**-24 * max(values)
+    elif kind == "tiny-middle":
+        values[0] = max(values)
+        values[1 + where % (n - 1)] = 2.0**-24 * values[0]
+    elif kind == "nonfinite":
+        values[where] = d.draw(st.sampled_from([math.nan, math.inf]))
+    elif kind == "unbounded-inf":
+        values[where], explode = math.inf, "inf"
+    elif kind == "zeros":
+        values = [0.0] * n
+    elif kind == "first-on-ratio":
+        ratio = -10 if ratio is None else ratio
+        values[0] = 2.0**ratio * max(values)
+    elif kind == "on-explode":
+        explode = 10 if explode in (None, "inf") else explode
+        values[where] = 2.0**explode
+    kwargs = {}
+    if ratio is not None:
+        kwargs["vanish_ratio"] = 2.0**ratio
+    if explode is not None:
+        kwargs["explode_norm"] = math.inf if explode == "inf" else 2.0**explode
+    return Inputs((dict(zip(names, values, strict=True)),), kwargs)
+
+
+def _diagnosis_hint(family: str, inputs: Inputs) -> str:
+    reason = _why_diagnosis(
+        inputs.args[0],
+        inputs.kwargs.get("vanish_ratio", 1e-3),
+        inputs.kwargs.get("explode_norm", 1e3),
+    )
+    return _(
+        "Here {reason}. Check in order: any NaN/inf or a norm above explode_norm -> "
+        "'exploding'; the first (input-side) norm at most vanish_ratio times the largest -> "
+        "'vanishing'; else 'healthy'. Use the arguments you were given, not fixed numbers."
+    ).format(reason=reason)
+
+
+DIAGNOSE_GRADIENTS = Contract(
+    "diagnose_gradients",
+    _reference_diagnosis_call,
+    _draw_diagnosis,
+    families=("values", "edges"),
+    arg_names=("norms",),
+    hint=_diagnosis_hint,
+    examples=30,
+)
+
+
+@uses(DIAGNOSE_GRADIENTS)
 def check_diagnose_gradients(diagnose_gradients) -> None:
-    """Hand-made norm profiles, custom thresholds, NaN and inf, then random profiles."""
-    nan, inf = float("nan"), float("inf")
-    cases = [
-        ({"0.weight": 1e-7, "0.bias": 1e-7, "2.weight": 1e-2, "2.bias": 2e-3}, {}),
-        ({"0.weight": 0.3, "2.weight": 0.5, "4.weight": 0.8}, {}),
-        ({"0.weight": 5e3, "2.weight": 2.0}, {}),
-        ({"0.weight": nan, "2.weight": 1.0}, {}),
-        ({"0.weight": 1.0, "2.weight": inf}, {}),
-        ({"0.weight": 0.0, "1.weight": 0.0}, {}),  # nothing flows at all
-        ({"0.weight": 2e-5, "2.weight": 3e-5, "4.weight": 1e-5}, {}),  # small but even: healthy
-        ({"0.weight": 0.5, "4.weight": 1e3 - 1}, {}),  # first / largest just below 1e-3
-        ({"only": 0.7}, {}),
-        ({"0.weight": 0.05, "2.weight": 1.0}, {"vanish_ratio": 0.1}),
-        ({"0.weight": 0.5, "2.weight": 60.0}, {"explode_norm": 50.0}),
-        ({"a": 1e-4, "b": 1e-2}, {"vanish_ratio": 1e-3, "explode_norm": 1e5}),
-        ({"0.weight": 500.0, "2.weight": 1e3}, {}),  # exactly explode_norm is not above it
-        ({"0.weight": 1e-3, "2.weight": 1.0}, {}),  # exactly vanish_ratio x largest: at most
-        ({"0.weight": 2.0, "2.weight": 40.0}, {"vanish_ratio": 0.05}),  # exactly, custom ratio
-        ({"0.weight": 1e-5, "2.weight": 1.0, "4.weight": 1e-4}, {}),  # the largest is not last
-        ({"0.weight": 0.5, "2.weight": 1e-5, "4.weight": 1.0}, {}),  # a tiny middle, first fine
-        ({"input.weight": 1e-7, "hidden.weight": 0.1, "output.weight": 0.05}, {}),  # not sorted
-        ({"0.weight": 1e-9, "2.weight": 5e3}, {}),  # both: exploding is tested first
-        ({"0.weight": 3.0, "2.weight": 1.0, "4.weight": float("nan")}, {}),  # NaN last
-        ({"0.weight": 0.2, "2.weight": 900.0}, {"explode_norm": 1e4, "vanish_ratio": 1e-4}),
-        ({"0.weight": 80.0, "2.weight": 90.0}, {"explode_norm": 85.0}),
-        ({"0.weight": 1.0, "2.weight": inf}, {"explode_norm": inf}),  # inf is not finite
-    ]
-    g = torch.Generator().manual_seed(63)
-    for _draw in range(20):
-        size = int(torch.randint(1, 8, (1,), generator=g))
-        values = (10 ** (torch.rand(size, generator=g) * 10 - 6)).tolist()
-        cases.append(({f"{i}.weight": v for i, v in enumerate(values)}, {}))
-    for norms, kwargs in cases:
-        vanish_ratio = kwargs.get("vanish_ratio", 1e-3)
-        explode_norm = kwargs.get("explode_norm", 1e3)
-        expected = _reference_diagnosis(norms, vanish_ratio, explode_norm)
-        shown = ", ".join(f"{k}: {v:.3g}" for k, v in norms.items())
-        extra = "".join(f", {k}={v:g}" for k, v in kwargs.items())
-        what = f"diagnose_gradients({{{shown}}}{extra})"
-        case = {"norms": norms, "kwargs": kwargs}
-        try:
-            seen = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
-        except AnswerRaised as err:
-            if err.type_name == "ZeroDivisionError":
-                raise CheckError(
-                    _(
-                        "{what} raised ZeroDivisionError: when every norm is 0, a ratio "
-                        "divides by zero. Compare first <= vanish_ratio * largest instead of "
-                        "dividing."
-                    ).format(what=what)
-                ) from None
-            raise
-        if seen["norms_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the dict it was given; read the norms without "
-                    "modifying the caller's dict (copy it if you need to reorder or remove "
-                    "entries)."
-                ).format(what=what)
-            )
-        got = seen["result"]
-        check_type(got, str, what)
-        if got != expected:
-            raise CheckError(
-                _(
-                    "{what} returned {got!r}, expected {expected!r}: {_why_diagnosis}. "
-                    "Check in order: any NaN/inf or a norm above explode_norm -> "
-                    "'exploding'; the first (input-side) norm at most vanish_ratio times "
-                    "the largest -> 'vanishing'; else 'healthy'. Use the arguments you "
-                    "were given, not fixed numbers."
-                ).format(
-                    what=what,
-                    got=got,
-                    expected=expected,
-                    _why_diagnosis=_why_diagnosis(norms, vanish_ratio, explode_norm),
-                )
-            )
+    """The contract, then: the caller's dict is left as it was (a dict is not a tensor, so
+    the contract does not watch it)."""
+    norms = {"head.weight": 2.0, "0.weight": 1e-7, "2.weight": 0.5}
+    what = "diagnose_gradients({'head.weight': 2.0, '0.weight': 1e-07, '2.weight': 0.5})"
+    case = {"norms": norms, "kwargs": {}}
+    seen = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
+    if seen["norms_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the dict it was given; read the norms without "
+                "modifying the caller's dict (copy it if you need to reorder or remove "
+                "entries)."
+            ).format(what=what)
+        )
 
 
 def _why_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) -> str:
@@ -763,6 +785,18 @@ def _accumulate(model, x, y, loss_fn, lr, micro_batch, weighting: str, stale=Non
     optimizer.step()
 
 
+def _graphs_kept(events: str) -> bool:
+    """Whether a forward pass ran while an earlier one's graph still waited for its backward
+    pass ("F" a forward pass with a graph, "f" one without, "B" a backward pass)."""
+    waiting = False
+    for event in events:
+        if event == "F" and waiting:
+            return True
+        if event != "f":
+            waiting = event == "F"
+    return False
+
+
 def check_accumulated_step(accumulated_step) -> None:
     """One accumulated step equals one large-batch step, including a smaller last micro-batch."""
     device = get_device()
@@ -830,6 +864,18 @@ def check_accumulated_step(accumulated_step) -> None:
                     "micro_batch rows (x.chunk(k) gives k pieces, a different thing); "
                     "compute the returned loss from the pieces too."
                 ).format(what=what, max=max(seen["rows"]), rows=seen["rows"], micro=micro)
+            )
+        if _graphs_kept(seen.get("events", "")):
+            raise CheckError(
+                _(
+                    "{what} ran a piece's forward pass while an earlier piece's graph was still "
+                    "waiting for its backward() (forward F and backward B went {events}). A "
+                    "graph holds its piece's activations until backward() frees them: adding "
+                    "up the pieces' losses (or their outputs) and calling backward() once keeps "
+                    "every piece's graph alive together, as much memory as the whole batch. "
+                    "Call backward() on each piece's scaled loss before the next forward pass, "
+                    "and add up loss.item()."
+                ).format(what=what, events=" ".join(seen["events"]))
             )
         if seen["inputs_changed"]:
             raise CheckError(
@@ -1504,114 +1550,133 @@ def _per_sample_hint(got: torch.Tensor, model, loss_fn, x, y, per_example, stale
     return ""
 
 
-def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
-    """Against a loop of one backward pass per example: MLPs, float64, frozen and unused
-    parameters, images through nn.Flatten, a batch of one, stale gradients in .grad."""
-    device = get_device()
-    g = torch.Generator().manual_seed(67)
-    wide = _wide_float(device)
-    cases = []
-    spec = _mlp([6, 16, 4], g, device=device)
-    x, y = _classification(10, 6, 4, g, device)
-    cases.append((spec, x, y, "cross_entropy", "an MLP (cross-entropy)", False))
-    spec = _mlp([3, 8, 2], g, act="tanh", dtype=wide, device=device)
-    x = torch.randn(5, 3, generator=g, dtype=wide).to(device)
-    y = torch.randn(5, 2, generator=g, dtype=wide).to(device)
-    cases.append((spec, x, y, "mse", f"a {wide} MLP (mean squared error)", False))
-    spec = _with_unused(g, device)
-    x = torch.randn(6, 4, generator=g).to(device)
-    y = torch.randn(6, 2, generator=g).to(device)
-    cases.append((spec, x, y, "mse", "a model with a frozen layer and an unused parameter", False))
-    spec = {
-        "kind": "flat_mlp",
-        "dtype": torch.float32,
-        "device": torch.device(device),
-        "params": probes.random_params(probes.FlatMLP(), g),
-    }
-    x, y = torch.randn(7, 1, 4, 4, generator=g).to(device), torch.randint(0, 3, (7,), generator=g)
-    cases.append(
-        (spec, x, y.to(device), "cross_entropy", "images (N, 1, 4, 4) into nn.Flatten", True)
-    )
-    spec = _mlp([4, 5, 3], g, device=device)
-    x, y = _classification(1, 4, 3, g, device)
-    cases.append((spec, x, y, "cross_entropy", "a batch of one", False))
+def _reference_per_sample(model, loss_fn, x, y) -> torch.Tensor:
+    return _norms(_per_example_grads(model, loss_fn, x, y))
 
-    for spec, x, y, loss, label, eval_mode in cases:
-        what = (
-            f"per_sample_grad_norms(model, loss_fn, x, y) for {label}, x of shape {tuple(x.shape)}"
+
+def _draw_per_sample(d: Draw) -> Inputs:
+    """An MLP (cross-entropy), a float64 MLP (mean squared error), a model with a frozen layer
+    and an unused parameter, or images through nn.Flatten in eval mode; N examples (the edges
+    family favours a batch of one); the trainable parameters hold stale gradients."""
+    kind = d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused", "flat_mlp"]))
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    n = d.size(1, 7)
+    if kind == "mlp":
+        features, classes = d.size(1, 6), d.size(2, 4)
+        spec = _mlp([features, d.size(1, 8), classes], g, device="cpu")
+        x, y = _classification(n, features, classes, g, "cpu")
+        loss, label = "cross_entropy", "an MLP (cross-entropy)"
+    elif kind == "float64 mlp":
+        spec = _mlp([3, 8, 2], g, act="tanh", dtype=torch.float64, device="cpu")
+        x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        y = torch.randn(n, 2, generator=g, dtype=torch.float64)
+        loss, label = "mse", "a float64 MLP (mean squared error)"
+    elif kind == "with_unused":
+        spec = _with_unused(g, "cpu")
+        x, y = torch.randn(n, 4, generator=g), torch.randn(n, 2, generator=g)
+        loss, label = "mse", "a model with a frozen layer and an unused parameter"
+    else:
+        spec = {
+            "kind": "flat_mlp",
+            "dtype": torch.float32,
+            "device": torch.device("cpu"),
+            "params": probes.random_params(probes.FlatMLP(), g),
+        }
+        x, y = torch.randn(n, 1, 4, 4, generator=g), torch.randint(0, 3, (n,), generator=g)
+        loss, label = "cross_entropy", "images (N, 1, 4, 4) into nn.Flatten, in eval mode"
+    model = {"model": spec, "grads": _junk_grads(spec, g), "eval": kind == "flat_mlp"}
+    return Inputs(
+        (
+            Build(probes.build_model_with_stale_grads, model, label),
+            Build(probes.build_loss, {"loss": loss}, loss),
+            x,
+            y,
         )
-        stale = _junk_grads(spec, g)
-        case = {"model": spec, "grads": stale, "x": x, "y": y, "loss": loss, "eval": eval_mode}
-        seen = observe(probes.probe_per_sample_grad_norms, per_sample_grad_norms, case, what)
-        got = seen["result"]
-        reference = probes.build_model(spec)
-        if eval_mode:
-            reference.eval()
-        loss_fn = probes.LOSSES[loss]()
-        per_example = _per_example_grads(reference, loss_fn, x, y)
-        expected = _norms(per_example)
-        n = len(x)
-        if not isinstance(got, torch.Tensor):
-            raise CheckError(
-                _(
-                    "{what} returned {__name__}; return a tensor of shape ({n},): one norm "
-                    "per example (torch.stack a list of norms, or .norm(dim=1) of the "
-                    "flattened per-example gradients)."
-                ).format(what=what, __name__=type(got).__name__, n=n)
+    )
+
+
+def _compare_per_sample(got, expected: torch.Tensor, what: str, inputs: Inputs) -> None:
+    """A tensor of shape (N,) in the parameters' dtype, the loop's norms; a wrong one named."""
+    n = len(expected)
+    if not isinstance(got, torch.Tensor):
+        raise CheckError(
+            _(
+                "{what} returned {__name__}; return a tensor of shape ({n},): one norm "
+                "per example (torch.stack a list of norms, or .norm(dim=1) of the "
+                "flattened per-example gradients)."
+            ).format(what=what, __name__=type(got).__name__, n=n)
+        )
+    if tuple(got.shape) != (n,):
+        raise CheckError(
+            _(
+                "{what} returned shape {shape}, expected ({n},) (N): one norm per "
+                "example, over all the parameters together."
+            ).format(what=what, shape=tuple(got.shape), n=n)
+        )
+    if got.dtype != expected.dtype:
+        raise CheckError(
+            _(
+                "{what} returned {dtype}; the parameters are {dtype2}. Keep their "
+                "dtype (no .float())."
+            ).format(what=what, dtype=got.dtype, dtype2=expected.dtype)
+        )
+    tight = expected.dtype == torch.float64
+    try:
+        assert_close(
+            got,
+            expected,
+            rtol=1e-9 if tight else 1e-4,
+            atol=1e-12 if tight else 1e-6,
+            what=_("the norms from {what}").format(what=what),
+        )
+    except CheckError as err:
+        if tight and torch.allclose(got, expected, rtol=1e-5):  # before the hints: with N = 1
+            hint = _(  # the loop's running sums equal the right norms to 1e-3
+                " Right to about 7 digits only: the model is float64 and something was "
+                "computed in float32."
             )
-        if tuple(got.shape) != (n,):
-            raise CheckError(
-                _(
-                    "{what} returned shape {shape}, expected ({n},) (N): one norm per "
-                    "example, over all the parameters together."
-                ).format(what=what, shape=tuple(got.shape), n=n)
-            )
-        if got.dtype != expected.dtype:
-            raise CheckError(
-                _(
-                    "{what} returned {dtype}; the parameters are {dtype2}. Keep their "
-                    "dtype (no .float())."
-                ).format(what=what, dtype=got.dtype, dtype2=expected.dtype)
-            )
-        stale_trainable = [
-            s for s, p in zip(stale, reference.parameters(), strict=True) if p.requires_grad
-        ]
-        tight = expected.dtype == torch.float64
-        try:
-            assert_close(
-                got.to(expected.device),
-                expected,
-                rtol=1e-9 if tight else 1e-4,
-                atol=1e-12 if tight else 1e-6,
-                what=_("the norms from {what}").format(what=what),
-            )
-        except CheckError as err:
-            hint = _per_sample_hint(
-                got.to(expected.device), reference, loss_fn, x, y, per_example, stale_trainable
-            )
-            if not hint and tight and torch.allclose(got.to(expected.device), expected, rtol=1e-5):
-                hint = _(
-                    " Right to about 7 digits only: the model is float64 and something was "
-                    "computed in float32."
-                )
-            raise CheckError(_("{err}{hint}").format(err=err, hint=hint)) from None
-        if seen["weights_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the model's weights. Only compute gradients: no "
-                    "optimizer step, no in-place update."
-                ).format(what=what)
-            )
-        if seen["inputs_changed"]:
-            raise CheckError(
-                _("{what} changed the caller's x or y in place; leave them alone.").format(
-                    what=what
-                )
-            )
-        if seen["mode_changed"]:
-            raise CheckError(
-                _(
-                    "{what} switched the model between train() and eval() and left it so; "
-                    "put back the mode you found."
-                ).format(what=what)
-            )
+        else:
+            model, loss_fn = inputs.args[0].make(), inputs.args[1].make()
+            x, y = inputs.args[2:]
+            stale = [p.grad for p in model.parameters() if p.requires_grad]
+            per_example = _per_example_grads(model, loss_fn, x, y)
+            hint = _per_sample_hint(got, model, loss_fn, x, y, per_example, stale)
+        raise CheckError(_("{err}{hint}").format(err=err, hint=hint)) from None
+
+
+PER_SAMPLE_GRAD_NORMS = Contract(
+    "per_sample_grad_norms",
+    _reference_per_sample,
+    _draw_per_sample,
+    families=("values", "edges", "strides"),
+    mutates=(0,),  # a loop of backward passes may overwrite the caller's .grad (the text allows it)
+    compare=_compare_per_sample,
+    arg_names=("model", "loss_fn", "x", "y"),
+)
+
+
+@uses(PER_SAMPLE_GRAD_NORMS)
+def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
+    """The contract (against a loop of one backward pass per example, x and y untouched),
+    then what it lets the answer change: the model's .grad, but not its weights or its
+    train/eval mode."""
+    g = torch.Generator().manual_seed(67)
+    spec = _mlp([6, 16, 4], g, device="cpu")
+    x, y = _classification(10, 6, 4, g, "cpu")
+    what = f"per_sample_grad_norms(model, loss_fn, x, y) for an MLP in train mode, x of shape {tuple(x.shape)}"
+    case = {"model": spec, "grads": _junk_grads(spec, g), "x": x, "y": y, "loss": "cross_entropy"}
+    seen = observe(probes.probe_per_sample_grad_norms, per_sample_grad_norms, case, what)
+    if seen["weights_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the model's weights. Only compute gradients: no "
+                "optimizer step, no in-place update."
+            ).format(what=what)
+        )
+    if seen["mode_changed"]:
+        raise CheckError(
+            _(
+                "{what} switched the model between train() and eval() and left it so; "
+                "put back the mode you found."
+            ).format(what=what)
+        )

@@ -770,6 +770,32 @@ _MORE = {
             "    optimizer.step()\n"
             "    return total\n",
         ),
+        Mistake(
+            name="sum-losses-one-backward",  # passes the visible asserts (the same step)
+            message="Adding up the pieces' losses and calling backward() once gives the right "
+            "step, but every piece's graph (its activations) stays in memory until that one "
+            "backward(): the memory of the whole batch, which accumulation exists to avoid. "
+            "Call backward() on each piece's scaled loss inside the loop.",
+            code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        total = total + loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "    total.backward()\n"
+            "    optimizer.step()\n"
+            "    return total.item()\n",
+        ),
+        Mistake(
+            name="concatenated-outputs",  # passes the visible asserts (the same step)
+            message="Running the pieces one by one and concatenating their outputs into one "
+            "loss keeps every piece's graph alive until the single backward(): no memory is "
+            "saved. Backward each piece's scaled loss before the next forward pass.",
+            code="import torch\n" + _ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    out = torch.cat([model(xc) for xc in x.split(micro_batch)])\n"
+            "    loss = loss_fn(out, y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    return loss.item()\n",
+        ),
     ],
     "set_seed": [
         Mistake(
@@ -1116,6 +1142,17 @@ _PER_SAMPLE_MISTAKES = [
         "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)),"
         " y_one.unsqueeze(0))\n"
         "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="eval-not-restored",  # passes the visible asserts (their model has no dropout)
+        message="model.eval() for the per-example pass is fine, but the caller's model must come "
+        "back in the mode it had: note model.training first and call model.train(was_training) "
+        "before returning.",
+        code=_PSG_HEAD
+        + "    model.eval()\n"
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
         "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
     ),
     Mistake(

@@ -103,6 +103,32 @@ def build_model(spec: dict) -> nn.Module:
     return model.to(device=spec["device"], dtype=spec["dtype"])
 
 
+def build_model_with_grads(spec: dict) -> nn.Module:
+    """The model ``spec["model"]`` describes, after one backward pass of mean(model(x) ** 2)
+    on ``spec["x"]``: what grad_norms reads (a contract's builder, the same in the grader)."""
+    model = build_model(spec["model"])
+    model(spec["x"]).pow(2).mean().backward()
+    return model
+
+
+def build_model_with_stale_grads(spec: dict) -> nn.Module:
+    """The model ``spec["model"]`` describes (in eval mode with ``spec["eval"]``), its
+    trainable parameters holding the caller's gradients ``spec["grads"]`` from an earlier
+    backward pass (a contract's builder, the same in the grader)."""
+    model = build_model(spec["model"])
+    if spec.get("eval"):
+        model.eval()
+    for p, grad in zip(model.parameters(), spec["grads"], strict=True):
+        if p.requires_grad:
+            p.grad = grad.clone()
+    return model
+
+
+def build_loss(spec: dict) -> nn.Module:
+    """A mean loss by name (``cross_entropy`` or ``mse``)."""
+    return LOSSES[spec["loss"]]()
+
+
 def set_grads(model: nn.Module, grads: list[torch.Tensor]) -> None:
     """Leftover gradients from an earlier step: a correct answer zeroes them first."""
     for p, grad in zip(model.parameters(), grads, strict=True):
@@ -192,7 +218,8 @@ def probe_diagnose_gradients(diagnose_gradients, case: dict):
 
 
 def probe_accumulated_step(accumulated_step, case: dict) -> dict:
-    """accumulated_step on a model with stale gradients: the returned value, the parameters after."""
+    """accumulated_step on a model with stale gradients: the returned value, the parameters
+    after, the rows of each forward pass, and the order of the forward and backward passes."""
     model = build_model(case["model"])
     set_grads(model, case["grads"])
     optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
@@ -200,15 +227,29 @@ def probe_accumulated_step(accumulated_step, case: dict) -> dict:
     x, y = case["x"], case["y"]
     x_before, y_before = x.clone(), y.clone()
     rows: list[int] = []  # the batch size of every forward pass the model ran
-    handle = model.register_forward_pre_hook(lambda mod, inp: rows.append(int(inp[0].shape[0])))
+    events: list[str] = []  # "F" a forward pass with a graph ("f" without), "B" its backward
+
+    def note_backward(mod, inp, out) -> None:
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            events.append("F")
+            out.register_hook(lambda grad: events.append("B"))
+        else:
+            events.append("f")
+
+    handles = [
+        model.register_forward_pre_hook(lambda mod, inp: rows.append(int(inp[0].shape[0]))),
+        model.register_forward_hook(note_backward),
+    ]
     try:
         result = accumulated_step(model, optimizer, loss_fn, x, y, case["micro_batch"])
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
     return {
         "result": _plain(result),
         "params": params_of(model),
         "rows": rows,
+        "events": "".join(events),
         "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
     }
 
