@@ -608,6 +608,17 @@ def check_safe_load(safe_load) -> None:
                 "load gave."
             ).format(call=call)
         )
+    if seen["reads"] > 1:
+        raise CheckError(
+            _(
+                "{call}: your safe_load read the file {reads} times (torch.load, or "
+                "get_unsafe_globals_in_checkpoint, then torch.load). The text asks for one "
+                "load: between a check and a second read the file can change, and here it did, "
+                "so what you checked is not what you returned (or an unsafe file came back "
+                "as an error instead of None). Call torch.load(path, map_location='cpu', "
+                "weights_only=True) once and return what it gave."
+            ).format(call=call, reads=seen["reads"])
+        )
 
 
 # ---------------------------------------------------------------------------------------

@@ -92,6 +92,33 @@ MISTAKES = {
             ),
         ),
         Mistake(
+            name="loads-twice-safely",
+            message="Load once: even with weights_only=True both times, a check load followed by "
+            "a second load reads a file that may have changed in between (and an unsafe "
+            "replacement then raises instead of giving None).",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    return torch.load(path, map_location='cpu', weights_only=True)\n"
+            ),
+        ),
+        Mistake(
+            name="inspect-globals-then-load",
+            message="get_unsafe_globals_in_checkpoint reads the file, and torch.load reads it "
+            "again: the file can change between the two, so the check says nothing about what "
+            "is loaded. Load once with weights_only=True and catch pickle.UnpicklingError.",
+            code=(
+                "def safe_load(path):\n"
+                "    if torch.serialization.get_unsafe_globals_in_checkpoint(path):\n"
+                "        return None\n"
+                "    return torch.load(path, map_location='cpu', weights_only=True)\n"
+            ),
+        ),
+        Mistake(
             name="dicts-only",
             message="Return whatever plain data the file holds (a tensor, a list), not only dicts.",
             code=(

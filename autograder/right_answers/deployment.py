@@ -25,17 +25,21 @@ RIGHT_ANSWERS = {
             ),
         ),
         RightAnswer(
-            name="inspect-globals-first",
+            name="open-file-load-once",
             why=(
-                "Asks torch.serialization.get_unsafe_globals_in_checkpoint whether the file "
-                "needs anything beyond plain data, returns None if so, and only then loads with "
-                "weights_only=True: it never runs code and lets damaged files raise."
+                "Opens the file itself and gives torch.load the file object, once, catching "
+                "the refusal inside the with block: one read, weights_only=True, a missing or "
+                "damaged file still raises."
             ),
             code=(
+                "import pickle\n"
                 "def safe_load(path):\n"
-                "    if torch.serialization.get_unsafe_globals_in_checkpoint(path):\n"
-                "        return None\n"
-                "    return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    with open(path, 'rb') as f:\n"
+                "        try:\n"
+                "            obj = torch.load(f, map_location='cpu', weights_only=True)\n"
+                "        except pickle.UnpicklingError:\n"
+                "            obj = None\n"
+                "    return obj\n"
             ),
         ),
     ],
