@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 
 import torch
+from hypothesis import strategies as st
 
 from autograder.boundary import AnswerRaised, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes import transfer as probes
 from tutorial_lib.checks import CheckError, assert_close, check_shape, check_type
 from tutorial_lib.device import get_device
@@ -461,17 +463,89 @@ def check_make_optimizer(make_optimizer) -> None:
                 )
 
 
+def _draw_extract_features(d: Draw) -> Inputs:
+    """A backbone (conv, batch norm with "pretraining" statistics, dropout) in either mode,
+    raw images far from those statistics, float or (C, 1, 1) statistics, any batch_size."""
+    c, n, training = d.draw(st.sampled_from([1, 3])), d.size(1, 9), d.draw(st.booleans())
+    spec = {"seed": d.draw(st.integers(0, 99)), "c": c, "training": training}
+    label = _("a backbone in {mode} mode").format(mode="train" if training else "eval")
+    x = d.tensor(n, c, 6, 5, low=1.0, high=3.0)
+    if d.draw(st.booleans()):
+        mean, std = d.tensor(c, 1, 1, low=0.0, high=0.5), d.tensor(c, 1, 1, low=0.3, high=1.3)
+    else:
+        mean, std = 0.3, 0.4
+    kwargs = {"batch_size": d.size(1, 8)} if d.draw(st.booleans()) else {}
+    args = (Build(probes.build_contract_backbone, spec, label), x, mean, std)
+    return Inputs(args, kwargs)
+
+
+def _reference_extract_features(backbone, x, mean, std, batch_size=128):
+    backbone.eval()
+    with torch.no_grad():
+        return backbone((x - mean) / std)
+
+
+def _compare_features(got, expected, what: str, inputs: Inputs) -> None:
+    """The features against the reference; features of x normalised with its own statistics,
+    or not at all, are named."""
+    check_type(got, torch.Tensor, what)
+    check_shape(got, tuple(expected.shape), names="N F", what=what)
+    if got.requires_grad:
+        raise CheckError(
+            _("{what} requires grad: run the backbone under torch.no_grad().").format(what=what)
+        )
+    if got.dtype != expected.dtype:
+        raise CheckError(
+            _(
+                "{what} returned {got} features; the backbone and x are {dtype}. "
+                "Keep x's dtype (no .float() working copy)."
+            ).format(what=what, got=got.dtype, dtype=expected.dtype)
+        )
+    close = functools.partial(torch.allclose, rtol=1e-4, atol=1e-5)
+    if not close(got, expected) and inputs.args:  # the hand-written cases name no slip
+        backbone, x = inputs.args[0].make().eval(), inputs.args[1]
+        with torch.no_grad():
+            own = backbone((x - x.mean()) / x.std()) if x.numel() > 1 else None
+            raw = backbone(x)
+        if own is not None and close(got, own):
+            raise CheckError(
+                _(
+                    "{what} normalised x with its own mean and std. Use the pretraining "
+                    "statistics passed in as mean and std: the backbone only knows inputs "
+                    "prepared that way."
+                ).format(what=what)
+            )
+        if close(got, raw):
+            raise CheckError(
+                _("{what} did not normalise x: compute (x - mean) / std first.").format(what=what)
+            )
+    assert_close(
+        got, expected, rtol=1e-4, atol=1e-5, what=_("the features from {what}").format(what=what)
+    )
+
+
+# The caller's backbone comes back as it was (modes, batch norm statistics, requires_grad
+# flags, hooks), and so does x; a non-contiguous x and one on another device work.
+EXTRACT_FEATURES = Contract(
+    "extract_features",
+    _reference_extract_features,
+    _draw_extract_features,
+    families=("values", "edges", "strides", "device"),
+    compare=_compare_features,
+    arg_names=("backbone", "x", "mean", "std"),
+)
+
+
+@uses(EXTRACT_FEATURES)
 def check_extract_features(extract_features) -> None:
-    """Pretraining normalisation, eval mode and no graph while the backbone runs, batches of at
-    most batch_size (128 by default), any N; float64 and non-contiguous inputs; the mode
-    restored; the caller's x and the global random state untouched."""
+    """The contract: the features, the caller's backbone and x untouched, other layouts and
+    devices. Here: eval mode and no graph while the backbone runs, batches of at most
+    batch_size (128 by default), float64, the global random state untouched."""
     device = get_device()
     g = torch.Generator().manual_seed(3)
     cases = [  # (N, C, batch_size (None: the default), tensor stats?, dtype, starts in train mode?)
         (10, 1, 4, False, torch.float32, True),
-        (1, 3, 128, True, torch.float32, True),
         (7, 3, 1, True, torch.float64, False),
-        (9, 1, 3, False, torch.float32, True),
         (130, 1, None, False, torch.float32, False),
     ]
     for n, c, batch_size, tensor_stats, dtype, training in cases:
@@ -493,9 +567,7 @@ def check_extract_features(extract_features) -> None:
             case["mean"], case["std"] = 0.3, 0.4
         # (N, C, 6, 5) here; the probe hands the learner its transpose, non-contiguous (N, C, 5, 6)
         case["x"] = (torch.rand(n, c, 6, 5, generator=g) * 2 + 1).to(device=device, dtype=dtype)
-        reference = probes.build_backbone(case)
-        before = probes.state_of(reference)
-        reference.eval()
+        reference = probes.build_backbone(case).eval()
         x, mean, std = probes.features_input(case), case["mean"], case["std"]
         size = _("the default batch_size") if batch_size is None else f"batch_size={batch_size}"
         mode = "train" if training else "eval"
@@ -504,27 +576,6 @@ def check_extract_features(extract_features) -> None:
             "(non-contiguous), {size})"
         ).format(mode=mode, shape=tuple(x.shape), dtype=dtype, size=size)
         seen = observe(probes.probe_extract_features, extract_features, case, what)
-        feats = seen["features"]
-        check_type(feats, torch.Tensor, what)
-        check_shape(feats, (n, 16), names="N F", what=what)
-        if feats.requires_grad:
-            raise CheckError(
-                _("{what} requires grad: run the backbone under torch.no_grad().").format(what=what)
-            )
-        if seen["x_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's x: normalise out of place ((x - mean) / std makes a "
-                    "new tensor; x.sub_(mean) or x -= mean overwrite the caller's images)."
-                ).format(what=what)
-            )
-        if seen["flags_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed requires_grad of the backbone's parameters: the caller may be "
-                    "fine-tuning it. torch.no_grad() around the forward is all it takes."
-                ).format(what=what)
-            )
         if seen["rng_changed"]:
             raise CheckError(
                 _(
@@ -534,87 +585,43 @@ def check_extract_features(extract_features) -> None:
                 ).format(what=what)
             )
         calls = seen["calls"]
-        if calls:
-            if any(call["grad_enabled"] for call in calls):
-                raise CheckError(
-                    _(
-                        "{what} ran the backbone with grad enabled (so autograd recorded a graph, "
-                        "even if you .detach() the result afterwards): run it under "
-                        "torch.no_grad() or torch.inference_mode()."
-                    ).format(what=what)
-                )
-            if any(call["training"] or call["dropout_training"] for call in calls):
-                raise CheckError(
-                    _(
-                        "{what} ran the backbone in train mode (dropout and batch statistics on): "
-                        "call backbone.eval() before computing features."
-                    ).format(what=what)
-                )
-            limit = 128 if batch_size is None else batch_size
-            sizes = [call["n"] for call in calls]
-            if max(sizes) > limit or sum(sizes) != n:
-                default = _(" (its default, 128)") if batch_size is None else ""
-                raise CheckError(
-                    _(
-                        "{what} fed the backbone batches of {sizes}{more}; "
-                        "expected batches of at most batch_size={limit}{default} covering all {n} "
-                        "images once: loop over x[i:i + batch_size] for i in range(0, len(x), "
-                        "batch_size)."
-                    ).format(
-                        what=what,
-                        sizes=sizes[:6],
-                        more="..." if len(sizes) > 6 else "",
-                        limit=limit,
-                        default=default,
-                        n=n,
-                    )
-                )
-        if seen["training"] != training:
+        if any(call["grad_enabled"] for call in calls):
             raise CheckError(
                 _(
-                    "{what}: the backbone was in {mode} mode before the call "
-                    "and is in {after} mode after it. Remember "
-                    "backbone.training and restore it with backbone.train(was_training)."
-                ).format(what=what, mode=mode, after="train" if seen["training"] else "eval")
-            )
-        if _changed(before, seen["state"]):
-            raise CheckError(
-                _(
-                    "{what} changed batch norm's running statistics: the backbone ran in train "
-                    "mode. Call backbone.eval() before computing features."
+                    "{what} ran the backbone with grad enabled (so autograd recorded a graph, "
+                    "even if you .detach() the result afterwards): run it under "
+                    "torch.no_grad() or torch.inference_mode()."
                 ).format(what=what)
+            )
+        if any(call["training"] or call["dropout_training"] for call in calls):
+            raise CheckError(
+                _(
+                    "{what} ran the backbone in train mode (dropout and batch statistics on): "
+                    "call backbone.eval() before computing features."
+                ).format(what=what)
+            )
+        limit = 128 if batch_size is None else batch_size
+        sizes = [call["n"] for call in calls]
+        if calls and (max(sizes) > limit or sum(sizes) != n):
+            default = _(" (its default, 128)") if batch_size is None else ""
+            raise CheckError(
+                _(
+                    "{what} fed the backbone batches of {sizes}{more}; "
+                    "expected batches of at most batch_size={limit}{default} covering all {n} "
+                    "images once: loop over x[i:i + batch_size] for i in range(0, len(x), "
+                    "batch_size)."
+                ).format(
+                    what=what,
+                    sizes=sizes[:6],
+                    more="..." if len(sizes) > 6 else "",
+                    limit=limit,
+                    default=default,
+                    n=n,
+                )
             )
         with torch.no_grad():
             expected = reference((x - mean) / std)
-            own = reference((x - x.mean()) / x.std())
-            raw = reference(x)
-        feats = feats.to(expected.device)
-        close = functools.partial(torch.allclose, rtol=1e-4, atol=1e-5)
-        if feats.dtype != expected.dtype:
-            raise CheckError(
-                _(
-                    "{what} returned {got} features; the backbone and x are {dtype}. "
-                    "Keep x's dtype (no .float() working copy)."
-                ).format(what=what, got=feats.dtype, dtype=expected.dtype)
-            )
-        if not close(feats, expected):
-            if close(feats, own):
-                raise CheckError(
-                    _(
-                        "{what} normalised x with its own mean and std. Use the pretraining "
-                        "statistics passed in as mean and std: the backbone only knows inputs "
-                        "prepared that way."
-                    ).format(what=what)
-                )
-            if close(feats, raw):
-                raise CheckError(
-                    _("{what} did not normalise x: compute (x - mean) / std first.").format(
-                        what=what
-                    )
-                )
-        rtol, atol = (1e-4, 1e-5) if dtype == torch.float32 else (1e-9, 1e-9)
-        feats_what = _("the features from {what}").format(what=what)
-        assert_close(feats, expected, rtol=rtol, atol=atol, what=feats_what)
+        _compare_features(seen["features"], expected, what, Inputs(()))
 
 
 # Measured on this problem (3 labels per class, seeds 0-2): from scratch 0.61, one learning rate

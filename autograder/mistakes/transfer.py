@@ -838,3 +838,39 @@ MISTAKES["merge_lora"] = [
         ),
     ),
 ]
+
+# Issue #27: devices and a batch of one.
+MISTAKES["extract_features"] += [
+    Mistake(
+        name="stats-tensor-on-cpu",
+        message="torch.as_tensor(mean) makes a CPU tensor from a float: with x on the GPU the "
+        "normalisation mixes devices. Pass device=x.device, or let (x - mean) broadcast a float.",
+        code=_EF_HEAD
+        + (
+            "    mean = torch.as_tensor(mean, dtype=x.dtype).reshape(1, -1, 1, 1)\n"
+            "    std = torch.as_tensor(std, dtype=x.dtype).reshape(1, -1, 1, 1)\n"
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((x[i:i + batch_size] - mean) / std)\n"
+            "               for i in range(0, len(x), batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="squeeze-drops-batch-of-one",
+        message=".squeeze() removes every axis of size 1: for a single image the features "
+        "lose their batch axis. Return torch.cat(...) as it is, (N, F).",
+        code=_EF_HEAD
+        + (
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((x[i:i + batch_size] - mean) / std)\n"
+            "               for i in range(0, len(x), batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out).squeeze()\n"
+        ),
+    ),
+]
