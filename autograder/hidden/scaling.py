@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 
 import torch
-from torch import nn
+from hypothesis import strategies as st
 from torch.utils.data import DistributedSampler
 
+from autograder import wire
 from autograder.boundary import AnswerRaised, observe
+from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
@@ -60,247 +62,309 @@ def _field_hint(field: str | None) -> str:
     return hints.get(field, _("it matches none of the profile's columns"))
 
 
-# Profiles as a GPU run gives them, for a grader without a GPU: the same key on a CPU row and
-# a GPU row (no CPU time), operators and labels mixed, repeated calls (times in microseconds).
-FAKE_TOP_OPS = [
-    {"key": "aten::addmm", "self": 900.0, "total": 1500.0, "count": 3},
-    {"key": "aten::addmm", "device": "cuda", "device_total": 640.0, "device_self": 640.0},
-    {"key": "train_step", "self": 2600.0, "total": 5200.0},
-    {"key": "train_step", "device": "cuda", "device_total": 1900.0},
-    {"key": "aten::mm", "self": 700.0, "total": 700.0, "count": 4},
-    {"key": "aten::mm", "device": "cuda", "device_total": 420.0, "device_self": 420.0},
-    {"key": "cudaLaunchKernel", "self": 450.0, "total": 450.0, "count": 20},
-    {"key": "aten::linear", "self": 40.0, "total": 1560.0, "count": 3},
-    {"key": "aten::copy_", "self": 310.0, "total": 330.0, "count": 2},
-    {"key": "aten::relu", "self": 125.0, "total": 260.0, "count": 3},
-    {"key": "void gemm_kernel<float>", "device": "cuda", "device_total": 800.0},
-]
-FAKE_TOP_OPS_GPU_FIRST = [  # the GPU rows before the CPU ones
-    {"key": "aten::mm", "device": "cuda", "device_total": 420.0, "device_self": 420.0},
-    {"key": "aten::addmm", "device": "cuda", "device_total": 640.0, "device_self": 640.0},
-    {"key": "aten::mm", "self": 820.0, "total": 820.0, "count": 4},
-    {"key": "aten::addmm", "self": 530.0, "total": 1100.0, "count": 3},
-    {"key": "aten::add_", "self": 95.0, "total": 95.0, "count": 6},
-    {"key": "step", "self": 300.0, "total": 2000.0},
-]
-FAKE_LABELS = [
-    {"key": "load", "self": 2800.0, "total": 3000.0, "count": 3},
-    {"key": "load", "device": "cuda", "device_total": 15.0},  # the GPU row comes after
-    {"key": "step", "device": "cuda", "device_total": 1200.0},  # the GPU row comes first
-    {"key": "step", "self": 90.0, "total": 5000.0, "count": 3},
-    {"key": "stepper", "self": 700.0, "total": 777.0},  # a name that starts like "step"
-    {"key": "outer", "self": 100.0, "total": 1000.0},
-    {"key": "outer", "self": 20.0, "total": 200.0},  # the same label on a second CPU row
-    {"key": "aten::mm", "self": 600.0, "total": 600.0, "count": 4},
-]
+def _top_ops_expected(entries: list[dict], k: int) -> list[dict]:
+    """The k aten:: entries with the largest self time, largest first."""
+    ops = [e for e in entries if e["key"].startswith("aten::")]
+    return sorted(ops, key=lambda e: e["self"], reverse=True)[:k]
 
 
+def _judge_top_ops(result: object, entries: list[dict], k: int, default_k: bool, what: str):
+    """top_ops' result against the profile's rows: aten:: only, self time, ms, largest first,
+    every entry (not one per name), k entries (or all the operators there are)."""
+    ops = [e for e in entries if e["key"].startswith("aten::")]
+    check_type(result, list, what)
+    expected = _top_ops_expected(entries, k)  # ties: any order, same times
+    if isinstance(result, list) and all(
+        e["self"] == 0 and e["total"] == 0 for e in expected[len(result) :]
+    ):
+        expected = expected[: len(result)]  # rows with no CPU time (a GPU side) may be left out
+    if len(result) != len(expected):
+        default = _(" (k defaults to 5)") if default_k else ""
+        raise CheckError(
+            _(
+                "{what} returned {count} entries; expected {expected}{default}: the "
+                "profile has {ops} aten:: operators, and top_ops keeps the k largest "
+                "(filter to aten:: first, then take k)."
+            ).format(
+                what=what,
+                count=len(result),
+                expected=len(expected),
+                default=default,
+                ops=len(ops),
+            )
+        )
+    for item in result:
+        check_type(item, tuple, _("an entry of {what}").format(what=what))
+        if len(item) != 2 or not isinstance(item[0], str):
+            raise CheckError(
+                _("each entry of {what} should be (name, ms), got {item!r}.").format(
+                    what=what, item=item
+                )
+            )
+        name, ms = item
+        check_type(ms, float, _("the time of {name} in {what}").format(name=name, what=what))
+        if not name.startswith("aten::"):
+            raise CheckError(
+                _(
+                    "{what} contains {name!r}, which is not a PyTorch operator: keep only "
+                    "entries whose key starts with 'aten::' (your own labels are left out)."
+                ).format(what=what, name=name)
+            )
+        rows = [e for e in entries if e["key"] == name]
+        if not rows:
+            raise CheckError(
+                _("{what} contains {name!r}, which is not in the profile.").format(
+                    what=what, name=name
+                )
+            )
+        if not any(_close(ms, e["self"]) for e in rows):
+            field = _which_field(ms, rows[0])
+            raise CheckError(
+                _(
+                    "{what} gives {name} {ms:.6g} ms; its self CPU time is {own:.6g} ms ({hint})."
+                ).format(
+                    what=what,
+                    name=name,
+                    ms=ms,
+                    own=max(e["self"] for e in rows),
+                    hint=_field_hint(field),
+                )
+            )
+    times = [ms for _name, ms in result]
+    if times != sorted(times, reverse=True):
+        raise CheckError(
+            _("{what} is not sorted largest first: {times}.").format(what=what, times=times)
+        )
+    expected_times = [e["self"] for e in expected]
+    if any(not _close(a, b) for a, b in zip(times, expected_times, strict=True)):
+        names = [n for n, _ms in result]
+        lost = [e["key"] for e in expected if e["key"] not in names]
+        repeated = [
+            n for n in dict.fromkeys(names + lost) if sum(e["key"] == n for e in entries) > 1
+        ]
+        hint = (
+            _(
+                " The profile has several rows called {names} (a CPU row and a GPU row "
+                "with no CPU time): a dict keyed by name keeps only the last one. Keep every "
+                "entry of key_averages() and sort them."
+            ).format(names=repeated[:2])
+            if repeated
+            else _(" Sort by self_cpu_time_total, largest first.")
+        )
+        raise CheckError(
+            _(
+                "{what} gives times {times}, not the {count} "
+                "largest self times {expected} ({keys}).{hint}"
+            ).format(
+                what=what,
+                times=[round(t, 4) for t in times],
+                count=len(expected),
+                expected=[round(t, 4) for t in expected_times],
+                keys=[e["key"] for e in expected],
+                hint=hint,
+            )
+        )
+
+
+def _reference_top_ops(prof, k: int = 5) -> list[tuple[str, float]]:
+    ops = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)
+    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]
+
+
+# What a drawn profile's rows are called: operators (a wrapper, aten::linear, with a large
+# total), labels (one that starts like another), a CUDA runtime call.
+_ROW_KEYS = ("aten::mm", "aten::addmm", "aten::linear", "aten::relu", "step", "stepper", "load")
+
+
+def _draw_rows(d: Draw) -> list[dict]:
+    """Rows of key_averages() as a GPU run gives them: CPU rows (self and total CPU time in
+    microseconds, calls), a key on several CPU rows, and a CPU row's GPU twin (same key, no
+    CPU time) listed before or after it."""
+    rows = []
+    for _row in range(d.size(0, 6, empty_ok=True)):
+        key = d.draw(st.sampled_from(_ROW_KEYS))
+        own = float(d.draw(st.integers(1, 40))) * 25.0
+        cpu = {
+            "key": key,
+            "self": own,
+            "total": own + float(d.draw(st.integers(0, 40))) * 25.0,
+            "count": d.draw(st.integers(1, 4)),
+        }
+        gpu = {"key": key, "device": "cuda", "device_total": 250.0, "device_self": 250.0}
+        twin = d.draw(st.sampled_from([None, "after", "before"]))
+        rows += {None: [cpu], "after": [cpu, gpu], "before": [gpu, cpu]}[twin]
+    return rows
+
+
+def _profile_arg(rows: list[dict]) -> Build:
+    """The profile as a Build, named by its rows (CPU times in microseconds)."""
+    named = [
+        f"{r['key']} (GPU)"
+        if r.get("device") == "cuda"
+        else f"{r['key']} self {r['self']:g} total {r['total']:g} us"
+        for r in rows
+    ]
+    return Build(probes.build_fake_profile, {"rows": rows}, f"a profile with rows {named}")
+
+
+def _draw_top_ops(d: Draw) -> Inputs:
+    """A drawn profile, and k left at its default (5) or 1 to 4, or far more than the rows."""
+    prof = _profile_arg(_draw_rows(d))
+    k = d.draw(st.sampled_from([None, 1, 2, 3, 4, 10_000]))
+    return Inputs((prof,) if k is None else (prof, k))
+
+
+def _compare_top_ops(got: object, expected: list, what: str, inputs: Inputs) -> None:
+    prof = inputs.args[0]
+    k = inputs.args[1] if len(inputs.args) > 1 else 5
+    entries = _entries(probes.profile_rows(prof.make()))
+    _judge_top_ops(got, entries, k, len(inputs.args) == 1, what)
+
+
+TOP_OPS = Contract(
+    "top_ops",
+    _reference_top_ops,
+    _draw_top_ops,
+    families=("values", "edges"),  # a profile in, numbers out: no tensor family applies
+    compare=_compare_top_ops,
+    arg_names=("prof", "k"),
+    examples=24,  # cheap fakes; a name's CPU and GPU rows in either order take a few draws
+)
+
+
+@uses(TOP_OPS)
 def check_top_ops(top_ops) -> None:
-    """Against key_averages() of fresh profiles and of GPU-like fakes with repeated keys: aten::
-    only, self time, ms, largest first, every entry (not one per name), k and its default."""
-    device = get_device()
-    cases = [{"seed": seed, "k": k} for seed in (0, 1) for k in (1, 3, 6, 10_000)]
-    cases += [
-        {"seed": 0, "k": None},  # the default, k=5
-        {"fake": FAKE_TOP_OPS, "k": 3, "label": _("a GPU-like profile (CPU and GPU rows)")},
-        {"fake": FAKE_TOP_OPS, "k": None, "label": _("a GPU-like profile (CPU and GPU rows)")},
-        {"fake": FAKE_TOP_OPS_GPU_FIRST, "k": 2, "label": _("a profile listing GPU rows first")},
-    ]
-    for case in cases:
-        case = {"seed": 0, **case, "device": device}
-        k = 5 if case["k"] is None else case["k"]
-        call = "top_ops(prof)" if case["k"] is None else f"top_ops(prof, k={k})"
-        profile = case.get("label") or _("a profile of a small training loop")
-        what = _("{call} on {profile}").format(call=call, profile=profile)
+    """The contract (drawn GPU-like profiles: CPU and GPU rows per name, labels, wrappers, k
+    and its default), then a real profile of a small training loop."""
+    for k in (3, None):
+        case = {"seed": 0, "k": k, "device": get_device()}
+        call = "top_ops(prof)" if k is None else f"top_ops(prof, k={k})"
+        what = _("{call} on {profile}").format(
+            call=call, profile=_("a profile of a small training loop")
+        )
         seen = observe(probes.probe_top_ops, top_ops, case, what)
-        entries = _entries(seen["rows"])
-        ops = sorted(
-            (e for e in entries if e["key"].startswith("aten::")),
-            key=lambda e: e["self"],
-            reverse=True,
+        _judge_top_ops(
+            seen["result"], _entries(seen["rows"]), 5 if k is None else k, k is None, what
         )
-        result = seen["result"]
-        check_type(result, list, what)
-        expected = ops[:k]  # the fakes have no ties within the first k
-        if len(result) != len(expected):
-            default = _(" (k defaults to 5)") if case["k"] is None else ""
-            raise CheckError(
-                _(
-                    "{what} returned {count} entries; expected {expected}{default}: the "
-                    "profile has {ops} aten:: operators, and top_ops keeps the k largest "
-                    "(filter to aten:: first, then take k)."
-                ).format(
-                    what=what,
-                    count=len(result),
-                    expected=len(expected),
-                    default=default,
-                    ops=len(ops),
-                )
-            )
-        for item in result:
-            check_type(item, tuple, _("an entry of {what}").format(what=what))
-            if len(item) != 2 or not isinstance(item[0], str):
-                raise CheckError(
-                    _("each entry of {what} should be (name, ms), got {item!r}.").format(
-                        what=what, item=item
-                    )
-                )
-            name, ms = item
-            check_type(ms, float, _("the time of {name} in {what}").format(name=name, what=what))
-            if not name.startswith("aten::"):
-                raise CheckError(
-                    _(
-                        "{what} contains {name!r}, which is not a PyTorch operator: keep only "
-                        "entries whose key starts with 'aten::' (your own labels are left out)."
-                    ).format(what=what, name=name)
-                )
-            rows = [e for e in entries if e["key"] == name]
-            if not rows:
-                raise CheckError(
-                    _("{what} contains {name!r}, which is not in the profile.").format(
-                        what=what, name=name
-                    )
-                )
-            if not any(_close(ms, e["self"]) for e in rows):
-                field = _which_field(ms, rows[0])
-                raise CheckError(
-                    _(
-                        "{what} gives {name} {ms:.6g} ms; its self CPU time is {own:.6g} ms ({hint})."
-                    ).format(
-                        what=what,
-                        name=name,
-                        ms=ms,
-                        own=max(e["self"] for e in rows),
-                        hint=_field_hint(field),
-                    )
-                )
-        times = [ms for _name, ms in result]
-        if times != sorted(times, reverse=True):
-            raise CheckError(
-                _("{what} is not sorted largest first: {times}.").format(what=what, times=times)
-            )
-        expected_times = [e["self"] for e in expected]
-        if any(not _close(a, b) for a, b in zip(times, expected_times, strict=True)):
-            names = [n for n, _ms in result]
-            lost = [e["key"] for e in expected if e["key"] not in names]
-            repeated = [n for n in lost if sum(e["key"] == n for e in entries) > 1]
-            hint = (
-                _(
-                    " The profile has several rows called {names} (a CPU row and a GPU row "
-                    "with no CPU time): a dict keyed by name keeps only the last one. Keep every "
-                    "entry of key_averages() and sort them."
-                ).format(names=repeated[:2])
-                if repeated
-                else _(" Sort by self_cpu_time_total, largest first.")
-            )
-            raise CheckError(
-                _(
-                    "{what} gives times {times}, not the {count} "
-                    "largest self times {expected} ({keys}).{hint}"
-                ).format(
-                    what=what,
-                    times=[round(t, 4) for t in times],
-                    count=len(expected),
-                    expected=[round(t, 4) for t in expected_times],
-                    keys=[e["key"] for e in expected],
-                    hint=hint,
-                )
-            )
 
 
-def check_time_per_label(time_per_label) -> None:
-    """Totals (children included, all calls, every row with that key summed: a GPU run gives a
-    label a CPU row and a GPU row) in ms per label; 0.0 for absent labels; exact key matches."""
-    device = get_device()
-    cases = [
-        {"seed": 2, "labels": ["load", "step", "outer", "inner", "never ran"]},
-        {"seed": 3, "labels": ["load", "step", "outer", "inner", "never ran"]},
-        {
-            "fake": FAKE_LABELS,
-            "labels": ["load", "step", "outer", "never ran"],
-            "label": _("a GPU-like profile (CPU and GPU rows per label)"),
-        },
-    ]
-    for case in cases:
-        case = {"seed": 0, **case, "device": device}
-        labels = case["labels"]
-        profile = case.get("label") or _("a profile of a small training loop")
-        what = _("time_per_label(prof, {labels}) on {profile}").format(
-            labels=labels, profile=profile
-        )
-        seen = observe(probes.probe_time_per_label, time_per_label, case, what)
-        entries = _entries(seen["rows"])
-        result = seen["result"]
-        check_type(result, dict, what)
-        if sorted(result, key=repr) != sorted(labels, key=repr):
-            raise CheckError(
-                _(
-                    "{what} has keys {keys}; expected exactly {labels}, one per label asked for."
-                ).format(what=what, keys=sorted(result, key=repr), labels=sorted(labels))
+def _judge_time_per_label(result: object, entries: list[dict], labels: list, what: str) -> None:
+    """time_per_label's result against the profile's rows: one key per label, the sum of the
+    cpu_time_total of every row whose key is the label, in ms; 0.0 for an absent label."""
+    check_type(result, dict, what)
+    if sorted(result, key=repr) != sorted(labels, key=repr):
+        raise CheckError(
+            _("{what} has keys {keys}; expected exactly {labels}, one per label asked for.").format(
+                what=what, keys=sorted(result, key=repr), labels=sorted(labels)
             )
-        for label in labels:
-            value = result[label]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                check_type(value, float, f"{what}[{label!r}]")
-            rows = [e for e in entries if e["key"] == label]
-            if not rows:
-                if value != 0.0:
+        )
+    for label in labels:
+        value = result[label]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            check_type(value, float, f"{what}[{label!r}]")
+        rows = [e for e in entries if e["key"] == label]
+        if not rows:
+            if value != 0.0:
+                raise CheckError(
+                    _(
+                        "{what}[{label!r}] is {value}; a label that never ran gets 0.0 (and "
+                        "only rows whose key is exactly the label count, not names that "
+                        "contain it)."
+                    ).format(what=what, label=label, value=value)
+                )
+            continue
+        fields = {
+            name: sum(e[name] for e in rows)
+            for name in ("total", "self", "avg", "total_us", "self_us")
+        }
+        if _close(value, fields["total"]):
+            continue
+        field = _which_field(value, fields)
+        if field is None and len(rows) > 1:
+            for e in rows:
+                if _close(value, e["total"]):
                     raise CheckError(
                         _(
-                            "{what}[{label!r}] is {value}; a label that never ran gets 0.0 (and "
-                            "only rows whose key is exactly the label count, not names that "
-                            "contain it)."
-                        ).format(what=what, label=label, value=value)
-                    )
-                continue
-            fields = {
-                name: sum(e[name] for e in rows)
-                for name in ("total", "self", "avg", "total_us", "self_us")
-            }
-            if _close(value, fields["total"]):
-                continue
-            field = _which_field(value, fields)
-            if field is None and len(rows) > 1:
-                for e in rows:
-                    if _close(value, e["total"]):
-                        raise CheckError(
-                            _(
-                                "{what}[{label!r}] is {value:.6g} ms, the cpu_time_total of one of "
-                                "the {count} rows called {label!r}; the label's total is the sum "
-                                "over all of them, {total:.6g} ms. With a GPU the same label has a "
-                                "CPU row and a GPU row: a dict keyed by name, or the first match "
-                                "only, keeps one of them. Add up every row whose key is the label."
-                            ).format(
-                                what=what,
-                                label=label,
-                                value=value,
-                                count=len(rows),
-                                total=fields["total"],
-                            )
+                            "{what}[{label!r}] is {value:.6g} ms, the cpu_time_total of one of "
+                            "the {count} rows called {label!r}; the label's total is the sum "
+                            "over all of them, {total:.6g} ms. With a GPU the same label has a "
+                            "CPU row and a GPU row: a dict keyed by name, or the first match "
+                            "only, keeps one of them. Add up every row whose key is the label."
+                        ).format(
+                            what=what,
+                            label=label,
+                            value=value,
+                            count=len(rows),
+                            total=fields["total"],
                         )
-            others = [e["key"] for e in entries if e["key"] != label and label in e["key"]]
-            if field is None and others:
-                hint = _(
-                    "it also counts {others}: compare keys with ==, not startswith or 'in'"
-                ).format(others=others[:2])
-            else:
-                hint = {
-                    "self": _(
-                        "that is the self time, which leaves out the operators inside the label"
-                    ),
-                    "avg": _("that is cpu_time, one call's average: use the total over all calls"),
-                    "total_us": _("that is in microseconds: divide by 1000"),
-                    "self_us": _("that is the self time in microseconds"),
-                }.get(field, _("it matches none of the profile's columns"))
-            raise CheckError(
-                _(
-                    "{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
-                    "{total:.6g} ms ({hint})."
-                ).format(what=what, label=label, value=value, total=fields["total"], hint=hint)
-            )
+                    )
+        others = [e["key"] for e in entries if e["key"] != label and label in e["key"]]
+        if field is None and others:
+            hint = _(
+                "it also counts {others}: compare keys with ==, not startswith or 'in'"
+            ).format(others=others[:2])
+        else:
+            hint = {
+                "self": _("that is the self time, which leaves out the operators inside the label"),
+                "avg": _("that is cpu_time, one call's average: use the total over all calls"),
+                "total_us": _("that is in microseconds: divide by 1000"),
+                "self_us": _("that is the self time in microseconds"),
+            }.get(field, _("it matches none of the profile's columns"))
+        raise CheckError(
+            _(
+                "{what}[{label!r}] is {value:.6g} ms; the label's total CPU time is "
+                "{total:.6g} ms ({hint})."
+            ).format(what=what, label=label, value=value, total=fields["total"], hint=hint)
+        )
 
 
-def _reference_shards(n: int, world_size: int, epoch: int, seed: int) -> list[list[int]]:
+def _reference_time_per_label(prof, labels: list) -> dict:
+    totals = {label: 0.0 for label in labels}
+    for e in prof.key_averages():
+        if e.key in totals:
+            totals[e.key] += e.cpu_time_total / 1000
+    return totals
+
+
+def _draw_time_per_label(d: Draw) -> Inputs:
+    """A drawn profile; labels that ran (on a CPU row, a GPU row or several), one that never
+    did, one that starts like another ("step", "stepper"); none in edges."""
+    rows = _draw_rows(d)
+    wanted = st.lists(st.sampled_from(("step", "load", "stepper", "never ran")), unique=True)
+    return Inputs((_profile_arg(rows), d.draw(wanted)))
+
+
+def _compare_time_per_label(got: object, expected: dict, what: str, inputs: Inputs) -> None:
+    prof, labels = inputs.args
+    _judge_time_per_label(got, _entries(probes.profile_rows(prof.make())), labels, what)
+
+
+TIME_PER_LABEL = Contract(
+    "time_per_label",
+    _reference_time_per_label,
+    _draw_time_per_label,
+    families=("values", "edges"),  # the text promises a list of labels: no once family
+    compare=_compare_time_per_label,
+    arg_names=("prof", "labels"),
+    examples=24,
+)
+
+
+@uses(TIME_PER_LABEL)
+def check_time_per_label(time_per_label) -> None:
+    """The contract (drawn GPU-like profiles: a label's CPU and GPU rows, repeated rows,
+    absent labels, exact key matches), then a real profile of a small training loop."""
+    labels = ["load", "step", "outer", "inner", "never ran"]
+    case = {"seed": 2, "labels": labels, "device": get_device()}
+    what = _("time_per_label(prof, {labels}) on {profile}").format(
+        labels=labels, profile=_("a profile of a small training loop")
+    )
+    seen = observe(probes.probe_time_per_label, time_per_label, case, what)
+    _judge_time_per_label(seen["result"], _entries(seen["rows"]), labels, what)
+
+
+def _reference_shards(n: int, world_size: int, epoch: int, seed: int = 0) -> list[list[int]]:
     shards = []
     for rank in range(world_size):
         sampler = DistributedSampler(
@@ -311,109 +375,128 @@ def _reference_shards(n: int, world_size: int, epoch: int, seed: int) -> list[li
     return shards
 
 
-def check_shards_for_epoch(shards_for_epoch) -> None:
-    """Exactly DistributedSampler's shards, for several sizes, epochs and seeds."""
-    cases = [  # (n, world_size, epoch, seed; None: left at its default, 0)
-        (10, 2, 0, 0),
-        (10, 2, 3, 0),
-        (7, 3, 1, 5),
-        (1, 2, 0, 0),
-        (16, 4, 2, 1),
-        (5, 1, 4, 0),
-        (9, 4, 1, 3),
-        (2, 5, 1, 0),  # more padding than samples: the list repeats more than once
-        (3, 8, 2, 7),
-        (11, 3, 2, None),
-    ]
-    for n, world_size, epoch, seed in cases:
-        seed_arg = "" if seed is None else f", seed={seed}"
-        what = f"shards_for_epoch({n}, {world_size}, epoch={epoch}{seed_arg})"
-        case = {"n": n, "world_size": world_size, "epoch": epoch, "seed": seed}
-        seed = 0 if seed is None else seed
-        seen = observe(probes.probe_shards_for_epoch, shards_for_epoch, case, what)
-        if not seen["is_list"]:
-            hint = _(" Did you forget a `return`?") if seen["type"] == "NoneType" else ""
+def _draw_shards(d: Draw) -> Inputs:
+    """n >= 1 samples on 1 to 8 ranks (more ranks than samples: the padding repeats the list
+    more than once), epochs 0 to 5, the seed left at its default or given."""
+    n, world_size = d.size(1, 20), d.size(1, 8)
+    epoch = d.draw(st.integers(0, 5))
+    seed = d.draw(st.sampled_from([None, 0, 1, 5]))
+    return Inputs((n, world_size, epoch) if seed is None else (n, world_size, epoch, seed))
+
+
+def _compare_shards(got: object, expected: list, what: str, inputs: Inputs) -> None:
+    """DistributedSampler's shards exactly; a wrong answer named by its sizes, coverage, epoch
+    or dealing."""
+    n, world_size, epoch = inputs.args[:3]
+    seed = inputs.args[3] if len(inputs.args) > 3 else 0
+    if not isinstance(got, list):
+        kind = wire.type_name(got)
+        hint = _(" Did you forget a `return`?") if kind == "NoneType" else ""
+        raise CheckError(
+            _("{what} should be a list, got {type}.{hint}").format(what=what, type=kind, hint=hint)
+        )
+    if len(got) != world_size:
+        raise CheckError(
+            _("{what} returned {count} shards; expected one per rank ({world_size}).").format(
+                what=what, count=len(got), world_size=world_size
+            )
+        )
+    shards = []
+    for r, shard in enumerate(got):
+        items = list(shard) if isinstance(shard, (list, tuple, torch.Tensor)) else [shard]
+        if not all(
+            (isinstance(i, int) and not isinstance(i, bool))
+            or (isinstance(i, torch.Tensor) and i.numel() == 1)
+            for i in items
+        ):
             raise CheckError(
-                _("{what} should be a list, got {type}.{hint}").format(
-                    what=what, type=seen["type"], hint=hint
+                _("shard {rank} of {what} should hold integer indices, got {items}.").format(
+                    rank=r, what=what, items=items[:5]
                 )
             )
-        if seen["rng_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the global random state: torch.manual_seed(...) (also as "
-                    "generator=torch.manual_seed(...), which returns the global generator "
-                    "reseeded) resets the caller's random stream. DistributedSampler uses a "
-                    "generator of its own; if you shuffle yourself, use "
-                    "torch.Generator().manual_seed(seed + epoch)."
-                ).format(what=what)
-            )
-        result = seen["shards"]
-        if len(result) != world_size:
-            raise CheckError(
-                _("{what} returned {count} shards; expected one per rank ({world_size}).").format(
-                    what=what, count=len(result), world_size=world_size
-                )
-            )
-        shards = []
-        for r, shard in enumerate(result):
-            if not all(
-                isinstance(i, int) or (isinstance(i, torch.Tensor) and i.numel() == 1)
-                for i in shard
-            ):
-                raise CheckError(
-                    _("shard {rank} of {what} should hold integer indices, got {items}.").format(
-                        rank=r, what=what, items=shard[:5]
-                    )
-                )
-            shards.append([int(i) for i in shard])
-        expected = _reference_shards(n, world_size, epoch, seed)
-        if shards == expected:
-            continue
-        per_rank = -(-n // world_size)
-        sizes = [len(s) for s in shards]
-        if sizes != [per_rank] * world_size:
-            raise CheckError(
-                _(
-                    "{what} gives shard sizes {sizes}; DistributedSampler pads so that every rank "
-                    "gets {per_rank} (ceil(n / world_size)), repeating the shuffled list as often "
-                    "as needed (more than once when world_size > 2 n). Unequal shards mean "
-                    "unequal numbers of steps, and DDP waits forever for the rank that stopped "
-                    "early."
-                ).format(what=what, sizes=sizes, per_rank=per_rank)
-            )
-        covered = set().union(*map(set, shards))
-        if len(covered) < n:
-            raise CheckError(
-                _(
-                    "{what} misses samples {missed}: the shards overlap. "
-                    "Every rank must shuffle with the same seed (seed + epoch), then take every "
-                    "world_size-th index starting at its rank."
-                ).format(what=what, missed=sorted(set(range(n)) - covered)[:10])
-            )
-        if epoch > 0 and shards == _reference_shards(n, world_size, 0, seed):
-            raise CheckError(
-                _(
-                    "{what} equals the shards of epoch 0: the epoch is ignored. Call "
-                    "sampler.set_epoch(epoch) before iterating."
-                ).format(what=what)
-            )
-        flat = [i for shard in expected for i in shard]
-        if sorted(i for shard in shards for i in shard) == sorted(flat):
-            raise CheckError(
-                _(
-                    "{what} = {shards}: the right indices, dealt out differently from "
-                    "DistributedSampler ({expected}). After padding, rank r takes every "
-                    "world_size-th index starting at r (indices[r::world_size]), not a "
-                    "contiguous chunk."
-                ).format(what=what, shards=shards, expected=expected)
-            )
+        shards.append([int(i) for i in items])
+    if shards == expected:
+        return
+    per_rank = -(-n // world_size)
+    sizes = [len(s) for s in shards]
+    if sizes != [per_rank] * world_size:
         raise CheckError(
             _(
-                "{what} = {shards} differs from what DistributedSampler yields: {expected}. "
-                "Shuffle with torch.randperm(n, generator seeded with seed + epoch), pad by "
-                "repeating the start, then rank r takes indices[r::world_size]."
+                "{what} gives shard sizes {sizes}; DistributedSampler pads so that every rank "
+                "gets {per_rank} (ceil(n / world_size)), repeating the shuffled list as often "
+                "as needed (more than once when world_size > 2 n). Unequal shards mean "
+                "unequal numbers of steps, and DDP waits forever for the rank that stopped "
+                "early."
+            ).format(what=what, sizes=sizes, per_rank=per_rank)
+        )
+    covered = set().union(*map(set, shards))
+    if len(covered) < n:
+        raise CheckError(
+            _(
+                "{what} misses samples {missed}: the shards overlap. "
+                "Every rank must shuffle with the same seed (seed + epoch), then take every "
+                "world_size-th index starting at its rank."
+            ).format(what=what, missed=sorted(set(range(n)) - covered)[:10])
+        )
+    if n > 1 and world_size == 1 and shards == [list(range(n))]:
+        raise CheckError(
+            _(
+                "{what} = {shards}: the indices in order, not shuffled. DistributedSampler "
+                "(shuffle=True) shuffles with seed + epoch whatever world_size is, one rank "
+                "included."
+            ).format(what=what, shards=shards)
+        )
+    if epoch > 0 and shards == _reference_shards(n, world_size, 0, seed):
+        raise CheckError(
+            _(
+                "{what} equals the shards of epoch 0: the epoch is ignored. Call "
+                "sampler.set_epoch(epoch) before iterating."
+            ).format(what=what)
+        )
+    flat = [i for shard in expected for i in shard]
+    if sorted(i for shard in shards for i in shard) == sorted(flat):
+        raise CheckError(
+            _(
+                "{what} = {shards}: the right indices, dealt out differently from "
+                "DistributedSampler ({expected}). After padding, rank r takes every "
+                "world_size-th index starting at r (indices[r::world_size]), not a "
+                "contiguous chunk."
             ).format(what=what, shards=shards, expected=expected)
+        )
+    raise CheckError(
+        _(
+            "{what} = {shards} differs from what DistributedSampler yields: {expected}. "
+            "Shuffle with torch.randperm(n, generator seeded with seed + epoch), pad by "
+            "repeating the start, then rank r takes indices[r::world_size]."
+        ).format(what=what, shards=shards, expected=expected)
+    )
+
+
+SHARDS_FOR_EPOCH = Contract(
+    "shards_for_epoch",
+    _reference_shards,
+    _draw_shards,
+    families=("values", "edges"),  # ints in, ints out: no tensor families apply
+    compare=_compare_shards,
+    arg_names=("n", "world_size", "epoch", "seed"),
+)
+
+
+@uses(SHARDS_FOR_EPOCH)
+def check_shards_for_epoch(shards_for_epoch) -> None:
+    """The contract (exactly DistributedSampler's shards, for many sizes, epochs and seeds),
+    then: the global random state is left alone."""
+    what = "shards_for_epoch(10, 2, epoch=3, seed=1)"
+    case = {"n": 10, "world_size": 2, "epoch": 3, "seed": 1}
+    if observe(probes.probe_shards_for_epoch, shards_for_epoch, case, what)["rng_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the global random state: torch.manual_seed(...) (also as "
+                "generator=torch.manual_seed(...), which returns the global generator "
+                "reseeded) resets the caller's random stream. DistributedSampler uses a "
+                "generator of its own; if you shuffle yourself, use "
+                "torch.Generator().manual_seed(seed + epoch)."
+            ).format(what=what)
         )
 
 
@@ -692,22 +775,6 @@ def _reference_unwrap(key: str) -> str:
     return key
 
 
-class _Inner(nn.Module):
-    """Names that trap the usual shortcuts: 'module' and '_orig_mod' inside names, names that
-    start with letters of 'module.' (str.lstrip), a batch norm with an int64 buffer."""
-
-    def __init__(self, g: torch.Generator):
-        super().__init__()
-        self.embed = nn.Embedding(5, 3)
-        self.module_norm = nn.LayerNorm(3)
-        self.attn_module = nn.Linear(3, 3)
-        self.add_module("_orig_mod_proj", nn.Linear(3, 2))
-        self.bn = nn.BatchNorm1d(2)
-        with torch.no_grad():
-            for p in self.parameters():
-                p.copy_(torch.randn(p.shape, generator=g))
-
-
 def _wrapper_hint(before: str, after: str) -> str:
     """What a wrong renaming of one key says about the code that did it."""
     expected = _reference_unwrap(before)
@@ -754,53 +821,120 @@ def _wrapper_hint(before: str, after: str) -> str:
     return _("Remove only whole leading 'module.' and '_orig_mod.' parts, nothing else.")
 
 
+def _reference_strip(state_dict: dict) -> dict:
+    return {_reference_unwrap(key): value for key, value in state_dict.items()}
+
+
+# Names after the prefixes: real ones, ones with the words inside, ones that start with the
+# same letters as a prefix (str.lstrip, a regex's unescaped '.'), each at most once per dict.
+_KEY_NAMES = (
+    "fc.w",
+    "embed.weight",
+    "module_norm.weight",
+    "attn_module.weight",
+    "_orig_mod_x.bias",
+    "_orig_modx.w",
+    "modules.count",
+    "model.weight",
+    "head.module.bias",
+    "encoder._orig_mod.weight",
+    "encoder.module.fc.weight",
+)
+
+
+def _draw_strip(d: Draw) -> Inputs:
+    """A dict of 0 to 5 keys, each a run of wrapper prefixes (none to three, in any order)
+    before a name of its own; small tensors as values (the identity of the values is checked
+    below, by hand)."""
+    names = d.draw(st.permutations(_KEY_NAMES))[: d.size(0, 5, empty_ok=True)]
+    prefix = st.lists(st.sampled_from(_WRAPPER_PREFIXES), max_size=3)
+    keys = ["".join(d.draw(prefix)) + name for name in names]
+    return Inputs(({key: torch.tensor(float(i)) for i, key in enumerate(keys)},))
+
+
+def _compare_strip(got: object, expected: dict, what: str, inputs: Inputs) -> None:
+    """The keys renamed, in order, each to the reference's; the values in their places."""
+    if not isinstance(got, dict):
+        raise CheckError(
+            _("{call} returned a {type}; return a dict (key -> tensor).").format(
+                call=what, type=wire.type_name(got)
+            )
+        )
+    keys_before, out_keys, want = list(inputs.args[0]), list(got), list(expected)
+    if out_keys != want:
+        wrong = [
+            (a, b) for a, b in zip(keys_before, out_keys, strict=False) if b != _reference_unwrap(a)
+        ]
+        if len(out_keys) == len(want) and sorted(out_keys, key=repr) == sorted(want):
+            raise CheckError(
+                _(
+                    "{call} returned the right keys in another order: {keys}, expected "
+                    "{expected}. Build the new dict in the input's order."
+                ).format(call=what, keys=out_keys[:4], expected=want[:4])
+            )
+        if wrong:
+            before, after = wrong[0]
+            raise CheckError(
+                _(
+                    "{call} turned the key {before!r} into {after!r}, expected {want!r}. {hint}"
+                ).format(
+                    call=what,
+                    before=before,
+                    after=after,
+                    want=_reference_unwrap(before),
+                    hint=_wrapper_hint(before, after),
+                )
+            )
+        raise CheckError(
+            _(
+                "{call} returned {count} keys, expected {expected_count}: {expected}. "
+                "Keep every entry, renamed or not."
+            ).format(call=what, count=len(out_keys), expected_count=len(want), expected=want[:4])
+        )
+    for key, value in expected.items():
+        assert_close(got[key], value, what=f"{what}[{key!r}]")
+
+
+STRIP_WRAPPER_PREFIXES = Contract(
+    "strip_wrapper_prefixes",
+    _reference_strip,
+    _draw_strip,
+    # A dict of tensors: the engine neither snapshots it nor sees the values' identity, so
+    # the check below watches both by hand. No tensor family applies (nothing is computed).
+    families=("values", "edges"),
+    compare=_compare_strip,
+    arg_names=("state_dict",),
+    examples=24,  # string cases are cheap; the traps need several prefix runs to show
+)
+
+
+@uses(STRIP_WRAPPER_PREFIXES)
 def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
-    """Checkpoints of compiled, DataParallel and nested wrappers (a real model's keys), keys
-    with the words inside them, no prefix at all, and an empty dict."""
+    """The contract (keys stripped of every leading run of prefixes, in order, on drawn
+    checkpoints: names with the words inside, names starting like a prefix, no prefix at all,
+    an empty dict), then: the caller's dict left alone, a new dict even when nothing changes,
+    the same tensor objects (non-contiguous ones too)."""
     g = torch.Generator().manual_seed(11)
-    inner = _Inner(g)
-    inner_sd = inner.state_dict()
-    cases = []  # (what, [[key, tensor, transposed], ...])
-    for what, prefix in (
-        (_("a compiled model's state_dict"), "_orig_mod."),
-        (_("DataParallel around a compiled model"), "module._orig_mod."),
-        (_("a compiled DataParallel model"), "_orig_mod.module."),
-        (_("three wrappers (compiled, DDP, compiled)"), "_orig_mod.module._orig_mod."),
-        (_("DataParallel in DataParallel in DataParallel"), "module.module.module."),
-    ):
-        cases.append((what, [[prefix + k, v, False] for k, v in inner_sd.items()]))
-    cases.append(
-        (_("a DataParallel checkpoint"), [["module." + k, v, False] for k, v in inner_sd.items()])
-    )
     mixed = [
         ["module.encoder.module.fc.weight", torch.randn(2, 3, generator=g), True],
-        ["modules.count", torch.tensor(4), False],  # 'module' then 's'
-        ["module_norm.weight", torch.randn(3, generator=g), False],  # 'module' then '_'
-        ["_orig_mod_x.bias", torch.randn(3, generator=g), False],  # '_orig_mod' then '_'
-        ["_orig_modx.w", torch.randn(1, generator=g), False],
-        ["model.weight", torch.randn(2, generator=g), False],  # every letter is in 'module.'
-        ["_orig_mod.embed.weight", torch.randn(5, 3, generator=g), False],
-        ["head.module.bias", torch.randn(3, generator=g), False],  # inside: keep it
-        ["encoder._orig_mod.weight", torch.randn(3, generator=g), False],
+        ["modules.count", torch.tensor(4), False],
         ["_orig_mod._orig_mod.module.module.deep.w", torch.randn(2, generator=g), False],
         ["module._orig_mod.fc.w", torch.randn(2, 2, generator=g), True],
     ]
-    cases.append((_("a state_dict with some wrapped keys"), mixed))
-    plain = [[k, v, False] for k, v in inner_sd.items()]
-    cases.append((_("a plain state_dict (no prefixes)"), plain))
-    cases.append((_("an empty state_dict"), []))
+    plain = [
+        ["fc.weight", torch.randn(2, 3, generator=g), True],
+        ["bn.count", torch.tensor(0), False],
+    ]
+    cases = [
+        (_("a state_dict with some wrapped keys"), mixed),
+        (_("a plain state_dict (no prefixes)"), plain),
+    ]
     for what, entries in cases:
         call = f"strip_wrapper_prefixes({what})"
         keys_before = [key for key, _value, _transposed in entries]
         seen = observe(
             probes.probe_strip_wrapper_prefixes, strip_wrapper_prefixes, {"entries": entries}, call
         )
-        if not seen["is_dict"]:
-            raise CheckError(
-                _("{call} returned a {type}; return a dict (key -> tensor).").format(
-                    call=call, type=seen["type"]
-                )
-            )
         if seen["caller_keys_after"] != keys_before or not seen["caller_values_kept"]:
             raise CheckError(
                 _(
@@ -818,45 +952,7 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
                 ).format(call=call)
             )
         expected = [_reference_unwrap(key) for key in keys_before]
-        out_keys = seen["keys"]
-        if out_keys != expected:
-            wrong = [
-                (a, b)
-                for a, b in zip(keys_before, out_keys, strict=False)
-                if b != _reference_unwrap(a)
-            ]
-            if len(out_keys) == len(expected) and sorted(out_keys) == sorted(expected):
-                raise CheckError(
-                    _(
-                        "{call} returned the right keys in another order: {keys}, expected "
-                        "{expected}. Build the new dict in the input's order."
-                    ).format(call=call, keys=out_keys[:4], expected=expected[:4])
-                )
-            if wrong:
-                before, after = wrong[0]
-                raise CheckError(
-                    _(
-                        "{call} turned the key {before!r} into {after!r}, expected {want!r}. {hint}"
-                    ).format(
-                        call=call,
-                        before=before,
-                        after=after,
-                        want=_reference_unwrap(before),
-                        hint=_wrapper_hint(before, after),
-                    )
-                )
-            raise CheckError(
-                _(
-                    "{call} returned {count} keys, expected {expected_count}: {expected}. "
-                    "Keep every entry, renamed or not."
-                ).format(
-                    call=call,
-                    count=len(out_keys),
-                    expected_count=len(expected),
-                    expected=expected[:4],
-                )
-            )
-        for i, (key, value) in enumerate(zip(expected, seen["values"], strict=True)):
+        for i, (key, value) in enumerate(zip(expected, seen["values"] or [], strict=False)):
             if i not in value["is_of"]:
                 how = (
                     _("a new tensor object on the same memory (a view, .detach() or .data)")

@@ -584,5 +584,42 @@ _MORE["strip_wrapper_prefixes"] = [
     ),
 ]
 
+_MORE["strip_wrapper_prefixes"].append(
+    Mistake(
+        name="prefix-from-first-key",
+        message="The first key does not tell every key's prefix, and an empty checkpoint has no "
+        "first key: strip each key on its own.",
+        code=_STRIP_HEAD
+        + (
+            "    first = next(iter(state_dict))\n"
+            "    prefix = ''\n"
+            "    while first.startswith(('module.', '_orig_mod.')):\n"
+            "        head = first.split('.', 1)[0] + '.'\n"
+            "        prefix += head\n"
+            "        first = first[len(head):]\n"
+            "    return {k[len(prefix):] if k.startswith(prefix) else k: v\n"
+            "            for k, v in state_dict.items()}\n"
+        ),
+    )
+)
+_MORE["shards_for_epoch"].append(
+    Mistake(
+        name="single-rank-unshuffled",
+        message="One rank still reads a shuffled epoch: DistributedSampler shuffles with seed + "
+        "epoch whatever world_size is; only the split is trivial.",
+        code=_SHARDS_HEAD
+        + (
+            "    if world_size == 1:\n"
+            "        return [list(range(n))]\n"
+            "    shards = []\n"
+            "    for rank in range(world_size):\n"
+            "        s = DistributedSampler(range(n), num_replicas=world_size, rank=rank, shuffle=True, seed=seed)\n"
+            "        s.set_epoch(epoch)\n"
+            "        shards.append(list(s))\n"
+            "    return shards\n"
+        ),
+    )
+)
+
 for _grade_id, _extra in _MORE.items():
     MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra
