@@ -141,6 +141,54 @@ MISTAKES = {
                 "    return torch.stack(rows).mean()"
             ),
         ),
+        Mistake(
+            name="padded-targets-flat-view",
+            message="logits.view(B * T, V) needs contiguous memory, and a caller's logits may "
+            "be a transposed or sliced view: use reshape (or flatten), which copies only when "
+            "it must.",
+            code=_LOSS.format(
+                body="    b, t, v = logits.shape\n"
+                "    pad = torch.full((b, 1), ignore_index, dtype=tokens.dtype, device=tokens.device)\n"
+                "    targets = torch.cat([tokens[:, 1:], pad], dim=1)  # the last position: no target\n"
+                "    return F.cross_entropy(logits.view(b * t, v), targets.view(b * t), "
+                "ignore_index=ignore_index)"
+            ),
+        ),
+        Mistake(
+            name="padding-made-on-cpu",
+            message="torch.full((B, 1), ...) without device= lands on the CPU: with tokens on "
+            "a GPU, torch.cat refuses to mix devices. Pass device=tokens.device.",
+            code=_LOSS.format(
+                body="    b, t, v = logits.shape\n"
+                "    pad = torch.full((b, 1), ignore_index, dtype=tokens.dtype)\n"
+                "    targets = torch.cat([tokens[:, 1:], pad], dim=1)\n"
+                "    return F.cross_entropy(logits.reshape(b * t, v), targets.reshape(b * t), "
+                "ignore_index=ignore_index)"
+            ),
+        ),
+        Mistake(
+            name="loss-rebuilt-from-item",
+            message="torch.tensor(loss.item()) has the right value but no graph: nothing can "
+            "be learned from it. Return the tensor F.cross_entropy gives.",
+            code=_LOSS.format(
+                body="    v = logits.shape[-1]\n"
+                "    loss = F.cross_entropy(logits[:, :-1].reshape(-1, v), tokens[:, 1:].reshape(-1), "
+                "ignore_index=ignore_index)\n"
+                "    return torch.tensor(loss.item(), dtype=logits.dtype, device=logits.device)"
+            ),
+        ),
+        Mistake(
+            name="stabilised-in-place",
+            message="logits -= logits.amax(...) changes the caller's logits: subtract out of "
+            "place (F.cross_entropy is stable on its own).",
+            code=_LOSS.format(
+                body="    v = logits.shape[-1]\n"
+                "    with torch.no_grad():\n"
+                "        logits -= logits.amax(dim=-1, keepdim=True)\n"
+                "    return F.cross_entropy(logits[:, :-1].reshape(-1, v), tokens[:, 1:].reshape(-1), "
+                "ignore_index=ignore_index)"
+            ),
+        ),
     ],
     "GPTEmbedding": [
         Mistake(
@@ -229,6 +277,26 @@ MISTAKES = {
                 ".tril(diagonal=t_k - t_q)\n"
                 "    scores = scores.masked_fill(~mask, float('-inf'))\n"
                 "    return torch.softmax(scores, dim=-1) @ v"
+            ),
+        ),
+        Mistake(
+            name="mask-made-on-cpu",
+            message="torch.ones(T_q, T_k) without device= lands on the CPU, so SDPA refuses it "
+            "next to q on a GPU: pass device=q.device.",
+            code=_ATTN.format(
+                body="    mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(diagonal=t_k - t_q)\n"
+                "    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)"
+            ),
+        ),
+        Mistake(
+            name="attention-weights-detached",
+            message="The attention weights were detached: the values are right but no gradient "
+            "reaches q and k, so the model cannot learn where to look.",
+            code=_ATTN.format(
+                body="    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    weights = scores.masked_fill(~mask, float('-inf')).softmax(dim=-1)\n"
+                "    return weights.detach() @ v"
             ),
         ),
     ],
@@ -355,6 +423,31 @@ MISTAKES = {
                 "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
                 "        logits.masked_fill_(logits < kth, float('-inf'))\n"
                 "    return F.softmax(logits / temperature, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="mask-made-on-cpu",
+            message="torch.full(logits.shape, -inf) without device= lands on the CPU: build "
+            "it with torch.full_like(logits, float('-inf')).",
+            code=_PROBS.format(
+                body="    scaled = logits / temperature\n"
+                "    if top_k is not None and top_k < scaled.shape[-1]:\n"
+                "        values, where = scaled.topk(top_k, dim=-1)\n"
+                "        scaled = torch.full(scaled.shape, float('-inf'), dtype=scaled.dtype)"
+                ".scatter(-1, where, values)\n"
+                "    return F.softmax(scaled, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="softmax-in-float32",
+            message="softmax(logits.float()) turns half-precision logits into float32 "
+            "probabilities: keep the logits' dtype.",
+            code=_PROBS.format(
+                body="    logits = logits.float() / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                "    return F.softmax(logits, dim=-1)"
             ),
         ),
     ],

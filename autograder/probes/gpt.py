@@ -20,20 +20,6 @@ def _grad_or_none(t: torch.Tensor) -> torch.Tensor | None:
     return None if t.grad is None else t.grad.detach().clone()
 
 
-def probe_next_token_loss(next_token_loss, case: dict) -> dict:
-    """The loss, its gradient to the logits, and whether the inputs were changed."""
-    logits = case["logits"].clone().requires_grad_(True)
-    tokens = case["tokens"]
-    tokens_before, logits_before = tokens.clone(), logits.detach().clone()
-    loss = next_token_loss(logits, tokens, **case.get("kwargs", {}))
-    seen = {"loss": loss, "grad": None, "tokens_changed": not torch.equal(tokens_before, tokens)}
-    if isinstance(loss, torch.Tensor) and loss.requires_grad:
-        loss.backward()
-        seen["grad"] = _grad_or_none(logits)
-    seen["logits_changed"] = not torch.equal(logits_before, logits.detach())
-    return seen
-
-
 def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
     """Build the module, give it the case's tables, and run each call of the case."""
     with torch.random.fork_rng(devices=[]):  # the module's own init must not move the global RNG
@@ -60,17 +46,6 @@ def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
     return seen
 
 
-def probe_causal_attention(causal_attention, case: dict) -> dict:
-    """The output, and the gradients a weighted sum of it sends to q, k and v."""
-    q, k, v = (case[n].clone().requires_grad_(case["grad"]) for n in ("q", "k", "v"))
-    out = causal_attention(q, k, v)
-    seen = {"out": out, "grads": None}
-    if case["grad"] and isinstance(out, torch.Tensor) and out.shape == case["w"].shape:
-        (out * case["w"]).sum().backward()
-        seen["grads"] = [_grad_or_none(t) for t in (q, k, v)]
-    return seen
-
-
 def probe_Block(Block, case: dict) -> dict:
     """Build the block, load the case's weights by name, run it (with a cache if given)."""
     with torch.random.fork_rng(devices=[]):
@@ -88,14 +63,6 @@ def probe_Block(Block, case: dict) -> dict:
         (y * case["w"]).sum().backward()
         seen["grad"] = _grad_or_none(x)
     return seen
-
-
-def probe_next_token_probs(next_token_probs, case: dict) -> dict:
-    """The probabilities, and whether the caller's logits were changed."""
-    logits = case["logits"]
-    before = logits.clone()
-    probs = next_token_probs(logits, **case["kwargs"])
-    return {"probs": probs, "logits_changed": not torch.equal(before, logits)}
 
 
 class ToyLM(nn.Module):
