@@ -114,14 +114,18 @@ class Build:
     with ``builder(spec)``, a function of a probe module, and the reference gets its own copy
     built the same way. ``label`` is how the feedback names it."""
 
-    builder: Callable[[dict], Any]
+    builder: Callable[..., Any]
     spec: dict
     label: str = ""
+    of: tuple[int, ...] = ()  # earlier arguments the builder also gets (the model of an optimizer)
 
     def sent(self) -> dict:
-        return {"build": [self.builder.__module__, self.builder.__name__, self.spec]}
+        return {"build": [self.builder.__module__, self.builder.__name__, self.spec]} | (
+            {"of": list(self.of)} if self.of else {}
+        )
 
     def make(self) -> Any:
+        """The grader's own copy (for a Build with no ``of``; see ``copies`` otherwise)."""
         return self.builder(self.spec)
 
 
@@ -146,6 +150,13 @@ class Contract:
     inputs)`` adds the exercise's advice to a wrong result's message; ``tolerance`` maps a
     dtype to (rtol, atol) where the text asks for more than TOLERANCE (float64 at 1e-9 where
     it says "compute in the input's dtype": a float32 working copy cast back is off by 1e-8).
+
+    A class exercise sets ``construct`` (how many leading arguments go to the class; the
+    rest go to the call): both sides build their object, fill its parameters in order from
+    one seed (``fill``; so equal shapes in equal order mean equal weights), cast it to the
+    dtype and device of the call's tensors and call it, or its ``method`` (``apply`` of an
+    autograd Function, with ``construct`` left None). ``mutates`` arguments are compared
+    with the reference's copies after the call (values, gradients, modes, optimizer state).
     """
 
     name: str
@@ -162,6 +173,9 @@ class Contract:
     hint: Callable[[str, Inputs], str] | None = None
     tolerance: dict | None = None
     examples: int = EXAMPLES
+    construct: int | None = None
+    method: str | None = None
+    fill: bool = True
 
     def __post_init__(self):
         unknown = set(self.families) - set(FAMILIES)
@@ -297,6 +311,10 @@ class _Runner:
             "family": self.family,
             "grad_args": grad_args,
             "rules": list(c.rules),
+            "mutates": list(c.mutates),
+            "construct": c.construct,
+            "method": c.method,
+            "fill": c.fill,
         }
         if self.family == "grad":
             graph = _reference_graph(c, inputs, grad_args)
@@ -346,7 +364,8 @@ class _Runner:
                     "(x = x - m, not x -= m), and put back any mode you change."
                 ).format(what=what, names=names)
             )
-        expected = c.reference(*_copies(inputs.args), **inputs.kwargs)
+        theirs = copies(inputs.args)  # the reference's own arguments
+        expected = _call_reference(c, theirs, inputs.kwargs)
         if self.family == "device":
             _compare_on_meta(seen.get("result"), expected, what)
             return
@@ -354,6 +373,11 @@ class _Runner:
         token = _TOLERANCE.set({**TOLERANCE, **(c.tolerance or {})})
         try:
             compare(seen.get("result"), expected, what, inputs)
+            for i, got in zip(c.mutates, seen.get("effects", []), strict=False):
+                after = _("{what}, its argument {name} afterwards").format(
+                    what=what, name=_arg_name(c, i)
+                )
+                compare_values(got, wire.roundtrip(probe.effect(theirs[i])), after, inputs)
         except CheckError as err:
             hint = c.hint(self.family, inputs) if c.hint else ""
             if not hint:
@@ -374,12 +398,23 @@ def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
     return Inputs(args, inputs.kwargs)
 
 
-def _copies(args: Sequence) -> list:
-    """The reference's own arguments: tensors cloned, built objects built again."""
-    return [
-        a.clone() if isinstance(a, torch.Tensor) else a.make() if isinstance(a, Build) else a
-        for a in args
-    ]
+def copies(args: Sequence) -> list:
+    """The reference's own arguments: tensors cloned, built objects built again (in order,
+    each getting the earlier copies it names)."""
+    made: list = []
+    for a in args:
+        if isinstance(a, Build):
+            made.append(a.builder(a.spec, *[made[i] for i in a.of]))
+        else:
+            made.append(a.clone() if isinstance(a, torch.Tensor) else a)
+    return made
+
+
+def _call_reference(c: Contract, args: list, kwargs: dict) -> Any:
+    """The reference's result on its own copies, called the way the answer is."""
+    case = {"construct": c.construct, "method": c.method, "fill": c.fill}
+    fn, call = probe.answer_callable(c.reference, args, case)
+    return fn(*call, **kwargs)
 
 
 def _sent(args: Sequence) -> list:
@@ -431,6 +466,18 @@ def compare_values(got: Any, expected: Any, what: str, inputs: Inputs) -> None:
     if isinstance(expected, torch.Tensor):
         rtol, atol = (_TOLERANCE.get() or TOLERANCE).get(expected.dtype, (0.0, 0.0))
         assert_close(got, expected.detach(), rtol=rtol, atol=atol, what=what)
+        return
+    if isinstance(expected, dict):
+        if not isinstance(got, dict) or sorted(got) != sorted(expected):
+            raise CheckError(
+                _("{what} has keys {got}, expected {expected}.").format(
+                    what=what,
+                    got=sorted(got) if isinstance(got, dict) else describe(got),
+                    expected=sorted(expected),
+                )
+            )
+        for k in expected:
+            compare_values(got[k], expected[k], f"{what}[{k!r}]", inputs)
         return
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
@@ -502,11 +549,13 @@ class _Graph:
 
 
 def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Graph | None:
-    args = _copies(inputs.args)
+    args = copies(inputs.args)
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
     outs = [
-        t for t in probe.tensors_in(c.reference(*args, **inputs.kwargs)) if t.is_floating_point()
+        t
+        for t in probe.tensors_in(_call_reference(c, args, inputs.kwargs))
+        if t.is_floating_point()
     ]
     positions = [k for k, t in enumerate(outs) if t.requires_grad]
     if not positions or not grad_args:

@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader
 
 from autograder import wire
 from autograder.boundary import AnswerRaised, observe
-from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.contracts import Build, Contract, Draw, Inputs, copies, uses
 from autograder.probes import training as probes
 from tutorial_lib.checks import CheckError, check_shape, check_type
 from tutorial_lib.device import get_device
@@ -584,11 +584,11 @@ def _draw_train_one_epoch(d: Draw) -> Inputs:
     task = d.draw(st.sampled_from(["classification", "regression"]))
     model = _contract_model(d, 1 if task == "regression" else 3, 0.3)
     loader = _contract_loader(d, task)
-    optimizer = Build(probes.build_contract_optimizer, {"lr": 0.1, "momentum": 0.9}, "SGD")
+    optimizer = Build(probes.build_contract_optimizer, {"lr": 0.1, "momentum": 0.9}, "SGD", of=(0,))
     scheduler = None
     if d.draw(st.booleans()):
         scheduler = Build(
-            probes.build_contract_scheduler, {"factors": [1.0, 0.5, 0.25]}, "a LambdaLR"
+            probes.build_contract_scheduler, {"factors": [1.0, 0.5, 0.25]}, "a LambdaLR", of=(3,)
         )
     args = (model, loader, _contract_loss(task), optimizer, _contract_device(d), scheduler)
     return Inputs(args)
@@ -679,7 +679,7 @@ def _compare_evaluate(got, expected, what: str, inputs: Inputs) -> None:
     sizes = [batch] * (n // batch) + ([n % batch] if n % batch else [])
     if not _close(loss, ref_loss):
         if smoothing:
-            ref_model, loader, _loss, device = _copies_of(inputs)
+            ref_model, loader, _loss, device = copies(inputs.args)
             plain, _accuracy = _ref_evaluate(ref_model, loader, nn.CrossEntropyLoss(), device)
             if _close(loss, plain):
                 raise CheckError(
@@ -713,11 +713,6 @@ def _compare_evaluate(got, expected, what: str, inputs: Inputs) -> None:
                 "label.{hint}"
             ).format(what=what, acc=acc, ref_acc=ref_acc, hint=hint)
         )
-
-
-def _copies_of(inputs: Inputs) -> list:
-    """A fresh copy of a contract's arguments, built as the reference's are."""
-    return [a.make() if isinstance(a, Build) else a for a in inputs.args]
 
 
 # The caller's model must come back as it was: every submodule's mode, its weights, its

@@ -192,15 +192,92 @@ def _on_meta(arg: Any) -> Any:
     return torch.device("meta") if isinstance(arg, torch.device) else arg
 
 
-def built(arg: Any) -> Any:
+def built(arg: Any, earlier: list | None = None) -> Any:
     """An argument as the answer gets it: ``{"build": [module, builder, spec]}`` becomes the
     object a builder of a probe module makes (a seeded model, an optimizer...); the grader
-    makes its own copy with the same builder."""
-    if type(arg) is dict and set(arg) == {"build"}:
+    makes its own copy with the same builder. ``"of"`` lists earlier arguments the builder
+    also gets (an optimizer over the model before it)."""
+    if type(arg) is dict and "build" in arg and set(arg) <= {"build", "of"}:
         module, name, spec = arg["build"]
         if not module.startswith("autograder.probes."):
             raise ValueError(f"builders live in autograder.probes, not {module}")
-        return getattr(importlib.import_module(module), name)(spec)
+        builder = getattr(importlib.import_module(module), name)
+        return builder(spec, *[(earlier or [])[i] for i in arg.get("of", [])])
+    return arg
+
+
+def built_all(args: list) -> list:
+    """Every argument built, in order, each Build getting the earlier ones it names."""
+    done: list = []
+    for a in args:
+        done.append(built(a, done))
+    return done
+
+
+def fill_parameters(obj: Any, seed: int = 0) -> Any:
+    """A module's parameters filled, in registration order, with values from ``seed``: the
+    learner's module and the reference's hold the same weights wherever their parameters
+    have the same shapes in the same order (what their texts ask), however each was built."""
+    if isinstance(obj, torch.nn.Module):
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for p in obj.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+    return obj
+
+
+def call_dtype(args: list) -> torch.dtype | None:
+    """The dtype of the first float tensor argument: a constructed module is cast to it."""
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.dtype.is_floating_point:
+            return a.dtype
+    return None
+
+
+def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list]:
+    """What the case calls, and with what. A function is called on all the arguments; a class
+    (``construct``: how many leading arguments go to it) is built from the first ones, its
+    weights filled (``fill``) and cast to the dtype and device of the call's tensors, then
+    called on the rest; ``method`` names what is called instead (``apply`` of a Function)."""
+    k = case.get("construct")
+    if k is None:
+        obj, call = answer, args
+    else:
+        obj, call = answer(*args[:k]), args[k:]
+        if case.get("fill", True):
+            fill_parameters(obj)
+        if isinstance(obj, torch.nn.Module):
+            device = next((a.device for a in call if isinstance(a, torch.Tensor)), None)
+            obj.to(device=device, dtype=call_dtype(call))
+    return (getattr(obj, case["method"]) if case.get("method") else obj), call
+
+
+def effect(arg: Any) -> Any:
+    """What an argument the text lets the answer change looks like afterwards, as data the
+    grader compares with the reference's copy: a tensor's values and gradient, a module's
+    state, modes, requires_grad flags and gradients, an optimizer's settings and state."""
+    if isinstance(arg, torch.Tensor):
+        grad = None if arg.grad is None else arg.grad.detach().clone()
+        return {"values": arg.detach().clone(), "requires_grad": arg.requires_grad, "grad": grad}
+    if isinstance(arg, torch.nn.Module):
+        params = list(arg.parameters())
+        return {
+            "state": {k: v.detach().clone() for k, v in arg.state_dict().items()},
+            "training": [m.training for m in arg.modules()],
+            "requires_grad": [p.requires_grad for p in params],
+            "grads": [None if p.grad is None else p.grad.detach().clone() for p in params],
+        }
+    if isinstance(arg, torch.optim.Optimizer):
+        return {
+            "settings": [
+                {k: v for k, v in sorted(g.items()) if k != "params"} for g in arg.param_groups
+            ],
+            "state": [dict(sorted(s.items())) for s in arg.state.values()],
+        }
+    if isinstance(arg, (list, tuple)):
+        return [effect(a) for a in arg]
+    if isinstance(arg, dict):
+        return {str(k): effect(v) for k, v in arg.items()}
     return arg
 
 
@@ -275,11 +352,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     outputs all have a graph; for ``device``: the result described, or ``device_mix``
     with PyTorch's message, or ``inconclusive`` when the answer needs values to run.
     """
-    args, kwargs, family = (
-        [built(a) for a in case["args"]],
-        dict(case.get("kwargs", {})),
-        case["family"],
-    )
+    args, kwargs, family = built_all(case["args"]), dict(case.get("kwargs", {})), case["family"]
     grad_args = [i for i in case.get("grad_args", []) if family == "grad"]
     if family == "strides":
         args = [other_strides(a) if isinstance(a, torch.Tensor) else a for a in args]
@@ -295,7 +368,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
-            seen = run_forbidding(answer, args, kwargs, functions)
+            fn, call = answer_callable(answer, args, case)
+            seen = run_forbidding(fn, call, kwargs, functions)
     except (RuntimeError, NotImplementedError) as err:
         if family != "device":
             raise
@@ -309,6 +383,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         if b is not None and not same_snapshot(snapshot(a), b)
     ]
     seen = {"broken": seen["broken"], "changed": changed}
+    if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
+        seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":
         return seen | {"result": describe_meta(result)}
     if family == "grad":

@@ -87,11 +87,9 @@ def factor_scheduler(optimizer, factors: list[float]) -> LambdaLR:
 
 # ---------------------------------------------------------------------------------------
 # Contract builders (autograder/contracts.py: Build): each makes one argument from a spec.
-# The kernel and the grader build their own copies, argument by argument in order, so the
-# optimizer builder takes the model built just before it, and the scheduler the optimizer.
+# The kernel and the grader build their own copies, argument by argument in order; the
+# optimizer builder gets the model (``of``), and the scheduler the optimizer.
 # ---------------------------------------------------------------------------------------
-
-_LAST_BUILT: dict[str, object] = {}
 
 
 def build_contract_model(spec: dict) -> nn.Module:
@@ -110,7 +108,6 @@ def build_contract_model(spec: dict) -> nn.Module:
             for p in model.parameters():
                 p.grad = torch.randn_like(p)
     model.train(spec["training"])
-    _LAST_BUILT["model"] = model
     return model
 
 
@@ -132,17 +129,14 @@ def build_contract_loss(spec: dict) -> nn.Module:
     return nn.CrossEntropyLoss(label_smoothing=spec.get("label_smoothing", 0.0))
 
 
-def build_contract_optimizer(spec: dict) -> torch.optim.Optimizer:
-    """SGD over the parameters of the model built just before."""
-    model = _LAST_BUILT["model"]
-    optimizer = torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
-    _LAST_BUILT["optimizer"] = optimizer
-    return optimizer
+def build_contract_optimizer(spec: dict, model: nn.Module) -> torch.optim.Optimizer:
+    """SGD over the parameters of the contract's model (``Build(..., of=(model's position,))``)."""
+    return torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
 
 
-def build_contract_scheduler(spec: dict) -> LambdaLR:
-    """A table-driven LambdaLR (see factor_scheduler) on the optimizer built just before."""
-    return factor_scheduler(_LAST_BUILT["optimizer"], spec["factors"])
+def build_contract_scheduler(spec: dict, optimizer: torch.optim.Optimizer) -> LambdaLR:
+    """A table-driven LambdaLR (see factor_scheduler) on the contract's optimizer."""
+    return factor_scheduler(optimizer, spec["factors"])
 
 
 # ---------------------------------------------------------------------------------------

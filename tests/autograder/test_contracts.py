@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes.layers import build_encoder_layer
+from autograder.probes.training import build_contract_model, build_contract_optimizer
 from tutorial_lib.checks import CheckError
 
 
@@ -262,3 +263,134 @@ def test_the_once_family_passes_lists_as_streams():
 
     for wrong in (reads_twice, needs_len):
         assert "read once" in failure(wrong, TOTAL)
+
+
+# A class exercise: ``Affine(n)`` holds a weight and a bias of shape (n,) and returns
+# x * weight + bias. Both sides fill their parameters from one seed, in order.
+class ReferenceAffine(torch.nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(n))
+        self.bias = torch.nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return x * self.weight + self.bias
+
+
+AFFINE = Contract(
+    "Affine",
+    ReferenceAffine,
+    lambda d: (lambda n: Inputs((n, d.tensor(d.size(0, 3, empty_ok=True), n))))(d.size(1, 4)),
+    construct=1,
+    arg_names=("n", "x"),
+)
+
+
+class AffineBySequential(torch.nn.Module):  # right: same shapes, same order, other layout
+    def __init__(self, n):
+        super().__init__()
+        self.weight, self.bias = (
+            torch.nn.Parameter(torch.zeros(n)),
+            torch.nn.Parameter(torch.zeros(n)),
+        )
+
+    def forward(self, x):
+        return torch.addcmul(self.bias, x, self.weight)
+
+
+class AffineNoBias(ReferenceAffine):  # values: the bias is registered but never added
+    def forward(self, x):
+        return x * self.weight
+
+
+class AffineDetached(ReferenceAffine):  # grad: the input cut from the graph
+    def forward(self, x):
+        return x.detach() * self.weight + self.bias
+
+
+class AffineFloat32(ReferenceAffine):  # dtypes: the answer forces float32
+    def forward(self, x):
+        return x.float() * self.weight.float() + self.bias.float()
+
+
+def test_a_class_is_built_on_both_sides_with_the_same_weights():
+    AFFINE.check(ReferenceAffine)
+    AFFINE.check(AffineBySequential)
+    assert "Affine(n: 1, x: float32 tensor of shape" in failure(AffineNoBias, AFFINE)
+    assert "gradient" in failure(AffineDetached, AFFINE)
+    assert "dtype" in failure(AffineFloat32, AFFINE)
+
+
+class ReferenceSquare(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+class SquareWrongBackward(ReferenceSquare):
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return x * grad
+
+
+SQUARE = Contract(
+    "Square",
+    ReferenceSquare,
+    lambda d: Inputs((d.tensor(d.size(1, 4)),)),
+    families=("values", "grad"),
+    method="apply",
+    arg_names=("x",),
+)
+
+
+def test_an_autograd_function_is_called_through_apply():
+    SQUARE.check(ReferenceSquare)
+    assert "gradient that flows back to x" in failure(SquareWrongBackward, SQUARE)
+
+
+def reference_sgd_step(model, optimizer):
+    """One step on (sum of outputs on ones)²: the model and the optimizer change."""
+    optimizer.zero_grad()
+    model(torch.ones(2, 4)).pow(2).sum().backward()
+    optimizer.step()
+
+
+STEP = Contract(
+    "sgd_step",
+    reference_sgd_step,
+    lambda d: Inputs(
+        (
+            Build(
+                build_contract_model,
+                {"seed": d.draw(st.integers(0, 9)), "classes": 2, "training": True, "grads": True},
+                "a model",
+            ),
+            Build(build_contract_optimizer, {"lr": 0.1, "momentum": 0.9}, "SGD", of=(0,)),
+        )
+    ),
+    families=("values",),
+    mutates=(0, 1),
+    arg_names=("model", "optimizer"),
+)
+
+
+def test_arguments_the_text_lets_change_are_compared_with_the_reference_afterwards():
+    STEP.check(reference_sgd_step)
+
+    def keeps_old_grads(model, optimizer):  # .grad accumulates onto the caller's
+        model(torch.ones(2, 4)).pow(2).sum().backward()
+        optimizer.step()
+
+    def steps_twice(model, optimizer):
+        reference_sgd_step(model, optimizer)
+        optimizer.step()
+
+    for wrong in (keeps_old_grads, steps_twice):
+        assert "its argument model afterwards" in failure(wrong, STEP)
