@@ -147,7 +147,7 @@ class Contract:
     arguments the text says the answer changes; ``compare(got, expected, what, inputs)``
     overrides the default comparison of results; ``grad_args`` are the positions of the
     float tensors ``grad`` differentiates (all float tensors when None); ``hint(family,
-    inputs)`` adds the exercise's advice to a wrong result's message; ``tolerance`` maps a
+    inputs)`` adds the exercise's advice to a wrong result's or gradient's message; ``tolerance`` maps a
     dtype to (rtol, atol) where the text asks for more than TOLERANCE (float64 at 1e-9 where
     it says "compute in the input's dtype": a float32 working copy cast back is off by 1e-8).
 
@@ -156,7 +156,8 @@ class Contract:
     one seed (``fill``; so equal shapes in equal order mean equal weights), cast it to the
     dtype and device of the call's tensors and call it, or its ``method`` (``apply`` of an
     autograd Function, with ``construct`` left None). ``mutates`` arguments are compared
-    with the reference's copies after the call (values, gradients, modes, optimizer state).
+    with the reference's copies after the call (values, gradients, modes, optimizer state);
+    ``may_change`` arguments may change in any way the text leaves open (not compared).
     """
 
     name: str
@@ -166,6 +167,7 @@ class Contract:
     rules: tuple[str, ...] = ()
     rule_text: Callable[[], str] | None = None
     mutates: tuple[int, ...] = ()
+    may_change: tuple[int, ...] = ()
     once_args: tuple[int, ...] = ()
     compare: Callable[[Any, Any, str, Inputs], None] | None = None
     grad_args: tuple[int, ...] | None = None
@@ -353,7 +355,7 @@ class _Runner:
                 .format(what=what, calls=_(" and ").join(seen["broken"]), rule=rule)
                 .strip()
             )
-        changed = [i for i in seen.get("changed", []) if i not in c.mutates]
+        changed = [i for i in seen.get("changed", []) if i not in c.mutates + c.may_change]
         if changed:
             names = ", ".join(_arg_name(c, i) for i in changed)
             raise CheckError(
@@ -378,6 +380,8 @@ class _Runner:
                     what=what, name=_arg_name(c, i)
                 )
                 compare_values(got, wire.roundtrip(probe.effect(theirs[i])), after, inputs)
+            if self.family == "grad":
+                _compare_grads(c, graph, grad_args, seen, what)
         except CheckError as err:
             hint = c.hint(self.family, inputs) if c.hint else ""
             if not hint:
@@ -385,8 +389,6 @@ class _Runner:
             raise CheckError(f"{err} {hint}") from None
         finally:
             _TOLERANCE.reset(token)
-        if self.family == "grad":
-            _compare_grads(c, graph, grad_args, seen, what)
 
 
 def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
@@ -406,7 +408,8 @@ def copies(args: Sequence) -> list:
         if isinstance(a, Build):
             made.append(a.builder(a.spec, *[made[i] for i in a.of]))
         else:
-            made.append(a.clone() if isinstance(a, torch.Tensor) else a)
+            tensor = isinstance(a, torch.Tensor)
+            made.append(a.detach().clone().requires_grad_(a.requires_grad) if tensor else a)
     return made
 
 

@@ -2,8 +2,9 @@
 
 Exercises whose answer is a function of tensors are :class:`Contract`\\ s
 (``autograder/contracts.py``): a reference, a function that draws inputs, and the families
-of inputs and behaviours the text promises. ``shared_and_copied`` is about memory shared
-with a NumPy array, which no contract says, and keeps its hand-written check.
+of inputs and behaviours the text promises. ``shared_and_copied``'s contract says what it
+returns (the array's values, dtype and shape, for any array); which tensor shares the
+array's memory no contract says, and stays hand-written.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from autograder.boundary import call, observe
 from autograder.contracts import TOLERANCE, Build, Contract, Draw, Inputs, uses
 from autograder.probes import tensors as probes
-from tutorial_lib.checks import CheckError, assert_close, check_device, check_shape, check_type
+from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.i18n import _
 
 
@@ -120,25 +121,47 @@ def _index_str(index: tuple[int, ...]) -> str:
     return ", ".join(str(i) for i in index)
 
 
+def _reference_shared_and_copied(a):
+    return torch.from_numpy(a), torch.from_numpy(a).clone()
+
+
+def _draw_array(d: Draw) -> Inputs:
+    """Any array from_numpy takes: six dtypes, 0-d and empty shapes, four memory layouts."""
+    ndim = d.draw(st.integers(0 if d.family == "edges" else 1, 3))
+    shape = [d.size(1, 4, empty_ok=True) for _ in range(ndim)]
+    layouts = ["transposed", "strided", "F"] if d.family == "strides" else ["C"]
+    spec = {
+        "dtype": d.draw(st.sampled_from(probes.ARRAY_DTYPES)),
+        "shape": shape,
+        "seed": d.draw(st.integers(0, 99)),
+        "layout": d.draw(st.sampled_from(layouts)),
+    }
+    label = _("a {layout} {dtype} array of shape {shape}").format(
+        layout=spec["layout"], dtype=spec["dtype"], shape=tuple(shape)
+    )
+    return Inputs((Build(probes.build_array, spec, label),))
+
+
+SHARED_AND_COPIED = Contract(
+    "shared_and_copied",
+    _reference_shared_and_copied,
+    _draw_array,
+    families=("values", "edges", "strides"),
+    arg_names=("a",),
+    hint=lambda family, inputs: _(
+        "Both tensors keep the array's dtype and shape: torch.from_numpy(a) and "
+        "torch.tensor(a) do; torch.Tensor(a), dtype=... and .float() change the dtype."
+    ),
+)
+
+
+@uses(SHARED_AND_COPIED)
 def check_shared_and_copied(shared_and_copied) -> None:
-    """Mutate the array and the tensors; the first tensor must follow the array, the second not."""
+    """Mutate the array and the tensors; the first tensor must follow the array, the second not.
+    (The contract has checked what comes back: two tensors with the array's values.)"""
     for index, (name, original) in enumerate(probes.numpy_cases()):
         what = f"shared_and_copied({name})"
         seen = observe(probes.probe_shared_and_copied, shared_and_copied, {"index": index}, what)
-        result = seen["result"]
-        check_type(result, (tuple, list), what)
-        if len(result) != 2:
-            raise CheckError(
-                _("{what} should return (shared, copied), got {count} items.").format(
-                    what=what, count=len(result)
-                )
-            )
-        shared, copied = result
-        for label, t in (("shared", shared), ("copied", copied)):
-            source = _("{label} from {what}").format(label=label, what=what)
-            check_type(t, torch.Tensor, source)
-            check_shape(t, original.shape, what=source)
-            check_device(t, "cpu", source)
         if seen["same_memory"] and original.size > 0:
             raise CheckError(
                 _(
@@ -182,19 +205,6 @@ def check_shared_and_copied(shared_and_copied) -> None:
                     "{what}: after copied[{at}] = 55 the array changed: copied shares memory."
                 ).format(what=what, at=at_last)
             )
-        expected_dtype = torch.from_numpy(original).dtype
-        for label, t in (("shared", shared), ("copied", copied)):
-            if t.dtype != expected_dtype:
-                raise CheckError(
-                    _(
-                        "{label} from {what} has dtype {dtype}, expected {expected} (the "
-                        "array's). Keep the dtype: torch.from_numpy(a) and torch.tensor(a) do; "
-                        "torch.Tensor(a), dtype=... and .float() change it."
-                    ).format(label=label, what=what, dtype=t.dtype, expected=expected_dtype)
-                )
-        for label, t in (("shared", shared), ("copied", copied)):
-            source = _("{label} from {what}").format(label=label, what=what)
-            assert_close(t, torch.from_numpy(original), what=source)
 
 
 # ---------------------------------------------------------------------------------------------

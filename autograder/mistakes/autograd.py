@@ -2,6 +2,13 @@
 
 from autograder.mistakes import Mistake
 
+_HUBER_BACKWARD = (
+    "    @staticmethod\n"
+    "    def backward(ctx, grad_output):\n"
+    "        (x,) = ctx.saved_tensors\n"
+    "        return grad_output * x.clamp(-ctx.delta, ctx.delta), None\n"
+)
+
 _HUBER_FORWARD = (
     "    @staticmethod\n"
     "    def forward(ctx, x, delta):\n"
@@ -333,6 +340,21 @@ MISTAKES = {
                 "    return total\n"
             ),
         ),
+        Mistake(
+            name="drops-the-remainder",
+            message="range(n // micro_size) leaves out the rows after the last full micro-batch "
+            "(all of them when micro_size > N): .split(micro_size) keeps the shorter last piece.",
+            code=(
+                "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+                "    n = x.shape[0]\n"
+                "    w.grad = None\n"
+                "    for i in range(max(n // micro_size, 1)):\n"
+                "        xb = x[i * micro_size:(i + 1) * micro_size]\n"
+                "        yb = y[i * micro_size:(i + 1) * micro_size]\n"
+                "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+                "    return w.grad\n"
+            ),
+        ),
     ],
     "round_ste": [
         Mistake(
@@ -402,6 +424,38 @@ MISTAKES = {
         ),
     ],
     "HuberFunction": [
+        Mistake(
+            name="forward-in-float32",
+            message="forward computes in float32 whatever x's dtype: a float16 or float64 x "
+            "must give a result of its own dtype.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        a = x.float().abs()\n"
+                "        return torch.where(a <= delta, 0.5 * a**2, delta * (a - 0.5 * delta))\n"
+                + _HUBER_BACKWARD
+            ),
+        ),
+        Mistake(
+            name="delta-tensor-on-the-cpu",
+            message="torch.full(x.shape, delta) is made on the CPU: on a GPU it cannot meet x. "
+            "Pass device=x.device (or use torch.full_like(x, delta)).",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        d = torch.full(x.shape, delta, dtype=x.dtype)\n"
+                "        return torch.where(x.abs() <= d, 0.5 * x**2, d * (x.abs() - 0.5 * d))\n"
+                + _HUBER_BACKWARD
+            ),
+        ),
         Mistake(
             name="forgets-grad-output",
             message="backward must return grad_output times the local derivative (the chain "

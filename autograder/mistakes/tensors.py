@@ -133,6 +133,27 @@ MISTAKES = {
                 "    return torch.from_numpy(a), torch.tensor(a, dtype=torch.float32)\n"
             ),
         ),
+        Mistake(
+            name="copied-via-tolist",
+            message="a.tolist() loses the array's dtype (uint8 and int32 come back int64, float64 "
+            "float32 through torch.tensor's default) and a 0-d array's shape: copy with "
+            "torch.tensor(a) or .clone().",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(a), torch.tensor(a.tolist())\n"
+            ),
+        ),
+        Mistake(
+            name="copied-row-by-row",
+            message="Stacking row by row fails on a 0-d or empty array: copy the whole array at "
+            "once.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(a), torch.stack([torch.tensor(r) for r in a])\n"
+            ),
+        ),
     ],
     "to_nchw": [
         Mistake(

@@ -62,6 +62,23 @@ def logistic(w, xb, yb):
 LOSSES = {"mse": mse, "logistic": logistic}
 
 
+def build_loss(spec: dict):
+    """A contract's loss_fn argument: one of LOSSES by name."""
+    return LOSSES[spec["loss"]]
+
+
+def build_leaf(spec: dict) -> torch.Tensor:
+    """A contract's w: a seeded leaf of ``shape`` and ``dtype`` that requires grad; with
+    ``stale``, its .grad already holds 5.0 everywhere (left from an earlier step)."""
+    g = torch.Generator().manual_seed(spec["seed"])
+    dtype = getattr(torch, spec["dtype"])
+    w = torch.randn(spec["shape"], generator=g, dtype=torch.float64).to(dtype)
+    w.requires_grad_(True)
+    if spec["stale"]:
+        w.grad = torch.full_like(w, 5.0)
+    return w
+
+
 class RecordingLoss:
     """Wraps a loss function and remembers the batch size of every call."""
 
@@ -104,36 +121,6 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
         "is_class": is_class,
         "is_function": is_class and issubclass(HuberFunction, torch.autograd.Function),
     }
-
-
-def probe_huber(HuberFunction, case: dict) -> dict:
-    """Forward at ``x``; at the float64 point ``x64``: the vector-Jacobian product with ``v64``
-    (None if backward raised, with the error in ``backward_raised``) and what
-    torch.autograd.gradcheck said (None when it passed)."""
-    delta = case["delta"]
-    x = build(case["x"])
-    x_before = x.clone()
-    out = HuberFunction.apply(x, delta)
-    seen: dict = {"out": out, "grad": None, "backward_raised": None}
-    seen["x_unchanged"] = torch.equal(x, x_before)
-    x64 = case["x64"].detach().clone().requires_grad_(True)
-    try:
-        out64 = HuberFunction.apply(x64, delta)
-        (seen["grad"],) = torch.autograd.grad(out64, x64, grad_outputs=case["v64"])
-    except Exception as err:  # the learner's backward may raise anything: report it
-        seen["backward_raised"] = _first_line(err)
-    seen["gradcheck"] = _gradcheck(lambda t: HuberFunction.apply(t, delta), case["x64"])
-    return seen
-
-
-def _gradcheck(fn, x: torch.Tensor) -> str | None:
-    """None if fn's analytic gradient matches finite differences, else the first error line."""
-    prepared = x.detach().to(torch.float64).requires_grad_(True)
-    try:
-        torch.autograd.gradcheck(fn, (prepared,), eps=1e-6, atol=1e-5, rtol=1e-3)
-    except Exception as err:  # gradcheck raises GradcheckError or whatever fn raised
-        return _first_line(err)
-    return None
 
 
 def _first_line(err: Exception) -> str:

@@ -354,8 +354,9 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     """
     args, kwargs, family = built_all(case["args"]), dict(case.get("kwargs", {})), case["family"]
     grad_args = [i for i in case.get("grad_args", []) if family == "grad"]
-    if family == "strides":
-        args = [other_strides(a) if isinstance(a, torch.Tensor) else a for a in args]
+    if family == "strides":  # the tensors sent as data (a built one is the builder's to lay out)
+        sent = [isinstance(a, torch.Tensor) for a in case["args"]]
+        args = [other_strides(a) if data else a for a, data in zip(args, sent, strict=True)]
     if family == "device":
         args = [_on_meta(a) for a in args]
     for i in grad_args:

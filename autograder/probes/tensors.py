@@ -57,6 +57,28 @@ def numpy_cases() -> list[tuple[str, np.ndarray]]:
     ]
 
 
+ARRAY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "uint8")
+
+
+def build_array(spec: dict) -> np.ndarray:
+    """A NumPy array for the contract of shared_and_copied: ``dtype``, ``shape`` (0-d and empty
+    allowed), ``seed``, and ``layout``: "C", "F" (Fortran order), "transposed" or "strided"
+    (every other element of a wider array), the last three with positive strides."""
+    rng = np.random.default_rng(spec["seed"])
+    shape, layout = tuple(spec["shape"]), spec["layout"]
+    wide = (*shape[:-1], shape[-1] * 2) if shape and layout == "strided" else shape
+    if layout == "transposed":
+        wide = tuple(reversed(shape))
+    values = rng.integers(0, 100, size=wide).astype(spec["dtype"])
+    if layout == "F":
+        return np.asfortranarray(values)
+    if layout == "transposed":
+        return values.T
+    if layout == "strided" and shape:
+        return values[..., ::2]
+    return values
+
+
 def written_value(old) -> int:
     """The value the probe writes into the array's first element: anything but ``old``."""
     return 99 if old != 99 else 98
