@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
@@ -56,6 +56,11 @@ FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once")
 OTHER_DTYPES = (torch.float16, torch.bfloat16, torch.float64)  # what ``dtypes`` draws
 PROBE_BUDGET = 40  # kernel round trips per family, generation and shrinking together
 EXAMPLES = 8  # inputs drawn per family before shrinking
+# One fixed seed for every run: the same notebook always gets the same score. (It is the
+# seed ``derandomize=True`` derived from this module's first version, so the draws stayed
+# the same; a fixed seed spares Hypothesis hashing the source at every call, and keeps the
+# draws from changing whenever this file is edited.)
+SEED = 1602057732771641025714973450934382553949948571985099510297410148200175936541243889569960391279210207773431987883944
 
 # The tolerances of the contract being judged (its own, over TOLERANCE), for compare_values.
 _TOLERANCE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("tolerance", default=None)
@@ -228,9 +233,9 @@ def _check_family(contract: Contract, answer: Any, family: str, dtype=None) -> N
     """One family's run; ``dtypes`` runs once per precision in OTHER_DTYPES (``dtype``)."""
     runner = _Runner(contract, answer, family)
 
+    @seed(SEED)
     @settings(
         max_examples=contract.examples if dtype is None else max(2, contract.examples // 2),
-        derandomize=True,  # the same notebook always gets the same score
         database=None,  # nothing written to disk, nothing remembered between students
         deadline=None,  # no wall-clock limit judges a student
         phases=(Phase.generate, Phase.shrink),
@@ -246,6 +251,7 @@ def _check_family(contract: Contract, answer: Any, family: str, dtype=None) -> N
             inputs = _as_dtype(inputs, dtype)
         runner.run(inputs)
 
+    holds._hypothesis_internal_database_key = None  # no database: no key to hash (as find() does)
     try:
         holds()
     except _Stop:
