@@ -17,13 +17,6 @@ ATTENTION_RULES = ("F.scaled_dot_product_attention", "F.multi_head_attention_for
 ENCODER_RULES = ("F.multi_head_attention_forward",)  # layer(x) and self_attn(...) both call it
 
 
-def probe_receptive_field(receptive_field, case: dict) -> dict:
-    """The answer for a stack given as a list of (kernel_size, stride) tuples, and the list after."""
-    layers = [tuple(pair) for pair in case["layers"]]
-    result = receptive_field(layers)
-    return {"result": result, "layers_after": [list(pair) for pair in layers]}
-
-
 def build_embedding(case: dict) -> nn.Embedding:
     """A seeded embedding table (with or without a padding_idx) on the case's device."""
     g = torch.Generator().manual_seed(case["seed"])
