@@ -20,6 +20,9 @@ The families, each reusable by any exercise whose inputs are tensors:
   shows on a CPU-only grader as it would on a GPU (PyTorch refuses to mix the two).
 - ``grad``: the result's graph reaches the inputs and its gradients equal the reference's.
 - ``once``: list arguments arrive as streams that can be read once (a generator, a loader).
+- ``memory``: the bytes autograd keeps for backward, at their peak during the call, are at
+  most about the reference's: a loop that keeps every batch's graph alive until the end, or
+  an evaluation without ``torch.no_grad()``, fails (``probes.contract.SavedTensors``).
 
 Arguments that are not data (a model, an optimizer) are :class:`Build` recipes: the kernel
 builds the answer's copy, the grader the reference's; a module counts as changed when its
@@ -35,6 +38,7 @@ rest of a shrink reusing results it already has.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 from collections.abc import Callable, Sequence
@@ -52,7 +56,10 @@ from autograder.probes import contract as probe
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.i18n import _
 
-FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once")
+FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once", "memory")
+# The memory family's allowance: twice the reference's peak of saved activations, plus this
+# (a right answer may save a little more, e.g. x * x keeps x twice where x ** 2 keeps it once).
+MEMORY_SLACK = 2, 1024
 OTHER_DTYPES = (torch.float16, torch.bfloat16, torch.float64)  # what ``dtypes`` draws
 PROBE_BUDGET = 40  # kernel round trips per family, generation and shrinking together
 EXAMPLES = 8  # inputs drawn per family before shrinking
@@ -373,7 +380,11 @@ class _Runner:
                 ).format(what=what, names=names)
             )
         theirs = copies(inputs.args)  # the reference's own arguments
-        expected = _call_reference(c, theirs, inputs.kwargs)
+        memory = self.family == "memory"
+        with probe.SavedTensors() if memory else contextlib.nullcontext() as saved:
+            expected = _call_reference(c, theirs, inputs.kwargs)
+        if memory:
+            _compare_memory(c, seen.get("saved_peak", 0), saved.peak, what, inputs)
         if self.family == "device":
             _compare_on_meta(seen.get("result"), expected, what)
             return
@@ -546,6 +557,23 @@ def _compare_on_meta(got: Any, expected: Any, what: str) -> None:
     elif isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
         for i, (g, e) in enumerate(zip(got, expected, strict=False)):
             _compare_on_meta(g, e, f"{what}[{i}]")
+
+
+def _compare_memory(c: Contract, got: int, reference: int, what: str, inputs: Inputs) -> None:
+    factor, slack = MEMORY_SLACK
+    if got > factor * reference + slack:
+        hint = c.hint("memory", inputs) if c.hint else ""
+        raise CheckError(
+            _(
+                "{what} kept {got:,} bytes of saved activations alive at once for backward, "
+                "where {reference:,} are enough: graphs are kept longer than needed (a loss "
+                "stored as a tensor rather than with .item(), losses summed before one "
+                "backward, a forward pass outside torch.no_grad() that nothing differentiates)."
+                " {hint}"
+            )
+            .format(what=what, got=got, reference=reference, hint=hint)
+            .strip()
+        )
 
 
 @dataclass(frozen=True)

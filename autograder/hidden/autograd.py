@@ -264,6 +264,8 @@ def _draw_accumulated_grad(d: Draw) -> Inputs:
     loss = d.draw(st.sampled_from(["mse", "logistic"]))
     n, f = d.size(1, 12), d.size(1, 4)
     micro = d.draw(st.integers(1, 13))
+    if d.family == "memory":  # four or more pieces, wide enough for their graphs to count
+        n, f, micro = 32, 64, d.draw(st.sampled_from([4, 8]))
     dtype = d.draw(st.sampled_from(["float32", "float64"]))
     x = d.tensor(n, f).to(getattr(torch, dtype))
     y = d.tensor(n, 1) if loss == "mse" else torch.sign(d.tensor(n)) + (d.tensor(n) == 0)
@@ -296,7 +298,7 @@ ACCUMULATED_GRAD = Contract(
     "accumulated_grad",
     _reference_accumulated_grad,
     _draw_accumulated_grad,
-    families=("values", "edges", "strides"),
+    families=("values", "edges", "strides", "memory"),
     may_change=(1,),  # w.grad: the text returns it, an answer may also leave it as it found it
     compare=_compare_accumulated_grad,
     arg_names=("loss_fn", "w", "x", "y", "micro_size"),

@@ -315,6 +315,19 @@ MISTAKES = {
             code=_accumulated("    w.grad = None\n    loss_fn(w, x, y).backward()\n"),
         ),
         Mistake(
+            name="one-backward-for-all-pieces",
+            message="Summing the micro-batch losses and calling backward() once keeps every "
+            "micro-batch's graph alive until the end, as much memory as the full batch: call "
+            "backward() on each scaled loss inside the loop.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    total = 0\n"
+                "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+                "        total = total + loss_fn(w, xb, yb) * len(xb) / n\n"
+                "    total.backward()\n"
+            ),
+        ),
+        Mistake(
             name="chunk-not-split",
             message="x.chunk(micro_size) makes micro_size pieces; x.split(micro_size) makes pieces "
             "of micro_size rows.",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
@@ -336,6 +336,47 @@ def same_snapshot(a: Any, b: Any) -> bool:
     return a == b
 
 
+class SavedTensors:
+    """Counts the bytes autograd keeps for backward while a block runs, and their peak.
+
+    Every tensor a graph saves passes through the pack hook and is held by a ``_Held``
+    until its graph is freed (after backward, or when the last reference to the loss goes),
+    so ``peak`` is how much memory for graphs the block needed at once: one batch's graph
+    for a loop that frees each, every batch's for one that keeps them, none under no_grad.
+    """
+
+    def __init__(self):
+        self.live = self.peak = 0
+
+    def __enter__(self):
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _Held.unpack)
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._hooks.__exit__(*exc)
+
+    def _pack(self, t: torch.Tensor) -> _Held:
+        return _Held(t, self)
+
+
+class _Held:
+    """One saved tensor, counted while its graph holds it."""
+
+    def __init__(self, t: torch.Tensor, counter: SavedTensors):
+        self.t, self.counter = t, counter
+        self.nbytes = t.numel() * t.element_size()
+        counter.live += self.nbytes
+        counter.peak = max(counter.peak, counter.live)
+
+    def __del__(self):
+        self.counter.live -= self.nbytes
+
+    @staticmethod
+    def unpack(held: _Held) -> torch.Tensor:
+        return held.t
+
+
 # What a mix of devices says, in the words PyTorch uses for it.
 DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
 
@@ -370,7 +411,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
             fn, call = answer_callable(answer, args, case)
-            seen = run_forbidding(fn, call, kwargs, functions)
+            with SavedTensors() if family == "memory" else nullcontext() as saved:
+                seen = run_forbidding(fn, call, kwargs, functions)
     except (RuntimeError, NotImplementedError) as err:
         if family != "device":
             raise
@@ -384,6 +426,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         if b is not None and not same_snapshot(snapshot(a), b)
     ]
     seen = {"broken": seen["broken"], "changed": changed}
+    if saved is not None:
+        seen["saved_peak"] = saved.peak
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
         seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.probes.autograd import build_leaf
 from autograder.probes.layers import build_encoder_layer
 from autograder.probes.training import build_contract_model, build_contract_optimizer
 from tutorial_lib.checks import CheckError
@@ -394,3 +395,37 @@ def test_arguments_the_text_lets_change_are_compared_with_the_reference_afterwar
 
     for wrong in (keeps_old_grads, steps_twice):
         assert "its argument model afterwards" in failure(wrong, STEP)
+
+
+def reference_row_by_row(w, x):
+    """The gradient of sum over rows of tanh(w * row).sum(), one row's graph at a time."""
+    w.grad = None
+    for row in x:
+        (w * row).tanh().sum().backward()
+    return w.grad
+
+
+ROW_BY_ROW = Contract(
+    "row_by_row",
+    reference_row_by_row,
+    lambda d: Inputs(
+        (
+            Build(build_leaf, {"shape": [64], "dtype": "float32", "seed": 0, "stale": False}),
+            d.tensor(d.size(3, 6), 64),
+        )
+    ),
+    families=("values", "memory"),
+    may_change=(0,),
+    arg_names=("w", "x"),
+)
+
+
+def test_the_memory_family_rejects_graphs_kept_alive_together():
+    ROW_BY_ROW.check(reference_row_by_row)
+
+    def one_backward_at_the_end(w, x):  # same gradient, every row's graph alive at once
+        w.grad = None
+        sum((w * row).tanh().sum() for row in x).backward()
+        return w.grad
+
+    assert "bytes of saved activations" in failure(one_backward_at_the_end, ROW_BY_ROW)
