@@ -432,9 +432,14 @@ def copies(args: Sequence) -> list:
 
 def _call_reference(c: Contract, args: list, kwargs: dict) -> Any:
     """The reference's result on its own copies, called the way the answer is."""
+    return _run_reference(c, args, kwargs)[0]
+
+
+def _run_reference(c: Contract, args: list, kwargs: dict) -> tuple[Any, Any]:
+    """The reference's result and the object it belongs to (its class's instance, if built)."""
     case = {"construct": c.construct, "method": c.method, "fill": c.fill}
-    fn, call = probe.answer_callable(c.reference, args, case)
-    return fn(*call, **kwargs)
+    fn, call, obj = probe.answer_callable(c.reference, args, case)
+    return fn(*call, **kwargs), obj
 
 
 def _sent(args: Sequence) -> list:
@@ -583,27 +588,27 @@ class _Graph:
     outputs: list[int]
     grads: list[torch.Tensor]
     inputs: list[torch.Tensor]
+    param_grads: list[torch.Tensor] = field(default_factory=list)
 
 
 def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Graph | None:
     args = copies(inputs.args)
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
-    outs = [
-        t
-        for t in probe.tensors_in(_call_reference(c, args, inputs.kwargs))
-        if t.is_floating_point()
-    ]
+    result, obj = _run_reference(c, args, inputs.kwargs)
+    outs = [t for t in probe.tensors_in(result) if t.is_floating_point()]
     positions = [k for k, t in enumerate(outs) if t.requires_grad]
-    if not positions or not grad_args:
+    params = probe.trained_parameters([*args, obj])
+    if not positions or not (grad_args or params):
         return None
     total = sum((outs[k] * probe.grad_weights(outs[k])).sum() for k in positions)
-    wrt = [args[i] for i in grad_args]
-    grads = torch.autograd.grad(total, wrt, allow_unused=True)
+    wrt = [args[i] for i in grad_args] + params
+    grads = [
+        torch.zeros_like(a) if g is None else g
+        for a, g in zip(wrt, torch.autograd.grad(total, wrt, allow_unused=True), strict=True)
+    ]
     return _Graph(
-        positions,
-        [torch.zeros_like(a) if g is None else g for a, g in zip(wrt, grads, strict=True)],
-        wrt,
+        positions, grads[: len(grad_args)], wrt[: len(grad_args)], grads[len(grad_args) :]
     )
 
 
@@ -630,4 +635,27 @@ def _compare_grads(c: Contract, graph: _Graph, grad_args: list[int], seen: dict,
                     "right but part of the computation is cut from the graph (a .detach(), "
                     "torch.no_grad(), a statistic taken with .item()) or changed in place. {err}"
                 ).format(what=what, name=name, err=err)
+            ) from None
+    got_params = seen.get("param_grads", [])
+    if len(got_params) != len(graph.param_grads):
+        raise CheckError(
+            _(
+                "{what}: {got} parameters take part in training (require grad), where "
+                "{expected} should: freeze only what the text says, and register every "
+                "weight as an nn.Parameter (a plain tensor attribute is not trained)."
+            ).format(what=what, got=len(got_params), expected=len(graph.param_grads))
+        )
+    for k, (got, exp) in enumerate(zip(got_params, graph.param_grads, strict=True)):
+        got = torch.zeros_like(exp) if got is None else got
+        rtol, atol = TOLERANCE.get(exp.dtype, (1e-4, 1e-5))
+        try:
+            assert_close(got, exp, rtol=rtol * 10, atol=atol * 10, what=f"parameter #{k + 1}")
+        except CheckError as err:
+            raise CheckError(
+                _(
+                    "{what}: the gradient that reaches the module's parameter #{k} (of shape "
+                    "{shape}) is wrong. The values are right but the weight is cut from the "
+                    "graph (read through .data or .detach(), used under torch.no_grad()) or "
+                    "used twice where the text uses it once. {err}"
+                ).format(what=what, k=k + 1, shape=tuple(exp.shape), err=err)
             ) from None

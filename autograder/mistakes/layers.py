@@ -635,6 +635,15 @@ MISTAKES = {
             code=_encoder(prelude="    layer.eval()\n"),
         ),
         Mistake(
+            name="projection-weights-through-data",
+            message="attn.in_proj_weight.data gives the right values but no gradient: the "
+            "layer's attention projections would never train. Use the parameter itself.",
+            code=_encoder().replace(
+                "attn.in_proj_weight, attn.in_proj_bias",
+                "attn.in_proj_weight.data, attn.in_proj_bias",
+            ),
+        ),
+        Mistake(
             name="calls-the-layer",
             message="layer(x) is what you are asked to rebuild from the layer's parts, not "
             "what you return.",

@@ -234,11 +234,12 @@ def call_dtype(args: list) -> torch.dtype | None:
     return None
 
 
-def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list]:
-    """What the case calls, and with what. A function is called on all the arguments; a class
-    (``construct``: how many leading arguments go to it) is built from the first ones, its
-    weights filled (``fill``) and cast to the dtype and device of the call's tensors, then
-    called on the rest; ``method`` names what is called instead (``apply`` of a Function)."""
+def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list, Any]:
+    """What the case calls, with what, and the object it belongs to. A function is called on
+    all the arguments; a class (``construct``: how many leading arguments go to it) is built
+    from the first ones, its weights filled (``fill``) and cast to the dtype and device of the
+    call's tensors, then called on the rest; ``method`` names what is called instead
+    (``apply`` of a Function)."""
     k = case.get("construct")
     if k is None:
         obj, call = answer, args
@@ -249,7 +250,22 @@ def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list
         if isinstance(obj, torch.nn.Module):
             device = next((a.device for a in call if isinstance(a, torch.Tensor)), None)
             obj.to(device=device, dtype=call_dtype(call))
-    return (getattr(obj, case["method"]) if case.get("method") else obj), call
+    return (getattr(obj, case["method"]) if case.get("method") else obj), call, obj
+
+
+def trained_parameters(objects: list) -> list[torch.nn.Parameter]:
+    """The parameters that require grad of every module among ``objects``, in order: the
+    ``grad`` family compares their gradients too (a weight read through .data or .detach()
+    gives the right values and trains nothing)."""
+    seen: set[int] = set()
+    params = []
+    for o in objects:
+        if isinstance(o, torch.nn.Module):
+            for p in o.parameters():
+                if p.requires_grad and id(p) not in seen:
+                    seen.add(id(p))
+                    params.append(p)
+    return params
 
 
 def effect(arg: Any) -> Any:
@@ -410,7 +426,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
-            fn, call = answer_callable(answer, args, case)
+            fn, call, obj = answer_callable(answer, args, case)
             with SavedTensors() if family == "memory" else nullcontext() as saved:
                 seen = run_forbidding(fn, call, kwargs, functions)
     except (RuntimeError, NotImplementedError) as err:
@@ -442,8 +458,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             and all(t.requires_grad for t in chosen)
         ):
             total = sum((t * grad_weights(t)).sum() for t in chosen)
-            grads = torch.autograd.grad(total, [args[i] for i in grad_args], allow_unused=True)
-            seen["grads"] = list(grads)
+            params = trained_parameters([*args, obj])
+            wrt = [args[i] for i in grad_args] + params
+            grads = list(torch.autograd.grad(total, wrt, allow_unused=True)) if wrt else []
+            seen["grads"] = grads[: len(grad_args)]
+            seen["param_grads"] = grads[len(grad_args) :]
     return seen | {"result": result}
 
 

@@ -314,12 +314,18 @@ class AffineFloat32(ReferenceAffine):  # dtypes: the answer forces float32
         return x.float() * self.weight.float() + self.bias.float()
 
 
+class AffineWeightData(ReferenceAffine):  # grad: the weight read through .data trains nothing
+    def forward(self, x):
+        return x * self.weight.data + self.bias
+
+
 def test_a_class_is_built_on_both_sides_with_the_same_weights():
     AFFINE.check(ReferenceAffine)
     AFFINE.check(AffineBySequential)
     assert "Affine(n: 1, x: float32 tensor of shape" in failure(AffineNoBias, AFFINE)
     assert "gradient" in failure(AffineDetached, AFFINE)
     assert "dtype" in failure(AffineFloat32, AFFINE)
+    assert "parameter #1 (of shape" in failure(AffineWeightData, AFFINE)
 
 
 class ReferenceSquare(torch.autograd.Function):
