@@ -614,6 +614,14 @@ def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Grap
 
 def _compare_grads(c: Contract, graph: _Graph, grad_args: list[int], seen: dict, what: str):
     """The answer's result reaches its inputs in the graph, with the reference's gradients."""
+    if seen.get("grad_output_changed"):
+        raise CheckError(
+            _(
+                "{what}: its backward changed grad_output in place. Autograd may hand the same "
+                "tensor to other parts of the graph too, which then get wrong gradients: "
+                "compute a new tensor (grad_output * ..., not grad_output.mul_(...))."
+            ).format(what=what)
+        )
     if "grads" not in seen:
         raise CheckError(
             _(

@@ -438,6 +438,19 @@ MISTAKES = {
     ],
     "HuberFunction": [
         Mistake(
+            name="backward-changes-grad-output",
+            message="grad_output.mul_(...) overwrites the gradient autograd handed in, which it "
+            "may pass on to other parts of the graph: return a new tensor, grad_output * ...",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output.mul_(x.clamp(-ctx.delta, ctx.delta)), None\n"
+            ),
+        ),
+        Mistake(
             name="forward-in-float32",
             message="forward computes in float32 whatever x's dtype: a float16 or float64 x "
             "must give a result of its own dtype.",

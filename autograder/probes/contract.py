@@ -457,12 +457,20 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             and len(chosen) == len(case["grad_outputs"])
             and all(t.requires_grad for t in chosen)
         ):
-            total = sum((t * grad_weights(t)).sum() for t in chosen)
+            # d(sum of w * out)/d(input), with each w handed to backward as the output's
+            # gradient itself, so a backward that changes its grad_output in place shows.
+            weights = [grad_weights(t) for t in chosen]
+            kept = [w.clone() for w in weights]
             params = trained_parameters([*args, obj])
             wrt = [args[i] for i in grad_args] + params
-            grads = list(torch.autograd.grad(total, wrt, allow_unused=True)) if wrt else []
+            grads = []
+            if wrt:
+                grads = list(
+                    torch.autograd.grad(chosen, wrt, grad_outputs=weights, allow_unused=True)
+                )
             seen["grads"] = grads[: len(grad_args)]
             seen["param_grads"] = grads[len(grad_args) :]
+            seen["grad_output_changed"] = not all(map(torch.equal, weights, kept))
     return seen | {"result": result}
 
 

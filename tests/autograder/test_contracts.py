@@ -357,9 +357,17 @@ SQUARE = Contract(
 )
 
 
+class SquareInPlaceBackward(ReferenceSquare):  # right gradient, grad_output overwritten
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad.mul_(2 * x)
+
+
 def test_an_autograd_function_is_called_through_apply():
     SQUARE.check(ReferenceSquare)
     assert "gradient that flows back to x" in failure(SquareWrongBackward, SQUARE)
+    assert "changed grad_output in place" in failure(SquareInPlaceBackward, SQUARE)
 
 
 def reference_sgd_step(model, optimizer):
