@@ -91,9 +91,10 @@ class Draw:
     family: str
 
     def size(self, low: int = 1, high: int = 5, empty_ok: bool = False) -> int:
-        """One dimension's size; the ``edges`` family favours 0 (where allowed), 1 and odd sizes;
+        """One dimension's size; ``edges`` and ``device`` favour 0 (where allowed), 1 and odd sizes;
         ``strides`` draws 2 or more where it may, so every axis has a stride to get wrong."""
-        if self.family == "edges":  # the smallest allowed, one, odd sizes, the largest
+        if self.family in ("edges", "device"):  # the smallest allowed, one, odd, the largest
+            # (on meta only the code path taken matters, and the rare one is the empty input)
             smallest = 0 if empty_ok else low
             sizes = {smallest, low, 1, 3, 7, high}
             return self.draw(
