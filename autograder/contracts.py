@@ -160,7 +160,8 @@ class Contract:
     arguments the text says the answer changes; ``compare(got, expected, what, inputs)``
     overrides the default comparison of results; ``grad_args`` are the positions of the
     float tensors ``grad`` differentiates (all float tensors when None); ``hint(family,
-    inputs)`` adds the exercise's advice to a wrong result's or gradient's message; ``tolerance`` maps a
+    inputs)`` adds the exercise's advice to the message of a wrong result, a wrong gradient
+    or an error raised; ``tolerance`` maps a
     dtype to (rtol, atol) where the text asks for more than TOLERANCE (float64 at 1e-9 where
     it says "compute in the input's dtype": a float32 working copy cast back is off by 1e-8).
 
@@ -340,12 +341,14 @@ class _Runner:
         try:
             seen = observe(probe.probe_contract, self.answer, case, what)
         except AnswerRaised as err:
+            hint = c.hint(self.family, inputs) if c.hint else ""
             raise CheckError(
                 _("{what} raised {error}: {message}").format(
                     what=what,
                     error=err.type_name,
                     message=(err.message.splitlines() or [""])[0][:300],
                 )
+                + (f" {hint}" if hint else "")
                 + _frames(err)
             ) from None
         if self.family == "device" and "inconclusive" in seen:
@@ -462,14 +465,19 @@ def describe_call(c: Contract, inputs: Inputs, family: str) -> str:
         f"{_arg_name(c, i) if c.arg_names else ''}{': ' if c.arg_names else ''}{describe(a)}"
         for i, a in enumerate(inputs.args)
     ]
-    parts += [f"{k}={describe(v)}" for k, v in inputs.kwargs.items()]
+    kwargs = [f"{k}={describe(v)}" for k, v in inputs.kwargs.items()]
     how = {
         "strides": _(" [tensor inputs non-contiguous]"),
         "device": _(" [inputs on the meta device]"),
         "grad": _(" [float inputs require grad]"),
         "once": _(" [lists passed as streams that can be read once]"),
     }.get(family, "")
-    return f"{c.name}({', '.join(parts)}){how}"
+    if c.construct is None:
+        return f"{c.name}({', '.join(parts + kwargs)}){how}"
+    # A class: built from the first arguments, then called (or its method) on the rest.
+    built, called = parts[: c.construct], parts[c.construct :] + kwargs
+    method = f".{c.method}" if c.method else ""
+    return f"{c.name}({', '.join(built)}){method}({', '.join(called)}){how}"
 
 
 def describe(value: Any) -> str:

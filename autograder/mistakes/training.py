@@ -761,6 +761,72 @@ MISTAKES["make_loss_fn"] += [
     ),
 ]
 
+MISTAKES["make_loss_fn"] += [
+    Mistake(
+        name="one-hot-made-on-cpu",
+        message="A one-hot target built with torch.zeros(logits.shape) lives on the CPU: on a "
+        "GPU the loss fails. Make it with torch.zeros_like(logits) (or use CrossEntropyLoss).",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class OneHotCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        one_hot = torch.zeros(logits.shape).scatter(1, y[:, None], 1.0)\n"
+            "        return -(one_hot * logits.log_softmax(dim=1)).sum(dim=1).mean()\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return OneHotCE()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="regression-loss-in-float32",
+        message="Casting to float32 answers a float16 or float64 prediction in another "
+        "precision: compute the loss in the dtype it is given (nn.MSELoss does).",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class FloatMSE(nn.Module):\n"
+            "    def forward(self, pred, target):\n"
+            "        return ((pred.float() - target.float()) ** 2).mean()\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n        return nn.BCEWithLogitsLoss()\n"
+            "    if task == 'regression':\n        return FloatMSE()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+    Mistake(
+        name="flattens-with-view",
+        message="logits.view(-1) fails on a non-contiguous batch; flatten with .reshape(-1), or "
+        "give BCEWithLogitsLoss the (N, C) tensors as they are.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class FlatBCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        return nn.functional.binary_cross_entropy_with_logits(logits.view(-1), y.view(-1))\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n        return FlatBCE()\n"
+            "    if task == 'regression':\n        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+    Mistake(
+        name="regression-loss-without-graph",
+        message="A loss computed under torch.no_grad() has no graph: loss.backward() cannot "
+        "train anything. Compute it with autograd on.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class QuietMSE(nn.Module):\n"
+            "    def forward(self, pred, target):\n"
+            "        with torch.no_grad():\n"
+            "            return nn.functional.mse_loss(pred, target)\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n        return nn.BCEWithLogitsLoss()\n"
+            "    if task == 'regression':\n        return QuietMSE()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+]
+
 _TRAIN_LOOP_END = (
     "        total += loss.item() * len(x)\n        count += len(x)\n    return total / count\n"
 )
@@ -897,6 +963,22 @@ MISTAKES["evaluate"] += [
 
 MISTAKES["make_warmup_cosine"] += [
     Mistake(
+        name="zeroes-base-rates",
+        message="Setting each group's lr to 0 before building LambdaLR makes 0 the base rate it "
+        "multiplies: every later rate is 0. Leave the optimizer's rates alone; the factor "
+        "(0 at step 0) does the warm-up.",
+        code=(
+            "import math\nimport torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    for group in optimizer.param_groups:\n        group['lr'] = 0.0\n"
+            "    def factor(step):\n"
+            "        if step < warmup_steps:\n            return step / warmup_steps\n"
+            "        progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * progress))\n"
+        )
+        + _SCHED_TAIL,
+    ),
+    Mistake(
         name="cosine-length-zero",
         message="total_steps may equal warmup_steps: divide by max(1, total_steps - warmup_steps).",
         code=_SCHED_HEAD
@@ -927,6 +1009,19 @@ MISTAKES["make_warmup_cosine"] += [
 ]
 
 MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="step-puts-model-in-eval",
+        message="step only reads the model: calling model.eval() there leaves the caller's "
+        "training run without dropout and with frozen batch norm statistics.",
+        code=_stopper(
+            "",
+            "        model.eval()\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
     Mistake(
         name="min-delta-inclusive",
         message="A loss exactly min_delta better is not an improvement: the test is strict, "
@@ -1022,6 +1117,17 @@ _SAVE_HEAD = (
 
 MISTAKES["save_checkpoint"] += [
     Mistake(
+        name="zero-grad-before-saving",
+        message="Saving only reads the objects: optimizer.zero_grad() there wipes the caller's "
+        "gradients (accumulated over batches, say). Leave the objects as they were.",
+        code=_SAVE_HEAD
+        + (
+            "    optimizer.zero_grad()  # gradients do not belong in a checkpoint\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+    Mistake(
         name="hard-coded-file-name",
         message="Save to exactly the path you are given, not to a file name of your own next "
         "to it.",
@@ -1070,6 +1176,34 @@ _LOAD_HEAD = "import torch\ndef load_checkpoint(path, model, optimizer, schedule
 
 MISTAKES["load_checkpoint"] += [
     Mistake(
+        name="loads-into-a-new-optimizer",
+        message="Load into the optimizer you were given: a new optimizer gets the saved "
+        "momentum buffers and rates, and the caller's goes on without them.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'])\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="loads-into-eval-mode",
+        message="Loading restores weights, not a mode: model.eval() after loading leaves the "
+        "resumed training without dropout. Leave the model's mode to the caller.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'])\n"
+            "    model.eval()\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+    Mistake(
         name="non-strict-model-load",
         message="strict=False loads a checkpoint that does not fit without a word; keep the "
         "default strict loading so a mismatch raises.",
@@ -1111,6 +1245,13 @@ _CNN_BODY = (
 )
 
 MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="casts-batch-to-float32",
+        message="forward should compute in the batch's dtype: x.float() turns a float16 or "
+        "float64 batch into float32, which the model's weights (cast with model.to(dtype)) "
+        "do not match. Leave the dtype to the caller.",
+        code=_CNN_BODY.format(end="", after="").replace("self.net(x)", "self.net(x.float())"),
+    ),
     Mistake(
         name="sigmoid-at-the-end",
         message="A sigmoid squashes the outputs into (0, 1): they are no longer logits. End with "
@@ -1372,6 +1513,26 @@ MISTAKES["evaluate"] += [
             "            count += len(x)\n"
             "    model.train(was_training)\n"
             "    return total / count, correct / count\n"
+        ),
+    ),
+]
+
+MISTAKES["train_logged"] += [
+    Mistake(
+        name="reseeds-inside-the-run",
+        message="torch.manual_seed inside train_logged resets the caller's random state: the "
+        "dropout masks repeat. Leave seeding to the caller.",
+        code=_logged(model_train="    torch.manual_seed(0)\n    model.train()\n"),
+    ),
+    Mistake(
+        name="zero-grad-after-step",
+        message="optimizer.zero_grad() after the step instead of before loss.backward(): the "
+        "first step adds the caller's leftover gradients to its own, and the model ends "
+        "without the last step's gradients.",
+        code=_logged(
+            after_step="        optimizer.zero_grad()\n",
+        ).replace(
+            "        optimizer.zero_grad()\n        loss.backward()\n", "        loss.backward()\n"
         ),
     ),
 ]

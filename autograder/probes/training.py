@@ -145,46 +145,10 @@ def build_contract_scheduler(spec: dict, optimizer: torch.optim.Optimizer) -> La
 
 
 def probe_make_loss_fn(make_loss_fn, case: dict) -> dict:
-    """What the loss for ``case["task"]`` is, and, on each (logits, target): the value, the
-    gradient it sends back to the logits, and whether the caller's tensors were changed.
-    Logits marked non-contiguous in ``case["strided"]`` are handed over as a transposed view."""
+    """What make_loss_fn returns for ``case["task"]``: whether it is a Module instance, its type.
+    (Its values, gradients and effects on the caller's tensors are the contract's.)"""
     loss_fn = make_loss_fn(case["task"])
-    seen = {"is_module": isinstance(loss_fn, nn.Module), "type": type(loss_fn).__name__}
-    seen["losses"] = []
-    if not seen["is_module"]:
-        return seen
-    strided = case.get("strided", [False] * len(case["pairs"]))
-    for (logits, target), transposed in zip(case["pairs"], strided, strict=True):
-        # logits as a model hands them over: not a leaf, but computed from one (the leaf
-        # collects the gradient); marked ones are non-contiguous, from a (C, N) leaf
-        if transposed:
-            leaf = logits.detach().t().contiguous().requires_grad_(True)
-            given = leaf.t() * 1.0  # elementwise ops keep the transposed strides
-        else:
-            leaf = logits.detach().clone().requires_grad_(True)
-            given = leaf * 1.0
-        target_given = target.clone()
-        try:
-            loss = loss_fn(given, target_given)
-        except Exception as err:  # a loss that does not suit the targets: report it
-            seen["losses"].append({"raised": _raised(err)})
-            break
-        entry = {"value": as_data(loss), "grad": None}
-        entry["inputs_changed"] = not (
-            torch.equal(given.detach(), logits) and torch.equal(target_given, target)
-        )
-        if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.numel() == 1:
-            try:
-                loss.backward()
-            except Exception as err:  # reported as what backward said
-                entry["grad"] = {"raised": _raised(err)}
-            else:
-                grad = leaf.grad
-                if grad is not None and transposed:
-                    grad = grad.t()
-                entry["grad"] = as_data(grad)
-        seen["losses"].append(entry)
-    return seen
+    return {"is_module": isinstance(loss_fn, nn.Module), "type": type(loss_fn).__name__}
 
 
 def probe_make_loss_fn_unknown(make_loss_fn, case: dict) -> dict:
@@ -369,26 +333,13 @@ def probe_evaluate(evaluate, case: dict) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
-def probe_make_warmup_cosine(make_warmup_cosine, case: dict) -> dict:
-    """Every param group's learning rate before each of ``case["steps"]`` scheduler steps."""
-    params = [torch.zeros(2, device=case["device"], requires_grad=True) for _ in case["lrs"]]
-    optimizer = torch.optim.SGD(
-        [{"params": [p], "lr": lr} for p, lr in zip(params, case["lrs"], strict=True)]
+def build_lr_groups(spec: dict) -> torch.optim.SGD:
+    """An SGD with one parameter group per rate in ``spec["lrs"]`` (each over its own tensor),
+    for a scheduler to drive (the contract of make_warmup_cosine)."""
+    params = [torch.zeros(2, requires_grad=True) for _ in spec["lrs"]]
+    return torch.optim.SGD(
+        [{"params": [p], "lr": lr} for p, lr in zip(params, spec["lrs"], strict=True)]
     )
-    scheduler = make_warmup_cosine(optimizer, case["warmup"], case["total"])
-    seen = {"has_step": hasattr(scheduler, "step"), "type": type(scheduler).__name__}
-    seen["lrs"], seen["step_raised"] = [], None
-    if not seen["has_step"]:
-        return seen
-    for _ in range(case["steps"]):
-        seen["lrs"].append([as_data(group["lr"]) for group in optimizer.param_groups])
-        optimizer.step()
-        try:
-            scheduler.step()
-        except Exception as err:  # reported with the step it happened after
-            seen["step_raised"] = _raised(err)
-            break
-    return seen
 
 
 # ---------------------------------------------------------------------------------------
@@ -400,6 +351,14 @@ def build_stop_model(seed: int, device) -> nn.Module:
     """A small model with buffers next to its parameters (batch norm's running statistics)."""
     torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).to(device)
+
+
+def build_contract_stop_model(spec: dict) -> nn.Module:
+    """build_stop_model's network, seeded without touching the global random state, in the
+    spec's mode (the contract of EarlyStopping)."""
+    with torch.random.fork_rng(devices=[]):
+        model = build_stop_model(spec["seed"], "cpu")
+    return model.train(spec["training"])
 
 
 def _type_or_repr(value):
@@ -455,17 +414,51 @@ def build_resume_objects(device, init_seed: int, lr_factors: list[float]):
     return model, optimizer, factor_scheduler(optimizer, lr_factors)
 
 
-def _same_state(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(
-        a[k].dtype == b[k].dtype and a[k].device == b[k].device and torch.equal(a[k], b[k])
-        for k in a
-    )
+_SCRATCH: list[tempfile.TemporaryDirectory] = []
+
+
+def build_checkpoint_path(spec: dict) -> str:
+    """A path where no file is yet, named ``spec["name"]``, in a folder of its own inside a
+    scratch folder that goes away with the process (the contract of save_checkpoint)."""
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.TemporaryDirectory(prefix="ckpt-contract-"))
+    return os.path.join(tempfile.mkdtemp(dir=_SCRATCH[0].name), spec["name"])
+
+
+def build_contract_checkpoint(spec: dict) -> str:
+    """A checkpoint file as save_checkpoint writes it, of the contract's model, SGD and
+    LambdaLR after ``spec["steps"]`` seeded training steps (so it holds momentum buffers
+    and a moved schedule), with ``spec["epoch"]``; returns its path. The global random state
+    is left as it was (the contract of load_checkpoint)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec["seed"])
+        model = build_contract_model(
+            {"seed": spec["seed"] + 1000, "classes": 3, "dropout": 0.0, "training": True}
+        )
+        optimizer = build_contract_optimizer({"lr": 0.1, "momentum": 0.9}, model)
+        scheduler = build_contract_scheduler({"factors": [1.0, 0.5, 0.25]}, optimizer)
+        for _ in range(spec["steps"]):
+            x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+            loss = nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+    path = build_checkpoint_path({"name": "checkpoint.pt"})
+    bundle = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "epoch": spec["epoch"],
+    }
+    torch.save(bundle, path)
+    return path
 
 
 def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
-    """Objects in the states the case gives are saved into a fresh folder; returns what the
-    call returned, whether the file exists, what torch.load(weights_only=True) reads, and
-    whether saving changed the caller's model (weights, mode) or optimizer."""
+    """Objects in the states the case gives are saved into a fresh folder; returns whether
+    the file exists and what torch.load(weights_only=True) reads. (What the call returned
+    and whether it changed the caller's objects are the contract's.)"""
     model, optimizer, scheduler = build_resume_objects(
         case["device"], case["init_seed"], case["lr_factors"]
     )
@@ -473,20 +466,11 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
     optimizer.load_state_dict(case["states"]["optimizer"])
     scheduler.load_state_dict(case["states"]["scheduler"])
     model.train()
-    model_before = model_state(model)
-    optimizer_before = as_data(optimizer.state_dict())
     folder = tempfile.mkdtemp(prefix="ckpt-probe-")
     try:
         path = os.path.join(folder, case["filename"])
-        returned = save_checkpoint(path, model, optimizer, scheduler, case["epoch"])
-        seen = {"returned": as_data(returned), "exists": os.path.isfile(path)}
-        seen["model_changed"] = not _same_state(model_before, model_state(model))
-        seen["mode_changed"] = not all(m.training for m in model.modules())
-        optimizer_after = as_data(optimizer.state_dict())
-        seen["optimizer_changed"] = not all(
-            _same_state(optimizer_before["state"][k], optimizer_after["state"].get(k, {}))
-            for k in optimizer_before["state"]
-        )
+        save_checkpoint(path, model, optimizer, scheduler, case["epoch"])
+        seen = {"exists": os.path.isfile(path)}
         seen["checkpoint"], seen["load_error"] = None, None
         if seen["exists"]:
             try:
@@ -573,6 +557,16 @@ def _in_layout(x: torch.Tensor, layout: str) -> torch.Tensor:
             x.permute(0, 2, 3, 1).clone(memory_format=torch.contiguous_format).permute(0, 3, 1, 2)
         )
     return x
+
+
+def build_digits_batch(spec: dict) -> torch.Tensor:
+    """A seeded batch (n, 1, 8, 8) of pixels in [0, 1] in ``spec["dtype"]``, for the contract
+    of DigitsCNN. It seeds the global random state too: the model the probe builds right
+    after it starts from the same weights on every run."""
+    torch.manual_seed(spec["seed"])
+    g = torch.Generator().manual_seed(spec["seed"])
+    x = torch.rand(spec["n"], 1, 8, 8, generator=g)
+    return x.to(getattr(torch, spec["dtype"]))
 
 
 def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
@@ -690,6 +684,30 @@ def _as_step(step):
     except (TypeError, ValueError, RuntimeError):
         return None
     return as_int if as_int == step else None
+
+
+class RecordingWriter(dict):
+    """A stand-in for a SummaryWriter that keeps what it is given, as data: for each of
+    LOGGED_TAGS the [global_step, value] of every add_scalar call (other tags are the
+    learner's own business), and how many of those came before the last flush() or close()
+    (the contract of train_logged compares it with the reference's)."""
+
+    def __init__(self):
+        super().__init__(scalars={tag: [] for tag in LOGGED_TAGS}, flushed=0)
+
+    def add_scalar(self, tag, scalar_value, global_step=None, *args, **kwargs):
+        if str(tag) in self["scalars"]:
+            self["scalars"][str(tag)].append([_as_step(global_step), float(scalar_value)])
+
+    def flush(self):
+        self["flushed"] = sum(len(calls) for calls in self["scalars"].values())
+
+    def close(self):
+        self.flush()
+
+
+def build_recording_writer(spec: dict) -> RecordingWriter:
+    return RecordingWriter()
 
 
 def _recording_writer(log_dir: str):
