@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -346,7 +347,7 @@ class _Runner:
                 _("{what} raised {error}: {message}").format(
                     what=what,
                     error=err.type_name,
-                    message=(err.message.splitlines() or [""])[0][:300],
+                    message=_plain((err.message.splitlines() or [""])[0])[:300],
                 )
                 + (f" {hint}" if hint else "")
                 + _frames(err)
@@ -453,6 +454,11 @@ def _sent(args: Sequence) -> list:
 
 def _arg_name(c: Contract, i: int) -> str:
     return c.arg_names[i] if i < len(c.arg_names) else f"#{i + 1}"
+
+
+def _plain(text: str) -> str:
+    """Text without terminal colour codes (some of torch's errors carry them)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def _frames(err: AnswerRaised) -> str:

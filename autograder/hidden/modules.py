@@ -1,14 +1,16 @@
 """Hidden checks for 03_modules.
 
-Every check reaches the learner's class or function through a probe in
-``autograder/probes/modules.py``; the probe returns what it saw step by step (see its
-docstring), and the judging below works on that data only.
+Each exercise declares contracts (``autograder/contracts.py``): a reference class or
+function, how to draw its inputs, and the families it must handle; a class is built on both
+sides with the same weights (``construct``), an argument the text lets the answer change is
+compared with the reference's afterwards (``mutates``). What a single call cannot show (a
+module through several calls, swap_head, an activation with a parameter) is judged by hand
+from what a probe in ``autograder/probes/modules.py`` saw, step by step.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import torch
@@ -21,7 +23,6 @@ from autograder.probes import modules as probes
 from tutorial_lib.checks import (
     CheckError,
     assert_close,
-    check_dtype,
     check_shape,
     check_type,
 )
@@ -79,265 +80,164 @@ def _check_module(seen: dict, what: str) -> None:
         )
 
 
-def _no_parameters(what: str) -> CheckError:
-    return CheckError(
-        _(
-            "{what} has no parameters (model.parameters() is empty), so an optimizer "
-            "cannot train it, .to(device) cannot move it and state_dict() cannot save "
-            "it. Layers kept in a plain Python list or dict, or created inside forward, "
-            "are invisible to nn.Module: assign them in __init__ (self.fc = "
-            "nn.Linear(...)) or keep them in nn.ModuleList / nn.ModuleDict."
-        ).format(what=what)
-    )
-
-
 # ---------------------------------------------------------------- Exercise: MLP
 
 
-def _linear_pairs(params: list) -> list:
-    """(weight, bias) of each Linear, in order: a 2-D weight is followed by its bias; other
-    tensors (a PReLU's weight) are skipped."""
-    pairs, i = [], 0
-    while i < len(params):
-        if params[i].dim() == 2 and i + 1 < len(params):
-            pairs.append((params[i], params[i + 1]))
-            i += 2
-        else:
-            i += 1
-    return pairs
+class _ReferenceMLP(nn.Module):
+    """Linear, activation(), ..., Linear: registered in order (so filled with the same weights)."""
+
+    def __init__(self, sizes, activation=nn.ReLU):
+        super().__init__()
+        layers = []
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
+            layers.append(nn.Linear(n_in, n_out))
+            if i < len(sizes) - 2:
+                layers.append(activation())
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
 
 
-def _mlp_reference(x, params, activation):
-    h = x
-    pairs = _linear_pairs(params)
-    for i, (weight, bias) in enumerate(pairs):
-        h = h @ weight.T + bias
-        if i < len(pairs) - 1:
-            h = activation().to(h.device, h.dtype)(h)
-    return h
+def _draw_mlp_call(d: Draw) -> tuple[list[int], torch.Tensor]:
+    """sizes of 2 to 5 widths (one layer to four), and a batch x, empty in ``edges``."""
+    sizes = [d.size(1, 6) for _layer in range(d.size(2, 5))]
+    return sizes, d.tensor(d.size(1, 4, empty_ok=True), sizes[0])
 
 
+def _draw_mlp(d: Draw) -> Inputs:
+    """An activation without parameters (ReLU, Tanh, GELU): PReLU's weight would be filled in
+    another order by an answer that keeps its activations in a list of their own."""
+    sizes, x = _draw_mlp_call(d)
+    name = d.draw(st.sampled_from(["ReLU", "Tanh", "GELU"]))
+    return Inputs((sizes, Build(probes.build_activation, {"name": name}, f"nn.{name}"), x))
+
+
+def _mlp_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "MLP(sizes, activation) is Linear(sizes[0], sizes[1]), activation(), ..., "
+        "Linear(sizes[-2], sizes[-1]): the activation passed in between the layers, none after "
+        "the last; the layers created once, in __init__, in order, and registered (an "
+        "nn.ModuleList or nn.Sequential, not a Python list)."
+    )
+
+
+MLP_CONTRACT = Contract(
+    "MLP",
+    _ReferenceMLP,
+    _draw_mlp,
+    construct=2,
+    arg_names=("sizes", "activation", "x"),
+    hint=_mlp_hint,
+)
+
+
+def _draw_mlp_default(d: Draw) -> Inputs:
+    sizes, x = _draw_mlp_call(d)
+    return Inputs((Build(probes.build_seeded, {"value": sizes}, repr(sizes)), x))
+
+
+MLP_DEFAULT = Contract(  # the default activation, nn.ReLU
+    "MLP",
+    _ReferenceMLP,
+    _draw_mlp_default,
+    families=("values",),
+    construct=1,
+    arg_names=("sizes", "x"),
+    hint=_mlp_hint,
+    examples=4,
+)
+
+
+@uses(MLP_CONTRACT, MLP_DEFAULT)
 def check_MLP(MLP) -> None:
-    """Parameter shapes per layer, values against a reference built from its own weights."""
-    device = get_device()
-    g = torch.Generator().manual_seed(3)
-    configs = [
-        ([4, 16, 3], "ReLU"),
-        ([5, 2], "ReLU"),
-        ([3, 8, 8, 8, 1], "Tanh"),
-        ([1, 1, 1], "ReLU"),
-        ([6, 32, 16, 4], "GELU"),
-        ([3, 5, 4, 2], "PReLU"),  # an activation with a parameter: one fresh instance per layer
-    ]
-    for sizes, name in configs:
-        activation = probes.ACTIVATIONS[name]
-        what = f"MLP({sizes}, activation=nn.{name})"
-        batches = (0, 1, 7)
-        inputs = [torch.randn(n, sizes[0], generator=g) for n in batches]
-        case = {"sizes": sizes, "activation": name, "device": device, "inputs": inputs, "seed": 3}
-        seen = observe(probes.probe_MLP, MLP, case, what)
-        _check_module(seen, what)
-        if seen.get("sizes unchanged") is False:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's sizes list (pop, append, ...); read it, do not "
-                    "modify it."
-                ).format(what=what)
-            )
-        named = _take(seen, "parameters", what)
-        if not named:
-            raise _no_parameters(what)
-        expected = []
-        for n_in, n_out in itertools.pairwise(sizes):
-            expected += [(n_out, n_in), (n_out,)]
-        shapes = [tuple(shape) for _, shape in named]
-        if name == "PReLU":
-            fresh = len(sizes) - 2  # one PReLU weight of shape (1,) per hidden layer
-            prelus = [s_ for s_ in shapes if s_ == (1,)]
-            if [s_ for s_ in shapes if s_ != (1,)] == expected and len(prelus) != fresh:
-                raise CheckError(
-                    _(
-                        "{what} has {n_prelus} PReLU weight(s), expected {fresh}: create a fresh "
-                        "instance activation() for every hidden layer. One instance used after every "
-                        "layer shares its parameters between them."
-                    ).format(what=what, n_prelus=len(prelus), fresh=fresh)
-                )
-            shapes = [s_ for s_ in shapes if s_ != (1,)]
-        if shapes != expected:
-            raise CheckError(
-                _(
-                    "{what} has parameters of shapes {shapes}, expected {expected}: one "
-                    "nn.Linear(sizes[i], sizes[i + 1]) (with a bias) for each consecutive pair "
-                    "of sizes, registered in order, and no other parameters."
-                ).format(what=what, shapes=shapes, expected=expected)
-            )
-        params = _take(seen, "weights", f"{what}.to({device})")
-        for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
-            x = x_cpu.to(device)
-            label = _("{what} on x of shape ({n}, {size})").format(what=what, n=n, size=sizes[0])
-            out = _take(seen, f"out {i}", label, calling=True)
-            with torch.no_grad():
-                ref = _mlp_reference(x, params, activation)
-            check_shape(out, (n, sizes[-1]), names="N out", what=label)
-            try:
-                assert_close(out, ref, what=label, rtol=1e-4, atol=1e-5)
-            except CheckError as err:
-                if n and torch.allclose(out, activation()(ref), rtol=1e-4, atol=1e-5):
-                    raise CheckError(
-                        _(
-                            "{label}: the activation is applied after the last layer too. The last "
-                            "nn.Linear's output (the scores, or logits) must stay unbounded."
-                        ).format(label=label)
-                    ) from None
-                if activation is not nn.ReLU and n:
-                    raise CheckError(
-                        _(
-                            "{err} Did you use the activation passed in (nn.{name}), creating a fresh "
-                            "instance with activation()?"
-                        ).format(err=err, name=name)
-                    ) from None
-                raise
-    # .double() on the CPU stands in for .to(device)
-    x = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    case = {
-        "sizes": [3, 5, 2],
-        "activation": None,
-        "double": True,
-        "device": torch.device("cpu"),
-        "inputs": [x],
-        "seed": 3,
-    }
-    label = _("MLP([3, 5, 2]).double() on float64 input")
-    seen = observe(probes.probe_MLP, MLP, case, "MLP([3, 5, 2]).double()")
-    out = _take(seen, "out 0", label, calling=True)
-    check_dtype(out, torch.float64, label)
+    """The contracts (the same weights, filled in order, give the reference's outputs on every
+    input family; the caller's sizes kept), then: an activation with a parameter (nn.PReLU)
+    is a fresh instance per hidden layer, which a contract cannot fill in a fixed order."""
+    what = "MLP([3, 5, 4, 2], activation=nn.PReLU)"
+    case = {"sizes": [3, 5, 4, 2], "activation": "PReLU", "seed": 3}
+    seen = observe(probes.probe_MLP, MLP, case, what)
+    _check_module(seen, what)
+    prelus = [shape for _name, shape in _take(seen, "parameters", what) if shape == [1]]
+    if len(prelus) != 2:
+        raise CheckError(
+            _(
+                "{what} has {n_prelus} PReLU weight(s), expected {fresh}: create a fresh "
+                "instance activation() for every hidden layer. One instance used after every "
+                "layer shares its parameters between them."
+            ).format(what=what, n_prelus=len(prelus), fresh=2)
+        )
 
 
 # ---------------------------------------------------------------- Exercise: ResidualBlock
 
-_RESIDUAL_KEYS = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+
+class _ReferenceResidualBlock(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return x + self.fc2(torch.relu(self.fc1(x)))
 
 
+def _draw_residual_sizes(d: Draw) -> tuple:
+    """dim and hidden, after seeding the global random generator (build_seeded): what an answer
+    draws in its constructor is then the same on every run."""
+    dim, hidden = d.size(1, 5), d.size(1, 5)
+    return Build(probes.build_seeded, {"value": dim}, str(dim)), hidden
+
+
+def _seeded_int(arg) -> int:
+    return arg.spec["value"] if isinstance(arg, Build) else arg
+
+
+def _draw_residual(d: Draw) -> Inputs:
+    """x of shape (..., dim): no leading axis to two, each possibly empty in ``edges``."""
+    dim, hidden = _draw_residual_sizes(d)
+    batch = [d.size(1, 3, empty_ok=True) for _axis in range(d.draw(st.integers(0, 2)))]
+    return Inputs((dim, hidden, d.tensor(*batch, _seeded_int(dim))))
+
+
+def _residual_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "The block returns x + fc2(relu(fc1(x))): the skip x added as it came, no activation "
+        "after the sum, fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim) created "
+        "once, in __init__ (layers made in forward get new random weights on every call)."
+    )
+
+
+RESIDUAL_BLOCK = Contract(
+    "ResidualBlock",
+    _ReferenceResidualBlock,
+    _draw_residual,
+    construct=2,
+    arg_names=("dim", "hidden", "x"),
+    hint=_residual_hint,
+)
+RESIDUAL_STATE = Contract(  # the state_dict names the text asks for
+    "ResidualBlock",
+    _ReferenceResidualBlock,
+    lambda d: Inputs(_draw_residual_sizes(d)),
+    families=("values",),
+    construct=2,
+    method="state_dict",
+    arg_names=("dim", "hidden"),
+    hint=lambda family, inputs: _(
+        "Its state_dict() keys are fc1.weight, fc1.bias, fc2.weight, fc2.bias: two layers "
+        "named fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim), and no other "
+        "parameter or buffer."
+    ),
+    examples=4,
+)
+
+
+@uses(RESIDUAL_STATE, RESIDUAL_BLOCK)
 def check_ResidualBlock(ResidualBlock) -> None:
-    """x + fc2(relu(fc1(x))) from its own state_dict; stable parameters; any leading dims."""
-    device = get_device()
-    g = torch.Generator().manual_seed(4)
-    for dim, hidden in [(4, 8), (1, 1), (16, 3), (5, 5)]:
-        what = f"ResidualBlock({dim}, {hidden})"
-        inputs = [
-            {"x": torch.randn(5, dim, generator=g), "t": False},
-            {"x": torch.randn(1, dim, generator=g), "t": False},
-            {"x": torch.randn(0, dim, generator=g), "t": False},
-            {
-                "x": torch.randn(2, 3, dim, generator=g),
-                "t": False,
-            },  # (N, L, D): Linear works on the last dim
-            {
-                "x": torch.randn(dim, 6, generator=g),
-                "t": True,
-            },  # the probe passes x.t(): non-contiguous (6, D)
-        ]
-        backward_x = torch.randn(3, dim, generator=g)
-        case = {
-            "dim": dim,
-            "hidden": hidden,
-            "device": device,
-            "inputs": inputs,
-            "backward_x": backward_x,
-            "double_x": torch.randn(2, dim, generator=g, dtype=torch.float64),
-            "seed": 4,
-        }
-        seen = observe(probes.probe_ResidualBlock, ResidualBlock, case, what)
-        _check_module(seen, what)
-        keys = set(_take(seen, "keys", what))
-        if not keys:
-            raise _no_parameters(what)
-        if keys != _RESIDUAL_KEYS:
-            raise CheckError(
-                _(
-                    "{what}.state_dict() has keys {keys}, expected {residual_keys}: two layers "
-                    "named fc1 = nn.Linear(dim, hidden) and fc2 = nn.Linear(hidden, dim)."
-                ).format(what=what, keys=sorted(keys), residual_keys=sorted(_RESIDUAL_KEYS))
-            )
-        sd = _take(seen, "state", f"{what}.to({device})")
-        check_shape(sd["fc1.weight"], (hidden, dim), names="hidden dim", what=f"{what}.fc1.weight")
-        check_shape(sd["fc2.weight"], (dim, hidden), names="dim hidden", what=f"{what}.fc2.weight")
-        for i, item in enumerate(inputs):
-            x = item["x"].to(device)
-            x = x.t() if item["t"] else x
-            label = _("{what} on x of shape {shape}").format(what=what, shape=tuple(x.shape))
-            out = _take(seen, f"out {i}", label, calling=True)
-            with torch.no_grad():
-                h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
-                ref = x + h @ sd["fc2.weight"].T + sd["fc2.bias"]
-            check_shape(out, tuple(x.shape), what=label)
-            if seen.get(f"x unchanged {i}") is False:
-                raise CheckError(
-                    _(
-                        "{label}: forward changed the caller's x in place (x += ..., x.add_(...)). "
-                        "The caller's tensor is overwritten, and on a leaf that requires grad "
-                        "autograd refuses it: return x + self.fc2(...), a new tensor."
-                    ).format(label=label)
-                )
-            again = _take(seen, f"again {i}", f"{label} (a second call)", calling=True)
-            check_shape(again, tuple(x.shape), what=f"{label} (a second call)")
-            if x.numel() and not torch.allclose(out, again, rtol=1e-5, atol=1e-6):
-                raise CheckError(
-                    _(
-                        "{label}: calling the block twice on the same x gave different outputs. "
-                        "Layers created inside forward get fresh random weights on every call and "
-                        "are never trained: create them once, in __init__."
-                    ).format(label=label)
-                )
-            try:
-                assert_close(out, ref, what=label, rtol=1e-4, atol=1e-5)
-            except CheckError:
-                if x.numel() and torch.allclose(out, ref - x, rtol=1e-4, atol=1e-5):
-                    raise CheckError(
-                        _(
-                            "{label}: the skip connection is missing; return x + fc2(relu(fc1(x)))."
-                        ).format(label=label)
-                    ) from None
-                if x.numel() and torch.allclose(out, torch.relu(ref), rtol=1e-4, atol=1e-5):
-                    raise CheckError(
-                        _(
-                            "{label}: there should be no ReLU after the sum; return x + "
-                            "fc2(relu(fc1(x)))."
-                        ).format(label=label)
-                    ) from None
-                raise
-        grads = _take(seen, "grads", f"{what}: block(x).pow(2).sum().backward()")
-        missing = [name for name, grad in grads if grad is None]
-        if missing:
-            raise CheckError(
-                _(
-                    "{what}: after backward these parameters have no gradient: {missing}. "
-                    "forward must use the layers registered in __init__."
-                ).format(what=what, missing=missing)
-            )
-        x = backward_x.to(device).requires_grad_(True)
-        with torch.enable_grad():
-            h = torch.relu(x @ sd["fc1.weight"].T + sd["fc1.bias"])
-            (x + h @ sd["fc2.weight"].T + sd["fc2.bias"]).pow(2).sum().backward()
-        label = f"x.grad after {what}(x).pow(2).sum().backward()"
-        got = seen.get("x.grad")
-        if got is None:
-            raise CheckError(
-                _(
-                    "{label} is None: the gradient does not reach the input. Do not detach x or "
-                    "compute the block under torch.no_grad()."
-                ).format(label=label)
-            )
-        assert_close(
-            got,
-            x.grad,
-            what=f"{label} (through the skip and through fc1, fc2)",
-            rtol=1e-4,
-            atol=1e-5,
-        )
-        if "double out" in seen or "raised" in seen:
-            out = _take(seen, "double out", f"{what}.double() on float64 input", calling=True)
-            check_dtype(out, torch.float64, _("{what}.double() on float64 input").format(what=what))
+    """The contracts: its state_dict names, then x + fc2(relu(fc1(x))) with the same weights
+    on every input family (any leading axes, non-contiguous, float16 to float64, another
+    device, gradients through the skip and the layers), the caller's x left as it was."""
 
 
 # ---------------------------------------------------------------- Exercise: count_trainable
@@ -425,128 +325,126 @@ def check_count_trainable_parameters(count_trainable_parameters) -> None:
 # ---------------------------------------------------------------- Exercise: RunningMean
 
 
+class _ReferenceRunningMean(nn.Module):
+    def __init__(self, num_features, momentum=0.1):
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("running_mean", torch.zeros(num_features))
+
+    def forward(self, x):
+        if self.training and x.shape[0] > 0:
+            with torch.no_grad():
+                self.running_mean.lerp_(x.mean(dim=0), self.momentum)
+        return x - self.running_mean
+
+
+def _draw_running_mean(d: Draw) -> Inputs:
+    """A fresh module's first training batch: (N, F), N = 0 in ``edges`` (no update)."""
+    nf = d.size(1, 5)
+    momentum = d.draw(st.sampled_from([0.1, 0.3, 0.9, 1.0]))
+    return Inputs((nf, momentum, d.tensor(d.size(1, 5, empty_ok=True), nf, low=-3.0, high=4.0)))
+
+
+def _running_mean_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "A fresh module is in training mode with running_mean all zeros (a buffer, no "
+        "parameters): it first updates running_mean = (1 - momentum) * running_mean + "
+        "momentum * x.mean(dim=0), under torch.no_grad(), then returns x - running_mean."
+    )
+
+
+RUNNING_MEAN = Contract(
+    "RunningMean",
+    _ReferenceRunningMean,
+    _draw_running_mean,
+    construct=2,
+    arg_names=("num_features", "momentum", "x"),
+    hint=_running_mean_hint,
+)
+RUNNING_MEAN_STATE = Contract(  # the buffer's name, value and dtype: what state_dict() saves
+    "RunningMean",
+    _ReferenceRunningMean,
+    lambda d: Inputs((d.size(1, 5), d.draw(st.sampled_from([0.1, 0.5])))),
+    families=("values",),
+    construct=2,
+    method="state_dict",
+    arg_names=("num_features", "momentum"),
+    hint=lambda family, inputs: _(
+        "Register the buffer with self.register_buffer('running_mean', "
+        "torch.zeros(num_features)): a tensor kept as a plain attribute is neither saved by "
+        "state_dict() nor moved by .to(device), and an nn.Parameter would be trained."
+    ),
+    examples=4,
+)
+RUNNING_MEAN_DEFAULT = Contract(  # momentum left out: 0.1
+    "RunningMean",
+    _ReferenceRunningMean,
+    lambda d: (lambda nf: Inputs((nf, d.tensor(d.size(1, 4), nf))))(d.size(1, 4)),
+    families=("values",),
+    construct=1,
+    arg_names=("num_features", "x"),
+    examples=4,
+)
+
+
 def _buffer(state: dict, what: str) -> torch.Tensor:
     """The running_mean entry of a state_dict the probe saw (keys and that tensor)."""
-    if state.get("running_mean") is None:
-        raise CheckError(
-            _(
-                "{what}.state_dict() has keys {keys}, but no 'running_mean'. A tensor kept "
-                "as a plain attribute (self.running_mean = torch.zeros(...)) is neither "
-                "saved by state_dict() nor moved by .to(device): register it with "
-                "self.register_buffer('running_mean', torch.zeros(num_features))."
-            ).format(what=what, keys=state.get("keys"))
-        )
-    buf = state["running_mean"]
+    buf = state.get("running_mean")
     check_type(buf, torch.Tensor, f"{what}'s running_mean")
     return buf
 
 
+@uses(RUNNING_MEAN_STATE, RUNNING_MEAN, RUNNING_MEAN_DEFAULT)
 def check_RunningMean(RunningMean) -> None:
-    """Buffer registered, saved, moved and converted; updates only in training, no history."""
-    device = get_device()
+    """The contracts (the buffer; a fresh module's first training batch on every input
+    family; the default momentum), then what takes several calls on one module: the average
+    over batches, an empty batch and eval mode leaving it alone, a reload through
+    load_state_dict."""
+    what = "RunningMean(3, momentum=0.3)"
     g = torch.Generator().manual_seed(5)
-    for num_features, momentum in [(3, 0.1), (1, 0.5), (7, 0.9)]:
-        what = f"RunningMean({num_features}, momentum={momentum})"
-        batches = (4, 1, 9)
-        train = [torch.randn(n, num_features, generator=g) for n in batches]
-        eval_x = torch.randn(6, num_features, generator=g)
-        case = {
-            "num_features": num_features,
-            "momentum": momentum,
-            "device": device,
-            "train": train,
-            "eval_x": eval_x,
-            "seed": 5,
-        }
-        seen = observe(probes.probe_RunningMean, RunningMean, case, what)
-        _check_module(seen, what)
-        buf = _buffer(_take(seen, "initial", what), what)
-        params = _take(seen, "parameters", what)
-        if params:
-            raise CheckError(
-                _(
-                    "{what} has parameters {params}. The running mean is not learned: an "
-                    "nn.Parameter would be handed to the optimizer and trained. Use "
-                    "register_buffer."
-                ).format(what=what, params=params)
-            )
-        assert_close(buf, torch.zeros(num_features), what=f"{what}'s initial running_mean")
-        ref = torch.zeros(num_features, device=device)
-        for i, (n, x_cpu) in enumerate(zip(batches, train, strict=True)):
-            x = x_cpu.to(device)
-            label = _("{what} in training mode on a batch of shape ({n}, {num_features})").format(
-                what=what, n=n, num_features=num_features
-            )
-            out = _take(seen, f"out {i}", label, calling=True)
-            ref = (1 - momentum) * ref + momentum * x.mean(0)
-            buf = _buffer(_take(seen, f"buffer {i}", label), what)
-            if buf.requires_grad:
-                raise CheckError(
-                    _(
-                        "{label}: after the call running_mean requires grad, so it drags the "
-                        "autograd graph of every earlier batch along. Update it under "
-                        "torch.no_grad() (or from x.detach())."
-                    ).format(label=label)
-                )
-            assert_close(buf, ref, what=f"running_mean after {label}", rtol=1e-5, atol=1e-6)
-            assert_close(out, x - ref, what=label, rtol=1e-5, atol=1e-6)
-            grad_what = _("x.grad after out.sum().backward() ({label})").format(label=label)
-            grad = _take(seen, f"x.grad {i}", grad_what)
-            assert_close(grad, torch.ones_like(x), what=grad_what, rtol=1e-5, atol=1e-6)
-        out = _take(seen, "empty", f"{what} on an empty batch", calling=True)
-        check_shape(out, (0, num_features), names="N F", what=f"{what} on an empty batch")
-        buf = _buffer(_take(seen, "buffer empty", f"{what} on an empty batch"), what)
-        try:
-            assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
-        except CheckError:
-            raise CheckError(
-                _(
-                    "{what}: an empty batch changed running_mean to {values}; the mean of zero "
-                    "rows is NaN. Skip the update when the batch is empty."
-                ).format(what=what, values=buf.detach().cpu().tolist())
-            ) from None
-        x = eval_x.to(device)
-        out = _take(seen, "eval", f"{what} in eval mode", calling=True)
-        buf = _buffer(_take(seen, "buffer eval", f"{what} in eval mode"), what)
-        try:
-            assert_close(buf, ref, what="running_mean", rtol=1e-5, atol=1e-6)
-        except CheckError:
-            raise CheckError(
-                _(
-                    "{what}: running_mean changed in eval mode. Update it only when "
-                    "self.training is True."
-                ).format(what=what)
-            ) from None
-        assert_close(out, x - ref, what=f"{what} in eval mode", rtol=1e-5, atol=1e-6)
-        fresh_what = _("a fresh {what} after load_state_dict").format(what=what)
-        fresh = _take(seen, "fresh", fresh_what, calling=True)
-        assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
-    # .double() on the CPU stands in for .to(device)
+    batches = (4, 1)
     case = {
-        "num_features": 2,
-        "momentum": 0.5,
-        "x": torch.ones(3, 2, dtype=torch.float64),
+        "num_features": 3,
+        "momentum": 0.3,
+        "train": [torch.randn(n, 3, generator=g) for n in batches],
+        "eval_x": torch.randn(6, 3, generator=g),
         "seed": 5,
     }
-    seen = observe(probes.probe_RunningMean_double, RunningMean, case, "RunningMean(2).double()")
-    _check_module(seen, "RunningMean(2, momentum=0.5)")
-    buf = _buffer(_take(seen, "buffer", "RunningMean(2).double()"), "RunningMean(2)")
-    check_dtype(buf, torch.float64, "running_mean after .double()")
-    out = _take(seen, "out", "RunningMean(2).double()", calling=True)
-    check_dtype(out, torch.float64, "RunningMean(2).double() on float64 input")
-    x = torch.randn(5, 3, generator=g, dtype=torch.float64)
-    case = {"num_features": 3, "momentum": None, "x": x, "seed": 5}
-    what = _("RunningMean(3) (the default momentum, 0.1)")
-    seen = observe(probes.probe_RunningMean_double, RunningMean, case, what)
+    seen = observe(probes.probe_RunningMean, RunningMean, case, what)
     _check_module(seen, what)
-    buf = _buffer(_take(seen, "buffer after", f"{what} after one training batch"), what)
-    assert_close(
-        buf,
-        0.1 * x.mean(0),
-        what=f"running_mean of {what} after one training batch from zeros",
-        rtol=1e-6,
-        atol=1e-8,
-    )
+    ref = torch.zeros(3)
+    for i, (n, x) in enumerate(zip(batches, case["train"], strict=True)):
+        label = _("{what} in training mode, batch {i} of shape ({n}, 3)").format(
+            what=what, i=i + 1, n=n
+        )
+        out = _take(seen, f"out {i}", label, calling=True)
+        ref = 0.7 * ref + 0.3 * x.mean(0)
+        buf = _buffer(_take(seen, f"buffer {i}", label), what)
+        assert_close(buf, ref, what=f"running_mean after {label}", rtol=1e-5, atol=1e-6)
+        assert_close(out, x - ref, what=label, rtol=1e-5, atol=1e-6)
+    _take(seen, "empty", f"{what} on an empty batch", calling=True)
+    buf = _buffer(_take(seen, "buffer empty", f"{what} on an empty batch"), what)
+    if not torch.allclose(buf, ref, rtol=1e-5, atol=1e-6):
+        raise CheckError(
+            _(
+                "{what}: an empty batch changed running_mean to {values}; the mean of zero "
+                "rows is NaN. Skip the update when the batch is empty."
+            ).format(what=what, values=buf.detach().cpu().tolist())
+        )
+    x = case["eval_x"]
+    out = _take(seen, "eval", f"{what} in eval mode", calling=True)
+    buf = _buffer(_take(seen, "buffer eval", f"{what} in eval mode"), what)
+    if not torch.allclose(buf, ref, rtol=1e-5, atol=1e-6):
+        raise CheckError(
+            _(
+                "{what}: running_mean changed in eval mode. Update it only when "
+                "self.training is True."
+            ).format(what=what)
+        )
+    assert_close(out, x - ref, what=f"{what} in eval mode", rtol=1e-5, atol=1e-6)
+    fresh_what = _("a fresh {what} after load_state_dict").format(what=what)
+    fresh = _take(seen, "fresh", fresh_what, calling=True)
+    assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- Exercise: capture_activations
@@ -770,202 +668,179 @@ def _judge_hooks_left(seen: dict, i: int, what: str) -> None:
 
 # ---------------------------------------------------------------- Exercise: init_weights
 
-_APPLY_ERRORS = {"ValueError", "RuntimeError", "TypeError", "AttributeError"}
+
+def _reference_init(module) -> None:
+    if isinstance(module, nn.Linear):
+        nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.LayerNorm):
+        if module.weight is not None:
+            nn.init.ones_(module.weight)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
 
 
+# The two kinds to initialise come up twice as often as the kinds to leave alone.
+_INIT_KINDS = ("linear", "layernorm") * 2 + (
+    "embedding",
+    "conv1d",
+    "batchnorm",
+    "relu",
+    "sequential",
+)
+
+
+def _init_label(spec: dict) -> str:
+    n, m, bias = spec["n"], spec["m"], spec["bias"]
+    no_bias = "" if bias else ", bias=False"
+    label = {
+        "linear": f"nn.Linear({n}, {m}{no_bias})",
+        "layernorm": f"nn.LayerNorm({n}"
+        + ("" if spec["affine"] else ", elementwise_affine=False")
+        + no_bias
+        + ")",
+        "embedding": f"nn.Embedding({n + 1}, {m})",
+        "conv1d": f"nn.Conv1d({n}, {m}, 3{no_bias})",
+        "batchnorm": f"nn.BatchNorm1d({n})",
+        "relu": "nn.ReLU()",
+        "sequential": f"nn.Sequential(nn.Linear({n}, {m}), nn.ReLU(), nn.LayerNorm({m}))",
+    }[spec["kind"]]
+    return label + ("" if spec["dtype"] == "float32" else f".to(torch.{spec['dtype']})")
+
+
+def _draw_init(d: Draw) -> Inputs:
+    """One module of each kind apply meets (with and without a bias or an affine part, in
+    float32 or float64), its parameters away from their defaults; the generator seeded."""
+    spec = {
+        "kind": d.draw(st.sampled_from(_INIT_KINDS)),
+        "n": d.size(1, 40),
+        "m": d.size(1, 40),
+        # mostly, and when shrunk, the ordinary layer: with a bias and an affine part
+        "bias": d.draw(st.sampled_from([True, True, False])),
+        "affine": d.draw(st.sampled_from([True, True, False])),
+        "dtype": d.draw(st.sampled_from(["float32", "float64"])),
+        "seed": d.draw(st.integers(0, 99)),
+    }
+    return Inputs((Build(probes.build_init_layer, spec, _init_label(spec)),))
+
+
+def _init_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "An nn.Linear gets nn.init.kaiming_normal_(weight, nonlinearity='relu') (mode='fan_in', "
+        "a normal draw of standard deviation sqrt(2 / in_features), from the global generator "
+        "as it is, never reseeded) and a zero bias; an nn.LayerNorm a weight of ones and a "
+        "bias of zeros; what is None is skipped, and every other module (a container "
+        "included: apply visits its children itself) is left alone."
+    )
+
+
+INIT_WEIGHTS = Contract(
+    "init_weights",
+    _reference_init,
+    _draw_init,
+    families=("values", "edges"),
+    mutates=(0,),
+    compare=lambda got, expected, what, inputs: None,  # what it returns, apply ignores
+    arg_names=("module",),
+    hint=_init_hint,
+    examples=24,
+)
+
+
+@uses(INIT_WEIGHTS)
 def check_init_weights(init_weights) -> None:
-    """Linear: Kaiming-normal weights (fan_in, ReLU gain), zero bias; LayerNorm: ones, zeros."""
-    case = {"seed": 7, "device": get_device()}
-    seen = observe(probes.probe_init_weights, init_weights, case, "model.apply(init_weights)")
-    raised = seen.get("raised")
-    if type(raised) is dict and raised.get("step") == "apply":
-        if _APPLY_ERRORS & set(raised.get("bases", [])):
-            raise CheckError(
-                _(
-                    "model.apply(init_weights) failed with {type}: {message}. apply calls "
-                    "init_weights on every submodule (Linear, ReLU, LayerNorm, Dropout and the "
-                    "Sequential itself): test isinstance(module, nn.Linear) and "
-                    "isinstance(module, nn.LayerNorm), and leave other modules alone. A layer "
-                    "built with bias=False (or a LayerNorm with elementwise_affine=False) has "
-                    "None there: skip what is None."
-                ).format(type=raised["type"], message=raised["message"])
-            )
-        _take(seen, "layers", "model.apply(init_weights)")
-    layers = _take(seen, "layers", "init_weights(nn.Linear(500, 250))")
-    _judge_linears(layers)
-    ln = layers["model[3]"]
-    if not all(isinstance(ln[k], torch.Tensor) for k in ("weight", "bias")) or not (
-        bool((ln["weight"] == 1).all()) and bool((ln["bias"] == 0).all())
-    ):
-        raise CheckError(
-            _(
-                "after model.apply(init_weights) a LayerNorm should have weight all ones and "
-                "bias all zeros: nn.init.ones_(module.weight), nn.init.zeros_(module.bias)."
-            )
-        )
-    raised = seen.get("raised")
-    if type(raised) is dict and raised.get("step") == "apply extras":
-        raise CheckError(
-            _(
-                "init_weights failed with {type}: {message}, applied to Linear(200, 100, "
-                "bias=False), LayerNorm(5, elementwise_affine=False), Embedding, Conv1d, "
-                "BatchNorm1d and a nested Linear. A layer built without a bias (or a "
-                "LayerNorm without elementwise_affine) has None there: skip what is None; "
-                "leave every module that is not an nn.Linear or nn.LayerNorm alone."
-            ).format(type=raised["type"], message=raised["message"])
-        )
-    _judge_linears(_take(seen, "extras", "extras.apply(init_weights)"))
-    for name, before in seen["before"].items():
-        after = seen["after"][name]
-        changed = [
-            k
-            for k in ("weight", "bias")
-            if isinstance(before[k], torch.Tensor) and not torch.equal(before[k], after[k])
-        ]
-        if changed:
-            kind = {
-                "extras[2]": "nn.Embedding",
-                "extras[3]": "nn.Conv1d",
-                "extras[4]": "nn.BatchNorm1d",
-            }
-            raise CheckError(
-                _(
-                    "model.apply(init_weights) changed the {changed} of {name}, an {kind}. Only "
-                    "nn.Linear and nn.LayerNorm are to be initialised: test isinstance(module, "
-                    "nn.Linear) / isinstance(module, nn.LayerNorm), not hasattr(module, "
-                    "'weight') or the weight's number of dimensions."
-                ).format(changed=_(" and ").join(changed), name=name, kind=kind[name])
-            )
-    if _take(seen, "same draws after another seed", "model.apply(init_weights), twice"):
-        raise CheckError(
-            _(
-                "model.apply(init_weights) drew the same weights after two different seeds: "
-                "init_weights reseeds the global random generator (torch.manual_seed inside "
-                "it). That makes every layer of a shape identical and resets the caller's "
-                "random stream; leave seeding to the caller."
-            )
-        )
-
-
-def _judge_linears(layers: dict) -> None:
-    """Kaiming-normal (fan_in, ReLU) weights and zero biases for each Linear the probe saw."""
-    for name, layer in layers.items():
-        if name == "model[3]":
-            continue
-        bias, weight = layer["bias"], layer["weight"]
-        if "bias=False" in name:
-            pass
-        elif not isinstance(bias, torch.Tensor) or not bool((bias == 0).all()):
-            raise CheckError(
-                _("{name}.bias is not all zeros after init: nn.init.zeros_(module.bias).").format(
-                    name=name
-                )
-            )
-        check_type(weight, torch.Tensor, f"{name}.weight")
-        weight = weight.detach().to("cpu", torch.float64)  # MPS has no float64
-        if weight.numel() < 10_000 or weight.dim() != 2:
-            continue
-        fan_in = weight.shape[1]
-        want = math.sqrt(2.0 / fan_in)
-        std = float(weight.std())
-        if abs(std - want) > 0.03 * want:
-            raise CheckError(
-                _(
-                    "{name}.weight has standard deviation {std:.4f} after init, expected sqrt(2 "
-                    "/ fan_in) = {want:.4f} (fan_in = in_features = {fan_in}). Use "
-                    "nn.init.kaiming_normal_(m.weight, nonlinearity='relu') (mode='fan_in', the "
-                    "default)."
-                ).format(name=name, std=std, want=want, fan_in=fan_in)
-            )
-        if abs(float(weight.mean())) > 5 * want / math.sqrt(weight.numel()):
-            raise CheckError(
-                _("{name}.weight should have mean 0, got {mean:.4f}.").format(
-                    name=name, mean=float(weight.mean())
-                )
-            )
-        if float(weight.abs().max()) < 2.5 * want:
-            raise CheckError(
-                _(
-                    "{name}.weight looks uniformly distributed (no value beyond 2.5 standard "
-                    "deviations); use the normal version, nn.init.kaiming_normal_."
-                ).format(name=name)
-            )
+    """The contract: the module afterwards, value for value, against the reference drawing
+    from the same seeded generator (Kaiming-normal fan_in weights, zero biases, LayerNorm
+    ones and zeros, None skipped, other modules untouched, no reseeding)."""
 
 
 # ---------------------------------------------------------------- Exercise: EncoderClassifier
 
 
+class _ReferenceEncoderClassifier(nn.Module):
+    def __init__(self, encoder, head):
+        super().__init__()
+        self.encoder = encoder
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+def _draw_encoder_parts(d: Draw) -> tuple:
+    """An encoder and a head, each with a caller's forward hook that changes its output."""
+    spec = {"n_in": d.size(1, 5), "hidden": d.size(1, 6), "classes": d.size(1, 4)}
+    spec["seed"] = d.draw(st.integers(0, 9))
+    spec["dtype"] = d.draw(st.sampled_from(["float32", "float64", "bfloat16"]))
+    cast = "" if spec["dtype"] == "float32" else f".to(torch.{spec['dtype']})"
+    encoder = Build(
+        probes.build_encoder_part,
+        {**spec, "part": "encoder"},
+        f"nn.Sequential(nn.Linear({spec['n_in']}, {spec['hidden']}), nn.ReLU()){cast} "
+        + _("with a forward hook of the caller's"),
+    )
+    head = Build(
+        probes.build_encoder_part,
+        {**spec, "part": "head"},
+        f"nn.Linear({spec['hidden']}, {spec['classes']}){cast} "
+        + _("with a forward hook of the caller's"),
+    )
+    return encoder, head
+
+
+def _draw_encoder_classifier(d: Draw) -> Inputs:
+    """Parts in float32, float64 or bfloat16 and x in their dtype (the dtypes family would
+    cast the caller's parts, which the engine's snapshot cannot compare across dtypes)."""
+    encoder, head = _draw_encoder_parts(d)
+    x = d.tensor(d.size(1, 4, empty_ok=True), encoder.spec["n_in"])
+    return Inputs((encoder, head, x.to(getattr(torch, encoder.spec["dtype"]))))
+
+
+def _encoder_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "Store the given modules themselves as self.encoder and self.head (no copy, no list), "
+        "and return self.head(self.encoder(x)): both called through __call__, so the hooks "
+        "the caller put on them run, with nothing under torch.no_grad() or detached."
+    )
+
+
+ENCODER_CLASSIFIER = Contract(
+    "EncoderClassifier",
+    _ReferenceEncoderClassifier,
+    _draw_encoder_classifier,
+    families=("values", "edges", "strides", "device", "grad"),
+    construct=2,
+    mutates=(0, 1),  # filled with the model's weights: the caller's parts must be the model's
+    arg_names=("encoder", "head", "x"),
+    hint=_encoder_hint,
+)
+ENCODER_STATE = Contract(  # the state_dict names the text asks for
+    "EncoderClassifier",
+    _ReferenceEncoderClassifier,
+    lambda d: Inputs(_draw_encoder_parts(d)),
+    families=("values",),
+    construct=2,
+    method="state_dict",
+    mutates=(0, 1),
+    arg_names=("encoder", "head"),
+    hint=_encoder_hint,
+    examples=4,
+)
+
+
+@uses(ENCODER_STATE, ENCODER_CLASSIFIER)
 def check_EncoderClassifier(EncoderClassifier) -> None:
-    """Registered parts named encoder/head, encoder called through __call__, swappable head."""
-    device = get_device()
+    """The contracts (state_dict names; head(encoder(x)) with the caller's parts and hooks on
+    every input family), then swap_head, which takes two steps: it returns the old head, and
+    the model then uses and registers the new one."""
     g = torch.Generator().manual_seed(8)
-    encoder, head, new_head = (
-        m.to(device) for m in probes.build_encoder_parts(8)
-    )  # as the probe's
-    batches, batches_after = (4, 1, 0), (3, 0)
+    encoder, _head, new_head = probes.build_encoder_parts(8)  # as the probe's
+    batches = (3, 0)
     inputs = [torch.randn(n, 5, generator=g) for n in batches]
-    inputs_after = [torch.randn(n, 5, generator=g) for n in batches_after]
-    case = {"seed": 8, "device": device, "inputs": inputs, "inputs_after_swap": inputs_after}
     what = "EncoderClassifier(encoder, head)"
-    seen = observe(probes.probe_EncoderClassifier, EncoderClassifier, case, what)
+    seen = observe(probes.probe_swap_head, EncoderClassifier, {"seed": 8, "inputs": inputs}, what)
     _check_module(seen, what)
-    keys = set(_take(seen, "keys", what))
-    expected_keys = {"encoder.0.weight", "encoder.0.bias", "head.weight", "head.bias"}
-    if not keys:
-        raise _no_parameters(what)
-    if keys != expected_keys:
-        raise CheckError(
-            _(
-                "{what}.state_dict() has keys {keys}, expected {expected_keys}: store the "
-                "parts as self.encoder and self.head."
-            ).format(what=what, keys=sorted(keys), expected_keys=sorted(expected_keys))
-        )
-    for i, (n, x_cpu) in enumerate(zip(batches, inputs, strict=True)):
-        x = x_cpu.to(device)
-        label = _("{what} on x of shape ({n}, 5)").format(what=what, n=n)
-        out = _take(seen, f"out {i}", label, calling=True)
-        if not seen.get(f"hook ran {i}"):
-            raise CheckError(
-                _(
-                    "{label}: the encoder's forward hooks did not run. Call the part as "
-                    "self.encoder(x), never self.encoder.forward(x): hooks only run through "
-                    "__call__."
-                ).format(label=label)
-            )
-        if not seen.get(f"head hook ran {i}", True):
-            raise CheckError(
-                _(
-                    "{label}: the head's forward hooks did not run. Call it as self.head(...), "
-                    "never self.head.forward(...): hooks only run through __call__."
-                ).format(label=label)
-            )
-        with torch.no_grad():
-            ref = head(encoder(x))
-        check_shape(out, (n, 3), names="N classes", what=label)
-        assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
-    if seen.get("holds the given parts") is False:
-        raise CheckError(
-            _(
-                "{what} does not keep the modules it was given as self.encoder and self.head "
-                "(a copy, or a wrapper): train the model and the caller's encoder would not "
-                "change. Assign them as they are: self.encoder = encoder."
-            ).format(what=what)
-        )
-    grads = _take(seen, "grads", f"{what}(x).pow(2).sum().backward()")
-    cut = [part for part, ok in grads.items() if not ok]
-    if cut:
-        raise CheckError(
-            _(
-                "after {what}(x).pow(2).sum().backward() the {cut} parameters have no "
-                "gradient: forward must not run a part under torch.no_grad() or detach its "
-                "output. Freezing is the caller's choice (requires_grad_(False)), not the "
-                "model's."
-            ).format(what=what, cut=_(" and ").join(cut))
-        )
-    if any(_take(seen, "parts training after eval", f"{what}.eval()")):
-        raise CheckError(
-            _("{what}.eval() did not reach the encoder and head: register them.").format(what=what)
-        )
     returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
     if not returned_old:
         raise CheckError(
@@ -991,16 +866,9 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
                 "encoder's 48 and the new head's 36)."
             ).format(n_params=n_params)
         )
-    for i, (n, x_cpu) in enumerate(zip(batches_after, inputs_after, strict=True)):
-        x = x_cpu.to(device)
+    for i, (n, x) in enumerate(zip(batches, inputs, strict=True)):
         label = _("{what} after swap_head, on x of shape ({n}, 5)").format(what=what, n=n)
         out = _take(seen, f"swapped out {i}", label, calling=True)
-        if not seen.get(f"swapped hook ran {i}"):
-            raise CheckError(
-                _("{label}: the encoder's hooks did not run; call self.encoder(x).").format(
-                    label=label
-                )
-            )
         with torch.no_grad():
             ref = new_head(encoder(x))
         check_shape(out, (n, 4), names="N classes", what=label)
@@ -1010,106 +878,78 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
 # ---------------------------------------------------------------- Exercise: freeze_except
 
 
-def _judge_freeze(seen: dict, i: int, prefixes: list[str], expected: list[str]) -> None:
-    what = f"freeze_except(model, {prefixes})"
-    got = _take(seen, f"result {i}", what)
-    check_type(got, list, what)
-    flags = dict(seen[f"requires_grad {i}"])
-    wrong_on = [name for name, on in flags.items() if on and name not in expected]
-    wrong_off = [name for name, on in flags.items() if not on and name in expected]
-    if wrong_off and "" in prefixes:
-        raise CheckError(
-            _(
-                "after {what} these parameters are frozen but should train: {wrong_off}. '' "
-                "is the name named_modules() gives the model itself, so every parameter is "
-                "inside it (prefix + '.' never matches for ''): treat '' as the whole model."
-            ).format(what=what, wrong_off=wrong_off)
-        )
-    if wrong_on:
-        if prefixes and all(name.startswith(tuple(prefixes)) for name in wrong_on):
-            hint = _(
-                "A name in trainable names a module: '1' covers '1.weight' but not "
-                "'10.weight'; test name.startswith(prefix + '.')."
-            )
-        else:
-            hint = _(
-                "Freeze with p.requires_grad_(False). Setting p.grad = None only forgets the "
-                "last gradient (the next backward computes it again and optimizer.step() "
-                "updates the weight), and eval() changes layer behaviour, not gradients."
-            )
-        shown = (
-            wrong_on
-            if len(wrong_on) <= 6
-            else [*wrong_on[:6], _("... ({count} in all)").format(count=len(wrong_on))]
-        )
-        raise CheckError(
-            _(
-                "after {what} these parameters still have requires_grad=True: {shown}. {hint}"
-            ).format(what=what, shown=shown, hint=hint)
-        )
-    if wrong_off:
-        raise CheckError(
-            _(
-                "after {what} these parameters are frozen but should train: {wrong_off}. "
-                "Every parameter whose name starts with one of the names plus '.' trains, "
-                "nested names such as 'encoder.2' included (compare against "
-                "model.named_parameters() names), and gets requires_grad_(True) in case an "
-                "earlier call froze it."
-            ).format(what=what, wrong_off=wrong_off)
-        )
-    if got != expected:
-        raise CheckError(
-            _(
-                "{what} returned {got}, expected the trainable parameter names {expected}, "
-                "in model.named_parameters() order."
-            ).format(what=what, got=got, expected=expected)
-        )
-    if not expected:
-        return
-    before = seen[f"before {i}"]
-    after = _take(seen, f"after {i}", f"one SGD step after {what}")
-    for name in flags:
-        changed = not torch.equal(after[name], before[name])
-        if name in expected and not changed:
-            raise CheckError(
-                _("after {what} and one SGD step, {name} did not change.").format(
-                    what=what, name=name
-                )
-            )
-        if name not in expected and changed:
-            raise CheckError(
-                _("after {what} and one SGD step, the frozen {name} changed.").format(
-                    what=what, name=name
-                )
-            )
+def _reference_freeze(model, trainable):
+    prefixes = tuple(name + "." for name in trainable if name)
+    everything = "" in trainable
+    kept = []
+    for name, p in model.named_parameters():
+        train = everything or name.startswith(prefixes)
+        p.requires_grad_(train)
+        if train:
+            kept.append(name)
+    return kept
 
 
+_FREEZE_MODULES = {
+    kind: [name for name, _m in probes.build_freeze_model(kind).named_modules()]
+    for kind in ("nested", "deep", "token")
+}
+
+
+def _draw_freeze(d: Draw) -> Inputs:
+    """A model ('deep': modules '0' to '10', so '1' next to '10'; 'nested': encoder.0,
+    encoder.2, head; 'token': parameters on the model itself too), some parameters already
+    frozen, in train or eval mode; up to three of its module names ('' the model itself)."""
+    kind = d.draw(st.sampled_from(["nested", "deep", "token"]))
+    spec = {
+        "kind": kind,
+        "frozen": sorted(d.draw(st.sets(st.integers(0, 21), max_size=4))),
+        "training": not d.draw(st.booleans()),  # shrinks to train mode
+    }
+    names = _FREEZE_MODULES[kind]
+    if kind == "deep" and d.family != "edges":  # '1' and '10' together, often
+        names = [*names, "1", "10", "1"]
+    count = d.draw(st.integers(0, 1 if d.family == "edges" else 3))
+    trainable = [d.draw(st.sampled_from(names)) for _name in range(count)]
+    label = {
+        "nested": "nn.Sequential(encoder=nn.Sequential(nn.Linear, nn.ReLU, nn.Linear), "
+        "head=nn.Linear)",
+        "deep": _("nn.Sequential of 11 nn.Linear (modules '0' to '10')"),
+        "token": _("a model with a cls_token Parameter of its own, an encoder and a head"),
+    }[kind]
+    if spec["frozen"]:
+        label += _(" with parameters {frozen} of named_parameters() frozen before").format(
+            frozen=spec["frozen"]
+        )
+    if not spec["training"]:
+        label += _(", in eval mode")
+    return Inputs((Build(probes.build_freeze, spec, label), trainable))
+
+
+def _freeze_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "A parameter trains when its name in model.named_parameters() starts with one of the "
+        "names plus '.' ('1' covers '1.weight', not '10.weight'; '' covers every parameter): "
+        "p.requires_grad_(True) for those, p.requires_grad_(False) for the others (an earlier "
+        "call may have frozen what trains now), and nothing else changed (not .grad, not the "
+        "mode). Return the trainable names in named_parameters() order."
+    )
+
+
+FREEZE_EXCEPT = Contract(
+    "freeze_except",
+    _reference_freeze,
+    _draw_freeze,
+    families=("values", "edges"),
+    mutates=(0,),
+    arg_names=("model", "trainable"),
+    hint=_freeze_hint,
+    examples=16,
+)
+
+
+@uses(FREEZE_EXCEPT)
 def check_freeze_except(freeze_except) -> None:
-    """Flags, return value and an actual SGD step, on prefixes that look alike ('1' vs '10')."""
-    g = torch.Generator().manual_seed(9)
-    deep_names = [name for name, _ in probes.build_freeze_model("deep").named_parameters()]
-    token_names = [name for name, _ in probes.build_freeze_model("token").named_parameters()]
-    nested = ["encoder.2.weight", "encoder.2.bias", "head.weight", "head.bias"]
-    plan = [  # (model, trainable, the names expected to train), in order on the same models
-        ("deep", ["1"], ["1.weight", "1.bias"]),  # the deep model's names are '0'..'10'
-        ("deep", ["10", "0"], ["0.weight", "0.bias", "10.weight", "10.bias"]),
-        ("deep", [], []),
-        ("deep", [str(i) for i in range(11)], deep_names),
-        ("nested", ["head"], ["head.weight", "head.bias"]),
-        ("nested", ["head", "encoder.2"], nested),
-        ("nested", ["encoder"], ["encoder.0.weight", "encoder.0.bias", *nested[:2]]),
-        ("nested", [""], ["encoder.0.weight", "encoder.0.bias", *nested]),
-        ("token", ["head"], ["head.weight", "head.bias"]),
-        ("token", ["encoder.1"], ["encoder.1.weight", "encoder.1.bias"]),
-        ("token", [""], token_names),
-        ("token", ["encoder"], [n for n in token_names if n.startswith("encoder.")]),
-        ("deep", ["", "3"], deep_names),
-    ]
-    calls = [
-        {"model": model, "trainable": trainable, "x": torch.randn(8, 3, generator=g)}
-        for model, trainable, _ in plan
-    ]
-    case = {"seed": 9, "device": get_device(), "calls": calls}
-    seen = observe(probes.probe_freeze_except, freeze_except, case, "freeze_except(...)")
-    for i, (_model, trainable, expected) in enumerate(plan):
-        _judge_freeze(seen, i, trainable, expected)
+    """The contract: the names returned and the model afterwards (requires_grad flags, and
+    nothing else: weights, modes, gradients) against the reference, on prefixes that look
+    alike ('1' and '10'), nested names, '' and models frozen by an earlier call."""

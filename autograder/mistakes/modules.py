@@ -811,6 +811,86 @@ _MORE = {
                 "        return self.linears[-1](x)\n",
             ),
         ),
+        Mistake(
+            name="pops-sizes",
+            message="sizes.pop() empties the caller's list: read sizes, do not modify it.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        n_out = sizes.pop()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        layers.append(nn.Linear(sizes[-1], n_out))\n"
+                "        self.layers = nn.ModuleList(layers)\n" + _MLP_FORWARD,
+            ),
+        ),
+        Mistake(
+            name="casts-input-to-float32",
+            message="x.float() turns a float16 or float64 input (and a model moved with "
+            ".half() or .double()) back to float32: use x as it comes.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.layers = nn.Sequential(*layers[:-1])\n"
+                "    def forward(self, x):\n"
+                "        return self.layers(x.float())\n",
+            ),
+        ),
+        Mistake(
+            name="rows-one-by-one",
+            message="Running the layers row by row and stacking fails on an empty batch (and is "
+            "slow): the layers take the whole (N, sizes[0]) batch at once.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.layers = nn.Sequential(*layers[:-1])\n"
+                "    def forward(self, x):\n"
+                "        return torch.stack([self.layers(row) for row in x])\n",
+            ),
+        ),
+        Mistake(
+            name="forward-under-no-grad",
+            message="forward under torch.no_grad() returns outputs without a graph: no loss "
+            "computed from them can train the model.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.layers = nn.Sequential(*layers[:-1])\n"
+                "    def forward(self, x):\n"
+                "        with torch.no_grad():\n"
+                "            return self.layers(x)\n",
+            ),
+        ),
+        Mistake(
+            name="activation-created-in-forward",
+            message="An activation created in forward is never registered: a PReLU's slope is "
+            "not trained, saved or moved. Create activation() per hidden layer in __init__.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "        self.activation = activation\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.linears[:-1]:\n"
+                "            x = self.activation()(layer(x))\n"
+                "        return self.linears[-1](x)\n",
+            ),
+        ),
     ],
     "ResidualBlock": [
         Mistake(
@@ -857,6 +937,30 @@ _MORE = {
                 "ResidualBlock",
                 _RES_INIT + "    def forward(self, x):\n"
                 "        return x.detach() + self.fc2(F.relu(self.fc1(x)))\n",
+            ),
+        ),
+        Mistake(
+            name="relu-against-cpu-zeros",
+            message="torch.zeros(n) is float32 on the CPU whatever x is: compare with 0 "
+            "(torch.relu, clamp(min=0)) or make the zeros like the tensor (torch.zeros_like).",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        h = self.fc1(x)\n"
+                "        h = torch.maximum(h, torch.zeros(h.shape[-1]))\n"
+                "        return x + self.fc2(h)\n",
+            ),
+        ),
+        Mistake(
+            name="flattens-with-view",
+            message="x.view(-1, dim) needs contiguous memory (a transposed or sliced x has "
+            "none), and nn.Linear already works on the last axis: pass x as it is.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        flat = x.view(-1, x.shape[-1])\n"
+                "        out = flat + self.fc2(F.relu(self.fc1(flat)))\n"
+                "        return out.view(x.shape)\n",
             ),
         ),
     ],
@@ -924,6 +1028,58 @@ _MORE = {
                 "                mean = torch.nan_to_num(x.mean(0))\n"
                 "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)\n"
                 "        return x - self.running_mean\n",
+            ),
+        ),
+        Mistake(
+            name="float64-buffer",
+            message="The text asks for a float32 buffer, torch.zeros(num_features): a float64 one "
+            "turns every float32 output into float64.",
+            code=_class(
+                "RunningMean",
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features, dtype=torch.float64))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.lerp_(x.mean(0).double(), self.momentum)\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+        Mistake(
+            name="mean-via-item",
+            message="A mean rebuilt from .item() values is a new float32 CPU tensor: the buffer "
+            "loses the input's dtype and device. Take x.mean(dim=0) under torch.no_grad().",
+            code=_class(
+                "RunningMean",
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            mean = torch.tensor([col.mean().item() for col in x.T])\n"
+                "            self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+        Mistake(
+            name="subtracts-in-place",
+            message="x -= running_mean overwrites the caller's batch: return x - running_mean, "
+            "a new tensor.",
+            code=_class(
+                "RunningMean",
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.lerp_(x.mean(0), self.momentum)\n"
+                "        x -= self.running_mean\n"
+                "        return x\n",
             ),
         ),
     ],
@@ -1034,6 +1190,28 @@ _MORE = {
                 "            nn.init.zeros_(module.bias)\n" + _INIT_NORM
             ),
         ),
+        Mistake(
+            name="new-tensors-into-data",
+            message="torch.randn(...) and torch.zeros(...) are float32 on the CPU: assigned to "
+            ".data they turn a float64 (or GPU) layer into a float32 CPU one. Fill the "
+            "parameters in place with nn.init.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        std = math.sqrt(2.0 / module.in_features)\n"
+                "        module.weight.data = torch.randn(module.out_features, module.in_features) * std\n"
+                "        if module.bias is not None:\n"
+                "            module.bias.data = torch.zeros(module.out_features)\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        if module.weight is not None:\n"
+                "            module.weight.data = torch.ones(module.normalized_shape)\n"
+                "        if module.bias is not None:\n"
+                "            module.bias.data = torch.zeros(module.normalized_shape)\n"
+            ),
+        ),
     ],
     "EncoderClassifier": [
         Mistake(
@@ -1068,6 +1246,26 @@ _MORE = {
                 "self.encoder = encoder", "self.encoder = copy.deepcopy(encoder)"
             ),
         ),
+        Mistake(
+            name="features-to-float32",
+            message="Casting the features with .float() breaks a model in float64 or half "
+            "precision: pass the encoder's output to the head as it is.",
+            code=_encoder("return self.head(self.encoder(x).float())"),
+        ),
+        Mistake(
+            name="encoder-set-to-eval",
+            message="encoder.eval() in __init__ changes the caller's module (its dropout and "
+            "batch norm stop training): modes are the caller's choice, model.train() / .eval().",
+            code=_encoder("return self.head(self.encoder(x))").replace(
+                "self.encoder = encoder", "self.encoder = encoder.eval()"
+            ),
+        ),
+        Mistake(
+            name="flattens-with-view",
+            message="x.view(x.size(0), -1) cannot reshape an empty batch (-1 is ambiguous with "
+            "0 rows): give the encoder x as it comes.",
+            code=_encoder("return self.head(self.encoder(x.view(x.size(0), -1)))"),
+        ),
     ],
     "freeze_except": [
         Mistake(
@@ -1098,6 +1296,25 @@ _MORE = {
             message="A module covers everything nested inside it, not only its own parameters: "
             "'encoder' covers 'encoder.2.weight'.",
             code=_freeze("name.rsplit('.', 1)[0] in trainable"),
+        ),
+        Mistake(
+            name="removes-root-name",
+            message="trainable.remove('') changes the caller's list: read trainable, do not "
+            "modify it.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    everything = '' in trainable\n"
+                "    if everything:\n"
+                "        trainable.remove('')\n"
+                "    prefixes = tuple(t + '.' for t in trainable)\n"
+                "    kept = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        train = everything or name.startswith(prefixes)\n"
+                "        p.requires_grad_(train)\n"
+                "        if train:\n"
+                "            kept.append(name)\n"
+                "    return kept\n"
+            ),
         ),
     ],
 }

@@ -1246,13 +1246,6 @@ _CNN_BODY = (
 
 MISTAKES["DigitsCNN"] += [
     Mistake(
-        name="casts-batch-to-float32",
-        message="forward should compute in the batch's dtype: x.float() turns a float16 or "
-        "float64 batch into float32, which the model's weights (cast with model.to(dtype)) "
-        "do not match. Leave the dtype to the caller.",
-        code=_CNN_BODY.format(end="", after="").replace("self.net(x)", "self.net(x.float())"),
-    ),
-    Mistake(
         name="sigmoid-at-the-end",
         message="A sigmoid squashes the outputs into (0, 1): they are no longer logits. End with "
         "the last Linear layer.",

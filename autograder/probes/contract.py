@@ -226,6 +226,19 @@ def fill_parameters(obj: Any, seed: int = 0) -> Any:
     return obj
 
 
+def call_device(args: list) -> torch.device | None:
+    """The device of the first tensor argument: a constructed module is moved to it."""
+    return next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+
+
+def cast_parts(init: list, call: list) -> list:
+    """A class's module arguments (the parts it is built from) in the call's dtype and on its
+    device, as the class will be: cast before the caller's snapshot, so that the cast is not
+    taken for a change the answer made."""
+    dtype, device = call_dtype(call), call_device(call)
+    return [a.to(device=device, dtype=dtype) if isinstance(a, torch.nn.Module) else a for a in init]
+
+
 def call_dtype(args: list) -> torch.dtype | None:
     """The dtype of the first float tensor argument: a constructed module is cast to it."""
     for a in args:
@@ -244,12 +257,14 @@ def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list
     if k is None:
         obj, call = answer, args
     else:
-        obj, call = answer(*args[:k]), args[k:]
+        call = args[k:]
+        with torch.random.fork_rng(devices=[]):  # what fill leaves alone, the same every run
+            torch.manual_seed(0)
+            obj = answer(*cast_parts(args[:k], call))
         if case.get("fill", True):
             fill_parameters(obj)
         if isinstance(obj, torch.nn.Module):
-            device = next((a.device for a in call if isinstance(a, torch.Tensor)), None)
-            obj.to(device=device, dtype=call_dtype(call))
+            obj.to(device=call_device(call), dtype=call_dtype(call))
     return (getattr(obj, case["method"]) if case.get("method") else obj), call, obj
 
 
@@ -303,7 +318,8 @@ def snapshot(arg: Any) -> Any:
     dict's items. None for the rest."""
     if isinstance(arg, torch.Tensor):
         values = None if arg.device.type == "meta" else arg.detach().clone()
-        grad = None if arg.grad is None or values is None else arg.grad.clone()
+        leaf_grad = arg.grad if arg.is_leaf else None  # (a non-leaf's .grad only warns)
+        grad = None if leaf_grad is None or values is None else leaf_grad.clone()
         return ("tensor", values, tuple(arg.shape), arg.requires_grad, grad)
     if isinstance(arg, (list, tuple)):
         return (type(arg).__name__, len(arg), [snapshot(a) if _watched(a) else a for a in arg])
@@ -418,6 +434,9 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         args = [_on_meta(a) for a in args]
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
+    k = case.get("construct")
+    if k is not None:
+        args[:k] = cast_parts(args[:k], args[k:])
     before = [snapshot(a) for a in args]
     watched = list(args)  # the caller's objects, compared with their snapshots afterwards
     if family == "once":  # an iterable argument as a stream: it can be read only once
@@ -476,6 +495,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal values (NaN where NaN was counts as unchanged)."""
-    if a.dtype.is_floating_point or a.dtype.is_complex:
-        return bool(torch.allclose(a, b, rtol=0.0, atol=0.0, equal_nan=True))
-    return bool(torch.equal(a, b))
+    if type(a) is not type(b) or a.dtype != b.dtype or a.shape != b.shape:
+        return False  # a tensor subclass (a quantized weight, say) put in place counts too
+    try:
+        if a.dtype.is_floating_point or a.dtype.is_complex:
+            return bool(torch.allclose(a, b, rtol=0.0, atol=0.0, equal_nan=True))
+        return bool(torch.equal(a, b))
+    except (NotImplementedError, RuntimeError, TypeError):  # a subclass that cannot compare
+        return False

@@ -85,70 +85,35 @@ def _forward(seen: dict, key: str, module: Any, x: torch.Tensor) -> Any:
 # ---------------------------------------------------------------- MLP
 
 
-def probe_MLP(MLP, case: dict) -> dict:
-    """Parameter shapes as built, the weights after .to(device), the outputs on each input.
+def build_activation(spec: dict) -> type[nn.Module]:
+    """The activation class an MLP contract passes: ``spec["name"]`` in ACTIVATIONS. Like
+    build_seeded, it seeds the global random generator: whatever an answer draws in its
+    constructor (layers it does not register, so that no fill reaches them) is then the same
+    on every run, and so is the verdict."""
+    torch.manual_seed(spec.get("seed", 0))
+    return ACTIVATIONS[spec["name"]]
 
-    case: sizes, activation (a name in ACTIVATIONS, or None for the default), device,
-    double (convert with .double() instead of moving), inputs (CPU tensors), seed.
+
+def build_seeded(spec: dict) -> Any:
+    """``spec["value"]`` (a list copied, so the caller's stays the caller's), after seeding the
+    global random generator (see build_activation)."""
+    torch.manual_seed(spec.get("seed", 0))
+    value = spec["value"]
+    return list(value) if isinstance(value, list) else value
+
+
+def probe_MLP(MLP, case: dict) -> dict:
+    """The parameters' names and shapes as built.
+
+    case: sizes, activation (a name in ACTIVATIONS), seed.
     """
     seen: dict = {}
     with _steps(case["seed"]):
-        kwargs = {}
-        if case.get("activation") is not None:
-            kwargs["activation"] = ACTIVATIONS[case["activation"]]
-        sizes = list(case["sizes"])
-        model = _run(seen, "construct", MLP, sizes, **kwargs)
-        seen["sizes unchanged"] = sizes == list(case["sizes"])
+        activation = ACTIVATIONS[case["activation"]]
+        model = _run(seen, "construct", MLP, list(case["sizes"]), activation=activation)
         if not _note_type(seen, model):
             return seen
         seen["parameters"] = [[name, list(p.shape)] for name, p in model.named_parameters()]
-        if case.get("double"):
-            model = _run(seen, "move", model.double)
-        else:
-            model = _run(seen, "move", model.to, case["device"])
-        seen["weights"] = [_copy(p) for _, p in model.named_parameters()]
-        for i, x in enumerate(case["inputs"]):
-            _forward(seen, f"out {i}", model, x.to(case["device"]))
-    return seen
-
-
-# ---------------------------------------------------------------- ResidualBlock
-
-
-def probe_ResidualBlock(ResidualBlock, case: dict) -> dict:
-    """state_dict keys and tensors, two calls on each input, which parameters get gradients.
-
-    case: dim, hidden, device, inputs (list of {"x": CPU tensor, "t": transpose it on the
-    device, to get a non-contiguous input}), backward_x (CPU tensor), seed.
-    """
-    seen: dict = {}
-    device = case["device"]
-    with _steps(case["seed"]):
-        block = _run(seen, "construct", ResidualBlock, case["dim"], case["hidden"])
-        if not _note_type(seen, block):
-            return seen
-        seen["keys"] = sorted(block.state_dict())
-        block = _run(seen, "move", block.to, device)
-        seen["state"] = _copy(dict(block.state_dict()))
-        for i, item in enumerate(case["inputs"]):
-            x = item["x"].to(device)
-            x = x.t() if item["t"] else x
-            before = x.clone()
-            _forward(seen, f"out {i}", block, x)
-            seen[f"x unchanged {i}"] = torch.equal(x, before)
-            _forward(seen, f"again {i}", block, x)
-        x = case["backward_x"].to(device).requires_grad_(True)  # the caller's leaf
-
-        def backward():
-            block.zero_grad()
-            block(x).pow(2).sum().backward()
-
-        _run(seen, "backward", backward)
-        seen["grads"] = [[name, _copy(p.grad)] for name, p in block.named_parameters()]
-        seen["x.grad"] = _copy(x.grad)
-        if case.get("double_x") is not None:
-            block = _run(seen, "double", block.double)
-            _forward(seen, "double out", block, case["double_x"].to(device))
     return seen
 
 
@@ -236,69 +201,41 @@ def build_count_parts(spec: dict) -> nn.Module:
 # ---------------------------------------------------------------- RunningMean
 
 
-def _backward_of_sum(out: Any) -> None:
-    out.sum().backward()
-
-
 def _buffer_state(module: nn.Module) -> dict:
     sd = module.state_dict(keep_vars=True)
     return {"keys": sorted(sd), "running_mean": _copy(sd.get("running_mean"))}
 
 
 def probe_RunningMean(RunningMean, case: dict) -> dict:
-    """The buffer and outputs through training batches, an empty batch, eval mode, a reload.
+    """One module through training batches, an empty batch, eval mode and a reload: the
+    output and the state_dict entry after each.
 
-    case: num_features, momentum, device, train (CPU batches, run with requires_grad),
-    eval_x (CPU batch), seed. After each training batch: the output, the state_dict entry
-    (requires_grad kept) and x.grad after out.sum().backward().
+    case: num_features, momentum, train (batches), eval_x (a batch), seed.
     """
     seen: dict = {}
-    device = case["device"]
     nf, momentum = case["num_features"], case["momentum"]
     with _steps(case["seed"]):
         module = _run(seen, "construct", RunningMean, nf, momentum=momentum)
         if not _note_type(seen, module):
             return seen
-        seen["initial"] = _buffer_state(module)
-        seen["parameters"] = [name for name, _ in module.named_parameters()]
-        module = _run(seen, "move", module.to, device)
         module.train()
-        for i, x_cpu in enumerate(case["train"]):
-            x = x_cpu.to(device).requires_grad_(True)
-            out = _forward(seen, f"out {i}", module, x)
+        for i, x in enumerate(case["train"]):
+            _forward(seen, f"out {i}", module, x)
             seen[f"buffer {i}"] = _buffer_state(module)
-            _run(seen, f"backward {i}", _backward_of_sum, out)
-            seen[f"x.grad {i}"] = _copy(x.grad)
-        _forward(seen, "empty", module, torch.zeros(0, nf, device=device))
+        _forward(seen, "empty", module, torch.zeros(0, nf))
         seen["buffer empty"] = _buffer_state(module)
         module.eval()
-        x = case["eval_x"].to(device)
+        x = case["eval_x"]
         _forward(seen, "eval", module, x)
         seen["buffer eval"] = _buffer_state(module)
 
         def reloaded():
-            fresh = RunningMean(nf, momentum=momentum).to(device)
+            fresh = RunningMean(nf, momentum=momentum)
             fresh.load_state_dict(module.state_dict())
             fresh.eval()
             return fresh(x)
 
         seen["fresh"] = _copy(_run(seen, "fresh", reloaded))
-    return seen
-
-
-def probe_RunningMean_double(RunningMean, case: dict) -> dict:
-    """RunningMean(num_features, momentum).double(): its buffer, and its output on ``x``."""
-    seen: dict = {}
-    with _steps(case["seed"]):
-        nf, momentum = case["num_features"], case["momentum"]
-        kwargs = {} if momentum is None else {"momentum": momentum}  # None: the default
-        module = _run(seen, "construct", RunningMean, nf, **kwargs)
-        if not _note_type(seen, module):
-            return seen
-        module = _run(seen, "move", module.double)
-        seen["buffer"] = _buffer_state(module)
-        _forward(seen, "out", module, case["x"])
-        seen["buffer after"] = _buffer_state(module)
     return seen
 
 
@@ -428,79 +365,36 @@ def probe_capture_activations(capture_activations, case: dict) -> dict:
 # ---------------------------------------------------------------- init_weights
 
 
-def build_init_model(seed: int) -> nn.Module:
-    """The model init_weights is applied to, its LayerNorm moved away from the defaults."""
-    torch.manual_seed(seed)
-    model = nn.Sequential(
-        nn.Linear(400, 300),
-        nn.ReLU(),
-        nn.Linear(300, 100),
-        nn.LayerNorm(100),
-        nn.Dropout(0.1),
-        nn.Linear(100, 2),
-    )
-    with torch.no_grad():
-        model[3].weight.uniform_(0.5, 1.5)  # not LayerNorm's default, so a reset shows
-        model[3].bias.uniform_(-1, 1)
-    return model
-
-
-def build_init_extras(seed: int) -> nn.Module:
-    """Layers init_weights must cope with: no bias, no affine, others to leave alone, nesting."""
-    torch.manual_seed(seed)
-    extras = nn.Sequential(
-        nn.Linear(200, 100, bias=False),  # [0]: no bias to zero
-        nn.LayerNorm(5, elementwise_affine=False),  # [1]: no weight, no bias
-        nn.Embedding(10, 4),  # [2] to [4]: not Linear, not LayerNorm: left alone
-        nn.Conv1d(2, 3, 3),
-        nn.BatchNorm1d(4),
-        nn.Sequential(nn.Linear(50, 400)),  # [5][0]: a nested Linear
-    )
-    with torch.no_grad():
-        extras[4].weight.uniform_(0.5, 1.5)  # not BatchNorm's default, so a reset shows
-        extras[4].bias.uniform_(-1, 1)
-    return extras
-
-
-def _layer(module: nn.Module) -> dict:
-    return {
-        "weight": _copy(getattr(module, "weight", None)),
-        "bias": _copy(getattr(module, "bias", None)),
-    }
-
-
-def probe_init_weights(init_weights, case: dict) -> dict:
-    """model.apply(init_weights), then init_weights on one nn.Linear(500, 250): the layers after.
-
-    case: seed, device.
-    """
-    seen: dict = {}
-    with _steps(case["seed"]):
-        model = build_init_model(case["seed"]).to(case["device"])
-        _run(seen, "apply", model.apply, init_weights)
-        single = nn.Linear(500, 250)
-        _run(seen, "single", init_weights, single)
-        seen["layers"] = {
-            "model[0]": _layer(model[0]),
-            "model[2]": _layer(model[2]),
-            "model[5]": _layer(model[5]),
-            "a single nn.Linear(500, 250)": _layer(single),
-            "model[3]": _layer(model[3]),
-        }
-        extras = build_init_extras(case["seed"]).to(case["device"])
-        seen["before"] = {f"extras[{i}]": _layer(extras[i]) for i in (2, 3, 4)}
-        _run(seen, "apply extras", extras.apply, init_weights)
-        seen["after"] = {f"extras[{i}]": _layer(extras[i]) for i in (2, 3, 4)}
-        seen["extras"] = {
-            "extras[0], an nn.Linear(200, 100, bias=False)": _layer(extras[0]),
-            "extras[5][0], an nn.Linear(50, 400) inside a nested Sequential": _layer(extras[5][0]),
-        }
-        # the same model again, after another seed: a correct init draws other numbers
-        torch.manual_seed(case["seed"] + 1)
-        again = build_init_model(case["seed"] + 1).to(case["device"])
-        _run(seen, "apply again", again.apply, init_weights)
-        seen["same draws after another seed"] = bool(torch.equal(model[2].weight, again[2].weight))
-    return seen
+def build_init_layer(spec: dict) -> nn.Module:
+    """One module init_weights is called on, as model.apply calls it on each: ``kind`` (see
+    below) with sizes ``n`` and ``m``, ``bias`` / ``affine`` flags, in ``dtype``. Its
+    parameters are seeded and moved away from the defaults (so a reset shows). Last, the
+    global random generator is seeded with ``1000 + seed``: the answer and the reference then
+    draw the same numbers, so Kaiming weights compare value for value."""
+    n, m = spec["n"], spec["m"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec["seed"])
+        kind = spec["kind"]
+        if kind == "linear":
+            module: nn.Module = nn.Linear(n, m, bias=spec["bias"])
+        elif kind == "layernorm":
+            module = nn.LayerNorm(n, elementwise_affine=spec["affine"], bias=spec["bias"])
+        elif kind == "embedding":
+            module = nn.Embedding(n + 1, m)
+        elif kind == "conv1d":
+            module = nn.Conv1d(n, m, 3, bias=spec["bias"])
+        elif kind == "batchnorm":
+            module = nn.BatchNorm1d(n)
+        elif kind == "relu":
+            module = nn.ReLU()
+        else:  # "sequential": apply visits its children itself; called on it, change nothing
+            module = nn.Sequential(nn.Linear(n, m), nn.ReLU(), nn.LayerNorm(m))
+        with torch.no_grad():
+            for p in module.parameters():
+                p.uniform_(0.5, 1.5)  # neither ones, zeros nor a Kaiming draw
+    module = module.to(getattr(torch, spec["dtype"]))
+    torch.manual_seed(1000 + spec["seed"])
+    return module
 
 
 # ---------------------------------------------------------------- EncoderClassifier
@@ -516,52 +410,52 @@ def build_encoder_parts(seed: int) -> tuple[nn.Module, nn.Module, nn.Module]:
     return encoder, head, new_head
 
 
-def probe_EncoderClassifier(EncoderClassifier, case: dict) -> dict:
-    """Keys, outputs and whether the encoder's hook ran; eval() reaching the parts; swap_head.
+def _shift_output(module: nn.Module, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+    """A caller's forward hook that changes the output: skipped by .forward(), it shows."""
+    return output + 0.5
 
-    case: seed (for build_encoder_parts), device, inputs and inputs_after_swap (CPU tensors).
+
+def _double_output(module: nn.Module, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+    return output * 2.0
+
+
+def build_encoder_part(spec: dict) -> nn.Module:
+    """An EncoderClassifier's part, seeded, with a forward hook of the caller's that changes
+    its output: ``part`` "encoder" (Linear(n_in, hidden), ReLU; the hook adds 0.5) or "head"
+    (Linear(hidden, classes); the hook doubles), in ``dtype``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.get("seed", 0))
+        if spec["part"] == "encoder":
+            part: nn.Module = nn.Sequential(nn.Linear(spec["n_in"], spec["hidden"]), nn.ReLU())
+            part.register_forward_hook(_shift_output)
+        else:
+            part = nn.Linear(spec["hidden"], spec["classes"])
+            part.register_forward_hook(_double_output)
+    return part.to(getattr(torch, spec.get("dtype", "float32")))
+
+
+def probe_swap_head(EncoderClassifier, case: dict) -> dict:
+    """swap_head on a model built from build_encoder_parts: whether it returned the old head,
+    the state_dict keys and parameter count after, the outputs after and whether the
+    encoder's hook ran for each.
+
+    case: seed (for build_encoder_parts), inputs (CPU tensors, run after the swap).
     """
     seen: dict = {}
-    device = case["device"]
     with _steps(case["seed"]):
         encoder, head, new_head = build_encoder_parts(case["seed"])
-        calls, head_calls = [], []
+        calls: list = []
         encoder.register_forward_hook(lambda module, inputs, output: calls.append(1))
-        head.register_forward_hook(lambda module, inputs, output: head_calls.append(1))
         model = _run(seen, "construct", EncoderClassifier, encoder, head)
         if not _note_type(seen, model):
             return seen
-        seen["keys"] = sorted(model.state_dict())
-        seen["holds the given parts"] = (
-            getattr(model, "encoder", None) is encoder and getattr(model, "head", None) is head
-        )
-        model = _run(seen, "move", model.to, device)
-        for i, x in enumerate(case["inputs"]):
-            before, head_before = len(calls), len(head_calls)
-            _forward(seen, f"out {i}", model, x.to(device))
-            seen[f"hook ran {i}"] = len(calls) > before
-            seen[f"head hook ran {i}"] = len(head_calls) > head_before
-
-        def backward():
-            model.zero_grad()
-            model(case["inputs"][0].to(device)).pow(2).sum().backward()
-
-        _run(seen, "backward", backward)
-        seen["grads"] = {
-            "encoder": all(p.grad is not None for p in encoder.parameters()),
-            "head": all(p.grad is not None for p in head.parameters()),
-        }
-        _run(seen, "eval", model.eval)
-        seen["parts training after eval"] = [encoder.training, head.training]
-        _run(seen, "train", model.train)
-        new_head = new_head.to(device)
         old = _run(seen, "swap_head", _call_method, model, "swap_head", new_head)
         seen["returned the old head"] = old is head
         seen["keys after swap"] = sorted(model.state_dict())
         seen["parameters after swap"] = sum(p.numel() for p in model.parameters())
-        for i, x in enumerate(case["inputs_after_swap"]):
+        for i, x in enumerate(case["inputs"]):
             before = len(calls)
-            _forward(seen, f"swapped out {i}", model, x.to(device))
+            _forward(seen, f"swapped out {i}", model, x)
             seen[f"swapped hook ran {i}"] = len(calls) > before
     return seen
 
@@ -598,35 +492,15 @@ def build_freeze_model(name: str) -> nn.Module:
     )
 
 
-def _sgd_step(model: nn.Module, x: torch.Tensor) -> None:
-    for p in model.parameters():
-        p.grad = None
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model(x).pow(2).sum().backward()
-    optimizer.step()
-
-
-def probe_freeze_except(freeze_except, case: dict) -> dict:
-    """For each call, in order on the case's models: the return value, every parameter's
-    requires_grad, and, when some parameter still trains, the weights before and after one
-    SGD step (lr 0.1) on the loss model(x).pow(2).sum().
-
-    case: seed, device, calls (list of {"model": "deep" or "nested", "trainable", "x"}).
-    """
-    seen: dict = {}
-    device = case["device"]
-    with _steps(case["seed"]):
-        models = {name: build_freeze_model(name).to(device) for name in ("deep", "nested", "token")}
-        for i, call in enumerate(case["calls"]):
-            model = models[call["model"]]
-            got = _run(seen, f"call {i}", freeze_except, model, list(call["trainable"]))
-            seen[f"result {i}"] = _copy(got)
-            seen[f"requires_grad {i}"] = [
-                [n, bool(p.requires_grad)] for n, p in model.named_parameters()
-            ]
-            if not any(p.requires_grad for p in model.parameters()):
-                continue
-            seen[f"before {i}"] = {n: _copy(p) for n, p in model.named_parameters()}
-            _run(seen, f"step {i}", _sgd_step, model, call["x"].to(device))
-            seen[f"after {i}"] = {n: _copy(p) for n, p in model.named_parameters()}
-    return seen
+def build_freeze(spec: dict) -> nn.Module:
+    """A freeze_except model: build_freeze_model(``kind``), seeded, with the parameters at
+    positions ``frozen`` (in named_parameters() order) already frozen by an earlier call, in
+    ``training`` mode."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.get("seed", 0))
+        model = build_freeze_model(spec["kind"])
+    params = list(model.parameters())
+    for i in spec.get("frozen", []):
+        if i < len(params):
+            params[i].requires_grad_(False)
+    return model.train(spec.get("training", True))
