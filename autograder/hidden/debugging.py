@@ -10,8 +10,18 @@ import torch
 from hypothesis import strategies as st
 from torch import nn
 
-from autograder.boundary import AnswerRaised, observe
-from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder import wire
+from autograder.boundary import observe
+from autograder.contracts import (
+    Build,
+    Contract,
+    Draw,
+    Inputs,
+    compare_values,
+    copies,
+    describe,
+    uses,
+)
 from autograder.probes import debugging as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
@@ -52,33 +62,10 @@ def _nested(g, device, dtype=torch.float32) -> dict:
     }
 
 
-def _wide_float(device) -> torch.dtype:
-    """float64 where the device has it; Apple's MPS does not."""
-    return torch.float32 if torch.device(device).type == "mps" else torch.float64
-
-
 def _classification(n, features, classes, g, device, dtype=torch.float32):
     x = torch.randn(n, features, generator=g, dtype=dtype).to(device)
     y = torch.randint(0, classes, (n,), generator=g).to(device)
     return x, y
-
-
-def _params(model: nn.Module) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in model.parameters()]
-
-
-def _params_close(got, expected: list[torch.Tensor], rtol=1e-4, atol=1e-6) -> bool:
-    """Whether the parameters a probe returned match ``expected`` (a model or a list)."""
-    if isinstance(got, nn.Module):
-        got = _params(got)
-    if type(got) is not list or len(got) != len(expected):
-        return False
-    for p, e in zip(got, expected, strict=True):
-        if not isinstance(p, torch.Tensor) or p.shape != e.shape or p.dtype != e.dtype:
-            return False
-        if not torch.allclose(p.to(e.device), e, rtol=rtol, atol=atol):
-            return False
-    return True
 
 
 def _junk_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor]:
@@ -100,10 +87,42 @@ def _as_float(value, what: str) -> float:
     return float(value)
 
 
+def _stale_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor | None]:
+    """Leftover gradients from an earlier step on the parameters a step trains (None on a frozen
+    or unused one, as the caller's would be): a correct answer zeroes them first."""
+    return [
+        None if not p.requires_grad or name == "unused" else 10 * torch.randn(p.shape, generator=g)
+        for name, p in probes.build_model(spec).named_parameters()
+    ]
+
+
+def _draw_step_model(d: Draw, g: torch.Generator, n: int) -> tuple[dict, dict, str]:
+    """A model spec (an MLP, a float64 MLP, or one with a frozen layer and an unused parameter)
+    with stale gradients, and a batch of ``n`` for it: what a training step's contract gets."""
+    kind = d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused"]))
+    if kind == "mlp":
+        features, classes = d.size(1, 5), d.size(2, 4)
+        spec = _mlp([features, d.size(1, 8), classes], g, device="cpu")
+        x, y = _classification(n, features, classes, g, "cpu")
+        batch, label = {"x": x, "y": y, "loss": "cross_entropy"}, "an MLP"
+    elif kind == "float64 mlp":
+        spec = _mlp([3, 5, 2], g, act="tanh", dtype=torch.float64, device="cpu")
+        x = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        y = torch.randn(n, 2, generator=g, dtype=torch.float64)
+        batch, label = {"x": x, "y": y, "loss": "mse"}, "a float64 MLP"
+    else:
+        spec = _with_unused(g, "cpu")
+        x, y = _classification(n, 4, 2, g, "cpu")
+        batch = {"x": x, "y": y, "loss": "cross_entropy"}
+        label = "a model with a frozen layer and an unused parameter"
+    model = {"model": spec, "grads": _stale_grads(spec, g)}
+    return model, batch, label + " (its .grad left from an earlier step)"
+
+
 # ----------------------------------------------------------------------------- overfit_one_batch
 
 
-def _reference_overfit(model, x, y, loss_fn, num_steps, lr) -> list[float]:
+def _reference_overfit(model, x, y, loss_fn, num_steps=100, lr=1e-2) -> list[float]:
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     for _step in range(num_steps):
@@ -115,112 +134,95 @@ def _reference_overfit(model, x, y, loss_fn, num_steps, lr) -> list[float]:
     return losses
 
 
+def _draw_overfit(d: Draw) -> Inputs:
+    """A model in training mode, a batch (the edges family favours one example), a mean loss;
+    num_steps (0 in the edges family) and lr given, or both left to their defaults."""
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    model, batch, label = _draw_step_model(d, g, d.size(1, 8))
+    args = (
+        Build(probes.build_step_model, model, label),
+        batch["x"],
+        batch["y"],
+        Build(probes.build_loss, {"loss": batch["loss"]}, batch["loss"]),
+    )
+    if d.draw(st.booleans()):  # the defaults are part of the task
+        return Inputs(args)
+    steps = d.size(1, 12, empty_ok=True)
+    return Inputs(args, {"num_steps": steps, "lr": d.draw(st.sampled_from([0.1, 3e-2, 1e-2]))})
+
+
+def _compare_overfit(got, expected: list, what: str, inputs: Inputs) -> None:
+    """A list of one Python float per step, the reference's losses within 1e-4."""
+    check_type(got, list, what)
+    if len(got) != len(expected):
+        raise CheckError(
+            _("{what} returned {n_losses} losses, expected one per step ({steps}).").format(
+                what=what, n_losses=len(got), steps=len(expected)
+            )
+        )
+    for i, value in enumerate(got):
+        if isinstance(value, torch.Tensor):
+            raise CheckError(
+                _(
+                    "entry {i} of {what} is a tensor. Store loss.item(): a stored loss "
+                    "tensor keeps its whole autograd graph (every saved activation of that "
+                    "step) alive, so memory grows with every step."
+                ).format(i=i, what=what)
+            )
+        check_type(value, float, f"entry {i} of {what}")
+    if expected:
+        assert_close(
+            torch.tensor(got, dtype=torch.float64),
+            torch.tensor(expected, dtype=torch.float64),
+            rtol=1e-4,
+            atol=1e-6,
+            what=_("the losses from {what}").format(what=what),
+        )
+
+
+def _overfit_hint(family: str, inputs: Inputs) -> str:
+    defaults = (
+        ""
+        if inputs.kwargs
+        else _(" num_steps and lr were left to their defaults here: num_steps=100, lr=1e-2.")
+    )
+    return (
+        _(
+            "Build one torch.optim.Adam(model.parameters(), lr=lr), its other settings at their "
+            "defaults, before the loop; every step: zero_grad, forward, loss, record "
+            "loss.item(), backward, step (entry 0 is the loss before any update). Train the "
+            "model you were given in place and leave it in training mode."
+        )
+        + defaults
+    )
+
+
+OVERFIT_ONE_BATCH = Contract(
+    "overfit_one_batch",
+    _reference_overfit,
+    _draw_overfit,
+    families=("values", "edges"),
+    mutates=(0,),  # trained in place: its weights, .grad and mode are compared afterwards
+    compare=_compare_overfit,
+    arg_names=("model", "x", "y", "loss_fn"),
+    hint=_overfit_hint,
+    examples=6,
+)
+
+
+@uses(OVERFIT_ONE_BATCH)
 def check_overfit_one_batch(overfit_one_batch) -> None:
-    """Loss sequence and final weights against a reference Adam run on the same batch."""
+    """The contract (the losses, and the model's weights, gradients and mode afterwards,
+    against a reference Adam run; x and y untouched), then what it does not watch: torch's
+    global random state, on the notebook's device."""
     device = get_device()
     g = torch.Generator().manual_seed(60)
-    cases = []
-    for n, features, hidden, classes, steps, lr in [(8, 4, 16, 3, 30, 1e-2), (1, 3, 5, 2, 5, 1e-1)]:
-        spec = _mlp([features, hidden, classes], g, device=device)
-        x, y = _classification(n, features, classes, g, device)
-        cases.append((spec, x, y, "cross_entropy", steps, lr, "classification"))
-    wide = _wide_float(device)
-    spec = _mlp([3, 6, 2], g, act="tanh", dtype=wide, device=device)
-    x = torch.randn(6, 3, generator=g, dtype=wide).to(device)
-    y = torch.randn(6, 2, generator=g, dtype=wide).to(device)
-    cases.append((spec, x, y, "mse", 20, 3e-2, f"{wide} regression"))
-    spec = _mlp([2, 2], g, device=device)
-    x, y = _classification(3, 2, 2, g, device)
-    cases.append((spec, x, y, "cross_entropy", 0, 1e-2, "zero steps"))
-    spec = _mlp([3, 4, 2], g, device=device)
-    x, y = _classification(4, 3, 2, g, device)
-    cases.append((spec, x, y, "cross_entropy", None, None, "classification"))  # the defaults
-
-    for spec, x, y, loss, steps, lr, label in cases:
-        defaults = steps is None
-        if defaults:
-            steps, lr = 100, 1e-2
-            what = f"overfit_one_batch(model, x, y, loss_fn) (num_steps and lr left to their defaults) on a {label} batch"
-        else:
-            what = f"overfit_one_batch(..., num_steps={steps}, lr={lr:g}) on a {label} batch"
-        reference = probes.build_model(spec)
-        expected = _reference_overfit(reference, x, y, probes.LOSSES[loss](), steps, lr)
-        case = {"model": spec, "x": x, "y": y, "loss": loss, "steps": steps, "lr": lr}
-        case["defaults"] = defaults
-        seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
-        losses = seen["losses"]
-        check_type(losses, list, what)
-        if len(losses) != steps:
-            hint = _(" The signature's defaults are num_steps=100, lr=1e-2.") if defaults else ""
-            raise CheckError(
-                _(
-                    "{what} returned {n_losses} losses, expected one per step ({steps}).{hint}"
-                ).format(what=what, n_losses=len(losses), steps=steps, hint=hint)
-            )
-        for i, value in enumerate(losses):
-            if isinstance(value, torch.Tensor):
-                raise CheckError(
-                    _(
-                        "entry {i} of {what} is a tensor. Store loss.item(): a stored loss "
-                        "tensor keeps its whole autograd graph (every saved activation of that "
-                        "step) alive, so memory grows with every step."
-                    ).format(i=i, what=what)
-                )
-            check_type(value, float, f"entry {i} of {what}")
-        try:
-            assert_close(
-                torch.tensor(losses, dtype=torch.float64).reshape(steps),
-                torch.tensor(expected, dtype=torch.float64).reshape(steps),
-                rtol=1e-4,
-                atol=1e-6,
-                what=_("the losses from {what}").format(what=what),
-            )
-        except CheckError as err:
-            hint = (
-                _(" The defaults are num_steps=100, lr=1e-2.")
-                if defaults
-                else _(" Use lr={lr:g}, the lr you were given.").format(lr=lr)
-            )
-            raise CheckError(
-                _(
-                    "{err} Build one torch.optim.Adam(model.parameters(), lr=lr) before "
-                    "the loop; every step: zero_grad, forward, loss, record loss.item(), "
-                    "backward, step. Entry 0 is the loss before any update.{hint}"
-                ).format(err=err, hint=hint)
-            ) from None
-        if not _params_close(seen["params"], _params(reference)):
-            raise CheckError(
-                _(
-                    "{what}: the losses match a reference run within tolerance, but the "
-                    "model's weights after training differ from it. Use "
-                    "torch.optim.Adam(model.parameters(), lr=lr) with its other settings "
-                    "left at their defaults (betas, eps, no weight decay, no amsgrad), "
-                    "train the model you were given in place, and do not change its "
-                    "weights after the last step."
-                ).format(what=what)
-            )
-        _check_no_side_effects(seen, what)
-
-
-def _check_no_side_effects(seen: dict, what: str) -> None:
-    """The caller's model mode, tensors and global random state, as a training helper leaves them."""
-    if seen["training"]:
-        raise CheckError(
-            _(
-                "{what} left {training} in eval mode. The model came in training mode "
-                "and a training helper must leave it so: drop the model.eval() (or "
-                "call model.train() again before returning)."
-            ).format(what=what, training=seen["training"])
-        )
-    if seen["inputs_changed"]:
-        raise CheckError(
-            _(
-                "{what} changed the caller's x or y in place. Leave the inputs alone: "
-                "compute on them, or on a copy (x.clone()), without in-place "
-                "operations."
-            ).format(what=what)
-        )
-    if seen.get("rng_changed"):
+    spec = _mlp([4, 8, 3], g, device=device)
+    x, y = _classification(8, 4, 3, g, device)
+    case = {"model": spec, "x": x, "y": y, "loss": "cross_entropy", "steps": 5, "lr": 1e-2}
+    what = "overfit_one_batch(..., num_steps=5, lr=0.01)"
+    seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
+    if seen["rng_changed"]:
         raise CheckError(
             _(
                 "{what} changed torch's global random state (a torch.manual_seed(...) "
@@ -234,152 +236,130 @@ def _check_no_side_effects(seen: dict, what: str) -> None:
 # ----------------------------------------------------------------------------- clipped_step
 
 
-def _grad_step(model, x, y, loss_fn, lr, momentum, max_norm, how="total") -> float | None:
-    """One SGD step; ``how`` says how the gradients are clipped (the right way is "total")."""
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+def _reference_clipped(model, optimizer, loss, max_norm) -> float:
     optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    total = float(torch.stack([gr.double().norm() for gr in grads]).norm())
-    with torch.no_grad():
-        if how == "total":
-            nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        elif how == "always":  # rescaled to max_norm even when the norm is below it
-            for gr in grads:
-                gr.mul_(max_norm / total)
-        elif how == "per_parameter":
-            for gr in grads:
-                gr.mul_(min(1.0, max_norm / (float(gr.norm()) + 1e-6)))
+    loss.backward()
+    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
     optimizer.step()
-    return total
+    return norm.item()
 
 
+def _draw_clipped(d: Draw) -> Inputs:
+    """A model with stale gradients, SGD over it, the loss of a batch of N (the edges family
+    favours one example), and a max_norm below the gradient norm (clipping acts) or far above
+    it (the gradients must be left alone)."""
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    n = d.size(1, 8)
+    model, batch, label = _draw_step_model(d, g, n)
+    fresh = probes.build_step_model(model)
+    fresh.zero_grad()
+    probes.build_loss_of(batch, fresh).backward()
+    norm = float(
+        nn.utils.get_total_norm([p.grad for p in fresh.parameters() if p.grad is not None])
+    )
+    factor = d.draw(st.sampled_from([1e3, 0.5, 0.1] if d.family == "edges" else [2.0, 0.5, 0.1]))
+    sgd = {
+        "lr": d.draw(st.sampled_from([0.1, 1.0])),
+        "momentum": d.draw(st.sampled_from([0.0, 0.9])),
+    }
+    return Inputs(
+        (
+            Build(probes.build_step_model, model, label),
+            Build(
+                probes.build_sgd, sgd, f"SGD(lr={sgd['lr']}, momentum={sgd['momentum']})", of=(0,)
+            ),
+            Build(
+                probes.build_loss_of, batch, f"its {batch['loss']} loss on a batch of {n}", of=(0,)
+            ),
+            float(f"{factor * norm:.3g}"),
+        )
+    )
+
+
+def _fresh_norms(inputs: Inputs) -> list[float]:
+    """Each parameter's gradient norm from one backward pass of the call's loss (no stale ones)."""
+    model, _optimizer, loss, *_rest = copies(inputs.args)
+    model.zero_grad()
+    loss.backward()
+    return [float(p.grad.double().norm()) for p in model.parameters() if p.grad is not None]
+
+
+def _compare_clipped(got, expected: float, what: str, inputs: Inputs) -> None:
+    """A Python float, the total norm before clipping; the usual wrong norms named."""
+    got = _as_float(got, _("the value {what} returned").format(what=what))
+    max_norm = inputs.args[3]
+    tight = inputs.args[0].spec["model"]["dtype"] == torch.float64
+    err = abs(got - expected)
+    if err <= (1e-10 if tight else 1e-5) * max(1.0, expected):
+        return
+    if expected > max_norm and abs(got - max_norm) <= 1e-4 * max_norm:
+        raise CheckError(
+            _(
+                "{what} returned {got:.6g}, which is max_norm: that is the norm after "
+                "clipping. Return the norm before clipping ({total:.6g}): "
+                "clip_grad_norm_ returns it."
+            ).format(what=what, got=got, total=expected)
+        )
+    if tight and err <= 1e-5 * max(1.0, expected):
+        raise CheckError(
+            _(
+                "{what} returned {got!r}; the total gradient norm before clipping is "
+                "{total!r}. Right to about 7 digits only: the gradients are float64 "
+                "here and the norm was computed in float32. Return what "
+                "clip_grad_norm_ gives back (.item())."
+            ).format(what=what, got=got, total=expected)
+        )
+    hint = ""
+    if abs(got - sum(_fresh_norms(inputs))) <= 1e-4 * max(1.0, got):
+        hint = _(
+            " Your value is the sum of the per-parameter norms; the total norm is "
+            "the square root of the sum of their squares."
+        )
+    raise CheckError(
+        _(
+            "{what} returned {got:.6g}; the total gradient norm before clipping is "
+            "{total:.6g}. Return the value clip_grad_norm_ gives back (one L2 norm "
+            "over all parameters together).{hint}"
+        ).format(what=what, got=got, total=expected, hint=hint)
+    )
+
+
+def _clipped_hint(family: str, inputs: Inputs) -> str:
+    norm = math.sqrt(sum(n * n for n in _fresh_norms(inputs)))
+    max_norm = inputs.args[3]
+    if norm > max_norm:
+        state = _(
+            "Here the gradient norm before clipping is {norm:.4g}, above max_norm={max_norm:.4g}: "
+            "every gradient is scaled by max_norm / norm."
+        )
+    else:
+        state = _(
+            "Here the gradient norm before clipping is {norm:.4g}, at most "
+            "max_norm={max_norm:.4g}: clipping must leave the gradients as they are."
+        )
+    return state.format(norm=norm, max_norm=max_norm) + _(
+        " The order: optimizer.zero_grad() (old gradients are lying around), loss.backward(), "
+        "clip_grad_norm_(model.parameters(), max_norm) (all parameters together, by one "
+        "norm), optimizer.step()."
+    )
+
+
+CLIPPED_STEP = Contract(
+    "clipped_step",
+    _reference_clipped,
+    _draw_clipped,
+    families=("values", "edges"),
+    mutates=(0, 1, 2),  # the step: weights, .grad and momentum; loss.backward() fills loss.grad
+    compare=_compare_clipped,
+    arg_names=("model", "optimizer", "loss", "max_norm"),
+    hint=_clipped_hint,
+)
+
+
+@uses(CLIPPED_STEP)
 def check_clipped_step(clipped_step) -> None:
-    """Updated weights and the returned norm against clip-then-step; clipping on and off,
-    float64, frozen and unused parameters, and the ways of clipping that differ from it."""
-    device = get_device()
-    g = torch.Generator().manual_seed(61)
-    loss_fn = nn.CrossEntropyLoss()
-    wide = _wide_float(device)
-    for label, spec, n, max_norm, lr, momentum in [
-        ("an MLP", _mlp([4, 8, 3], g, device=device), 16, 0.1, 0.5, 0.0),
-        ("a linear layer", _mlp([5, 3], g, device=device), 1, 0.05, 1.0, 0.9),
-        # max_norm far above the norm: nothing to clip
-        ("an MLP", _mlp([3, 16, 16, 2], g, device=device), 32, 1e3, 0.1, 0.0),
-        (
-            f"a {wide} MLP",
-            _mlp([3, 6, 2], g, act="tanh", dtype=wide, device=device),
-            8,
-            0.3,
-            0.2,
-            0.0,
-        ),
-        (
-            "a model with a frozen layer and an unused parameter",
-            _with_unused(g, device),
-            6,
-            0.02,
-            1.0,
-            0.0,
-        ),
-    ]:
-        model = probes.build_model(spec)
-        dtype = next(model.parameters()).dtype
-        in_features = next(m for m in model.modules() if isinstance(m, nn.Linear)).in_features
-        classes = [m for m in model.modules() if isinstance(m, nn.Linear)][-1].out_features
-        x, y = _classification(n, in_features, classes, g, device, dtype=dtype)
-        refs = {}
-        for how in ("total", "none", "always", "per_parameter"):
-            refs[how] = probes.build_model(spec)
-            norm = _grad_step(refs[how], x, y, loss_fn, lr, momentum, max_norm, how)
-            if how == "total":
-                total = norm
-        case = {
-            "model": spec,
-            "grads": _junk_grads(spec, g),
-            "x": x,
-            "y": y,
-            "loss": "cross_entropy",
-            "lr": lr,
-            "momentum": momentum,
-            "max_norm": max_norm,
-        }
-        what = f"clipped_step(..., max_norm={max_norm:g}) on {label}"
-        seen = observe(probes.probe_clipped_step, clipped_step, case, what)
-        got = _as_float(seen["result"], f"the value {what} returned")
-        if not _params_close(seen["params"], _params(refs["total"])):
-            matches = [
-                h
-                for h in ("none", "always", "per_parameter")
-                if _params_close(seen["params"], _params(refs[h]))
-            ]
-            if total > max_norm and "none" in matches:
-                hint = _(
-                    "the weights moved by the full, unclipped gradient. Clip between "
-                    "loss.backward() and optimizer.step() with the max_norm you were "
-                    "given; clipping after the step changes nothing that was used."
-                )
-            elif "always" in matches:
-                hint = _(
-                    "the gradient norm {total:.4g} is below max_norm, so clipping must "
-                    "leave it alone, but your step rescaled it to length max_norm. "
-                    "clip_grad_norm_ only scales down (by max_norm / norm when norm > "
-                    "max_norm)."
-                ).format(total=total)
-            elif "per_parameter" in matches:
-                hint = _(
-                    "your update matches clipping every parameter's gradient separately. "
-                    "Clip them together, by one norm over all of them: "
-                    "clip_grad_norm_(model.parameters(), max_norm)."
-                )
-            else:
-                hint = _(
-                    "the weights after the step differ from zero_grad -> backward -> "
-                    "clip_grad_norm_(model.parameters(), max_norm) -> step. Did you zero "
-                    "the old gradients first, use the max_norm you were given, and clip by "
-                    "norm (not by value)?"
-                )
-            raise CheckError(_("{what}: {hint}").format(what=what, hint=hint))
-        if total > max_norm and abs(got - max_norm) <= 1e-4 * max_norm:
-            raise CheckError(
-                _(
-                    "{what} returned {got:.6g}, which is max_norm: that is the norm after "
-                    "clipping. Return the norm before clipping ({total:.6g}): "
-                    "clip_grad_norm_ returns it."
-                ).format(what=what, got=got, total=total)
-            )
-        tight = next(iter(seen["params"])).dtype == torch.float64
-        if tight and 1e-10 * max(1.0, total) < abs(got - total) <= 1e-5 * max(1.0, total):
-            raise CheckError(
-                _(
-                    "{what} returned {got!r}; the total gradient norm before clipping is "
-                    "{total!r}. Right to about 7 digits only: the gradients are float64 "
-                    "here and the norm was computed in float32. Return what "
-                    "clip_grad_norm_ gives back (.item())."
-                ).format(what=what, got=got, total=total)
-            )
-        if abs(got - total) > 1e-4 * max(1.0, total):
-            per_param = [float(gr.double().norm()) for gr in _fresh_grads(spec, x, y, loss_fn)]
-            hint = ""
-            if abs(got - sum(per_param)) <= 1e-4 * max(1.0, got):
-                hint = _(
-                    " Your value is the sum of the per-parameter norms; the total norm is "
-                    "the square root of the sum of their squares."
-                )
-            raise CheckError(
-                _(
-                    "{what} returned {got:.6g}; the total gradient norm before clipping is "
-                    "{total:.6g}. Return the value clip_grad_norm_ gives back (one L2 norm "
-                    "over all parameters together).{hint}"
-                ).format(what=what, got=got, total=total, hint=hint)
-            )
-
-
-def _fresh_grads(spec, x, y, loss_fn) -> list[torch.Tensor]:
-    """The gradients of one backward pass on a fresh copy of the model (None ones left out)."""
-    model = probes.build_model(spec)
-    loss_fn(model(x), y).backward()
-    return [p.grad for p in model.parameters() if p.grad is not None]
+    """The contract: the returned norm, and the model's weights and gradients and the
+    optimizer's momentum afterwards, against zero_grad -> backward -> clip_grad_norm_ -> step."""
 
 
 # ----------------------------------------------------------------------------- grad_norms
@@ -638,27 +618,114 @@ def _why_diagnosis(norms: dict, vanish_ratio: float, explode_norm: float) -> str
 
 # ----------------------------------------------------------------------------- first_nonfinite_module
 
-# (model name in probes.NONFINITE_MODELS, description, the module where NaN/inf first appears)
-_NONFINITE_CASES = [
-    ("log_relu", "log of a ReLU output", "2"),  # ReLU gives exact zeros, log(0) = -inf
+# model name in probes.NONFINITE_MODELS -> how the feedback names it
+_NONFINITE_MODELS = {
+    "log_relu": "log of a ReLU output",  # ReLU gives exact zeros, log(0) = -inf
     # registration order differs from execution order; inf first (body.1), NaN later (head)
-    ("reordered", "head registered before body", "body.1"),
+    "reordered": "head registered before body",
     # overflow squashed back to finite numbers: the final output is finite
-    ("squashed", "an overflow that tanh squashes", "blowup"),
-    ("exp_relu", "inf but no NaN", "1"),
-    ("tuple_output", "a module returning a tuple", "1"),
-    ("nested", "nested Sequentials (log of a negative number: NaN, no inf)", "0.1"),
+    "squashed": "an overflow that tanh squashes",
+    "exp_relu": "inf but no NaN",
+    "tuple_output": "a module returning a tuple",
+    "nested": "nested Sequentials (log of a negative number: NaN, no inf)",
     # the container's own forward makes the NaN; its child's output is finite
-    ("own_forward", "a module whose own forward (not a child's) takes a log", "0"),
-    ("ordinary", "an ordinary MLP", None),  # everything finite
-]
+    "own_forward": "a module whose own forward (not a child's) takes a log",
+    "ordinary": "an ordinary MLP",  # everything finite
+}
 
-# (model, label, expected, extra case entries): the caller's own hooks must survive the call;
-# a forward pass that raises must not leave hooks behind either
-_NONFINITE_SIDE_CASES = [
-    ("log_relu", "a model that already carries hooks of its caller's", "2", {"caller_hooks": True}),
-    ("raises", "a model whose forward pass raises (after a -inf)", None, {"may_raise": True}),
-]
+
+def _reference_nonfinite(model: nn.Module, x: torch.Tensor) -> str | None:
+    culprits: list[str] = []
+
+    def make_hook(name):
+        def hook(module, inputs, output):
+            outputs = output if isinstance(output, (tuple, list)) else (output,)
+            if any(isinstance(o, torch.Tensor) and not torch.isfinite(o).all() for o in outputs):
+                culprits.append(name)
+
+        return hook
+
+    handles = [m.register_forward_hook(make_hook(n)) for n, m in model.named_modules() if n]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return culprits[0] if culprits else None
+
+
+def _draw_nonfinite(d: Draw) -> Inputs:
+    """A model where NaN or inf appears somewhere inside (or nowhere), in training mode; the
+    edges family also hands it over in eval mode or carrying hooks of its caller's."""
+    name = d.draw(st.sampled_from(sorted(_NONFINITE_MODELS)))
+    training, hooks = True, False
+    if d.family == "edges":
+        training, hooks = d.draw(st.booleans()), d.draw(st.booleans())
+    label = _NONFINITE_MODELS[name] + (" in train mode" if training else " in eval mode")
+    if hooks:
+        label += _(", carrying its caller's hooks")
+    spec = {"model": name, "training": training, "caller_hooks": hooks}
+    x = probes.NONFINITE_MODELS[name]()[1]
+    return Inputs((Build(probes.build_nonfinite_model, spec, label), x))
+
+
+def _compare_nonfinite(got, expected: str | None, what: str, inputs: Inputs) -> None:
+    """The name of the first module to output NaN/inf, or None; the usual slips named."""
+    if got is not None:
+        check_type(got, str, what)
+    if got == expected:
+        return
+    model, x = copies(inputs.args)
+    order = _execution_order(model, x)
+    containers = {n for n, m in model.named_modules() if n and any(True for _ in m.children())}
+    hint = ""
+    if expected is None:
+        hint = _(" Every output in this model is finite, so return None.")
+    elif expected in containers and (got is None or got not in containers):
+        hint = _(
+            " {expected!r} is a module with children, and its own forward (an "
+            "operation it calls itself, like torch.log) makes the NaN: its "
+            "children's outputs are finite. Hook every module in "
+            "model.named_modules() (except the model itself, name ''), containers "
+            "too, not only the leaves."
+        ).format(expected=expected)
+    elif got is None:
+        hint = _(
+            " A module inside produced NaN or inf even if the final output is "
+            "finite (or you only looked for NaN or only for inf: torch.isfinite "
+            "catches both; or a tuple output hid it). Hook every submodule and "
+            "test each tensor it outputs with torch.isfinite."
+        )
+    elif expected.startswith(got + "."):
+        hint = _(
+            " That is the container; name the innermost module (the first hook to "
+            "fire): model.named_modules() reaches nested modules, "
+            "model.named_children() does not."
+        )
+    elif got in order and order.index(got) > order.index(expected):
+        hint = _(
+            " {got!r} runs after {expected!r} in the forward pass and only "
+            "inherited the NaN/inf. Return the module whose hook fires first with "
+            "a non-finite output (the order the forward pass runs modules, not the "
+            "order of named_modules())."
+        ).format(got=got, expected=expected)
+    raise CheckError(
+        _("{what} returned {got!r}, expected {expected!r}.{hint}").format(
+            what=what, got=got, expected=expected, hint=hint
+        )
+    )
+
+
+FIRST_NONFINITE_MODULE = Contract(
+    "first_nonfinite_module",
+    _reference_nonfinite,
+    _draw_nonfinite,
+    families=("values", "edges"),
+    compare=_compare_nonfinite,
+    arg_names=("model", "x"),
+    examples=16,
+)
 
 
 def _execution_order(model: nn.Module, x: torch.Tensor) -> list[str]:
@@ -677,88 +744,23 @@ def _execution_order(model: nn.Module, x: torch.Tensor) -> list[str]:
     return order
 
 
+@uses(FIRST_NONFINITE_MODULE)
 def check_first_nonfinite_module(first_nonfinite_module) -> None:
-    """Models where NaN/inf appears inside; the first module to produce one; no hooks left, the
-    caller's own hooks kept, the model's mode unchanged, also when the forward pass raises."""
-    device = get_device()
-    cases = [(n, label, expected, {}) for n, label, expected in _NONFINITE_CASES]
-    for name, label, expected, extra in cases + _NONFINITE_SIDE_CASES:
-        what = f"first_nonfinite_module(model, x) for {label}"
-        case = {"model": name, "device": device, "what": what, **extra}
-        seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
-        got = seen["result"]
-        if seen["left"]:
-            raise CheckError(
-                _("{what} left hooks behind on {left}").format(what=what, left=seen["left"])
-                + (_(" (the forward pass raised)") if seen["raised"] else "")
-                + _(
-                    ". Keep the handle each register_*_hook returns and call "
-                    "handle.remove() on every one in a finally: block, so they go even "
-                    "when model(x) raises; otherwise every later forward pass runs your "
-                    "hooks again."
-                )
-            )
-        if seen["removed"]:
-            raise CheckError(
-                _(
-                    "{what} removed hooks that were there before the call, on {removed}: "
-                    "they belong to the caller. Remove only your own hooks, through the "
-                    "handles register_forward_hook returned (handle.remove()), never by "
-                    "clearing a module's _forward_hooks."
-                ).format(what=what, removed=seen["removed"])
-            )
-        if seen["mode_changed"]:
-            raise CheckError(
-                _(
-                    "{what} switched {mode_changed} to eval mode and left them there. The "
-                    "model came in training mode; a debugging helper must leave it as it "
-                    "found it (no model.eval(), or restore the mode with "
-                    "model.train(was_training) before returning)."
-                ).format(what=what, mode_changed=seen["mode_changed"])
-            )
-        if extra.get("may_raise"):
-            continue
-        if got is not None:
-            check_type(got, str, what)
-        if got == expected:
-            continue
-        model, _inputs = probes.nonfinite_model(case)
-        order = _execution_order(*probes.nonfinite_model(case))
-        containers = {n for n, m in model.named_modules() if n and any(True for _ in m.children())}
-        hint = ""
-        if expected is None:
-            hint = _(" Every output in this model is finite, so return None.")
-        elif expected in containers and (got is None or got not in containers):
-            hint = _(
-                " {expected!r} is a module with children, and its own forward (an "
-                "operation it calls itself, like torch.log) makes the NaN: its "
-                "children's outputs are finite. Hook every module in "
-                "model.named_modules() (except the model itself, name ''), containers "
-                "too, not only the leaves."
-            ).format(expected=expected)
-        elif got is None:
-            hint = _(
-                " A module inside produced NaN or inf even if the final output is "
-                "finite (or you only looked for NaN or only for inf: torch.isfinite "
-                "catches both; or a tuple output hid it). Hook every submodule and "
-                "test each tensor it outputs with torch.isfinite."
-            )
-        elif expected.startswith(got + "."):
-            hint = _(
-                " That is the container; name the innermost module (the first hook to "
-                "fire): model.named_modules() reaches nested modules, "
-                "model.named_children() does not."
-            )
-        elif got in order and order.index(got) > order.index(expected):
-            hint = _(
-                " {got!r} runs after {expected!r} in the forward pass and only "
-                "inherited the NaN/inf. Return the module whose hook fires first with "
-                "a non-finite output (the order the forward pass runs modules, not the "
-                "order of named_modules())."
-            ).format(got=got, expected=expected)
+    """The contract (the first module to produce NaN/inf, or None; the model's hooks, the
+    caller's own included, and its mode as they were), then what it cannot say: a forward
+    pass that raises leaves no hook behind (on the notebook's device, global hooks too)."""
+    what = "first_nonfinite_module(model, x) for a model whose forward pass raises (after a -inf)"
+    case = {"model": "raises", "device": get_device(), "what": what, "may_raise": True}
+    seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
+    if seen["left"]:
         raise CheckError(
-            _("{what} returned {got!r}, expected {expected!r}.{hint}").format(
-                what=what, got=got, expected=expected, hint=hint
+            _("{what} left hooks behind on {left}").format(what=what, left=seen["left"])
+            + (_(" (the forward pass raised)") if seen["raised"] else "")
+            + _(
+                ". Keep the handle each register_*_hook returns and call "
+                "handle.remove() on every one in a finally: block, so they go even "
+                "when model(x) raises; otherwise every later forward pass runs your "
+                "hooks again."
             )
         )
 
@@ -766,23 +768,87 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
 # ----------------------------------------------------------------------------- accumulated_step
 
 
-def _accumulate(model, x, y, loss_fn, lr, micro_batch, weighting: str, stale=None) -> None:
-    """One accumulated SGD step, each piece's loss weighted as ``weighting`` says; with
-    ``stale``, those gradients are left in .grad instead of zeroed."""
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+def _reference_accumulated(model, optimizer, loss_fn, x, y, micro_batch) -> float:
     optimizer.zero_grad()
-    if stale is not None:
-        probes.set_grads(model, stale)
-    chunks = list(zip(x.split(micro_batch), y.split(micro_batch), strict=True))
-    for xc, yc in chunks:
-        weight = {
-            "none": 1.0,
-            "count": 1.0 / len(chunks),
-            "share": len(xc) / len(x),
-            "micro": micro_batch / len(x),
-        }[weighting]
-        (loss_fn(model(xc), yc) * weight).backward()
+    total = 0.0
+    for x_chunk, y_chunk in zip(x.split(micro_batch), y.split(micro_batch), strict=True):
+        loss = loss_fn(model(x_chunk), y_chunk) * (len(x_chunk) / len(x))
+        loss.backward()
+        total += loss.item()
     optimizer.step()
+    return total
+
+
+def _draw_accumulated(d: Draw) -> Inputs:
+    """A model with stale gradients, SGD over it, a mean loss, a batch of N and a micro_batch
+    (the edges family favours N = 1, micro_batch = 1 and micro_batch >= N; a last piece
+    smaller than the others is common)."""
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    if d.family == "edges":
+        n = d.size(1, 10)
+        micro = d.size(1, 12)
+    else:  # several pieces, their shares often not a power of two
+        n = d.draw(st.integers(3, 10))
+        micro = d.draw(st.integers(1, n - 1))
+    model, batch, label = _draw_step_model(d, g, n)
+    sgd = {"lr": 0.5, "momentum": d.draw(st.sampled_from([0.0, 0.9]))}
+    return Inputs(
+        (
+            Build(probes.build_step_model, model, label),
+            Build(probes.build_sgd, sgd, f"SGD(lr=0.5, momentum={sgd['momentum']})", of=(0,)),
+            Build(probes.build_loss, {"loss": batch["loss"]}, batch["loss"]),
+            batch["x"],
+            batch["y"],
+            micro,
+        )
+    )
+
+
+def _compare_accumulated(got, expected: float, what: str, inputs: Inputs) -> None:
+    """A Python float, the whole batch's mean loss (float64 batches to about 10 digits)."""
+    got = _as_float(got, _("the value {what} returned").format(what=what))
+    tight = inputs.args[3].dtype == torch.float64
+    err = abs(got - expected)
+    if err <= (1e-10 if tight else 1e-5) * max(1.0, abs(expected)):
+        return
+    hint = _(" Add up the scaled micro-batch losses as Python floats (loss.item()).")
+    if tight and err <= 1e-5 * max(1.0, abs(expected)):
+        hint = _(
+            " It is right to about 7 digits only: the sum was kept in float32 (a "
+            "torch.zeros(()) accumulator, or a .float()). Add Python floats, "
+            "loss.item(), which keep the float64 precision."
+        )
+    raise CheckError(
+        _("{what} returned {got!r}; the mean loss over the whole batch is {full!r}.{hint}").format(
+            what=what, got=got, full=expected, hint=hint
+        )
+    )
+
+
+def _accumulated_hint(family: str, inputs: Inputs) -> str:
+    n, micro = len(inputs.args[3]), inputs.args[5]
+    sizes = [len(piece) for piece in inputs.args[3].split(micro)]
+    return _(
+        "Here the pieces have {sizes} rows of N={n}: weight each piece's mean loss by "
+        "len(x_chunk) / len(x) before its backward() (dividing by the number of pieces is "
+        "only right when they are all the same size). Zero the old gradients once before the "
+        "loop (the model arrives with gradients of an earlier step in .grad), and call "
+        "optimizer.step() once after it."
+    ).format(sizes=sizes, n=n)
+
+
+ACCUMULATED_STEP = Contract(
+    "accumulated_step",
+    _reference_accumulated,
+    _draw_accumulated,
+    families=("values", "edges"),
+    mutates=(0, 1),  # one step: the weights, .grad and the optimizer's momentum
+    compare=_compare_accumulated,
+    arg_names=("model", "optimizer", "loss_fn", "x", "y", "micro_batch"),
+    hint=_accumulated_hint,
+    tolerance={torch.float64: (1e-9, 1e-12)},  # float64 weights: float32 anywhere shows
+    examples=12,
+)
 
 
 def _graphs_kept(events: str) -> bool:
@@ -797,155 +863,49 @@ def _graphs_kept(events: str) -> bool:
     return False
 
 
+@uses(ACCUMULATED_STEP)
 def check_accumulated_step(accumulated_step) -> None:
-    """One accumulated step equals one large-batch step, including a smaller last micro-batch."""
+    """The contract (one accumulated step equals one large-batch step: the returned loss, the
+    weights, gradients and momentum afterwards; x and y untouched), then the memory the text
+    is about, on the notebook's device: no forward pass sees more than micro_batch rows, and
+    each piece's graph is freed by its backward() before the next piece runs."""
     device = get_device()
     g = torch.Generator().manual_seed(65)
-    lr = 0.5
-    cases = [
-        (8, 4, "classification"),
-        (10, 3, "classification"),
-        (5, 1, "regression"),
-        (7, 2, "regression"),
-        (5, 5, "classification"),
-        (3, 10, "classification"),
-        (9, 2, "wide regression"),
-        (7, 3, "wide classification"),
-    ]
-    wide = _wide_float(device)
-    for n, micro, kind in cases:
-        dtype = wide if kind.startswith("wide") else torch.float32
-        if kind.endswith("classification"):
-            spec = _mlp([4, 6, 3], g, dtype=dtype, device=device)
-            x, y = _classification(n, 4, 3, g, device, dtype=dtype)
-            loss = "cross_entropy"
-        else:
-            spec = _mlp([3, 5, 2], g, act="tanh", dtype=dtype, device=device)
-            x = torch.randn(n, 3, generator=g, dtype=dtype).to(device)
-            y = torch.randn(n, 2, generator=g, dtype=dtype).to(device)
-            loss = "mse"
-        tight = dtype == torch.float64
-        rtol, atol = (1e-9, 1e-12) if tight else (1e-4, 1e-6)
-        loss_fn = probes.LOSSES[loss]()
-        big = probes.build_model(spec)
-        optimizer = torch.optim.SGD(big.parameters(), lr=lr)
-        full_loss = loss_fn(big(x), y)
-        full_loss.backward()
-        optimizer.step()
-        variants = {}
-        for weighting in ("none", "count", "micro"):
-            variants[weighting] = probes.build_model(spec)
-            _accumulate(variants[weighting], x, y, loss_fn, lr, micro, weighting)
-        junk = _junk_grads(spec, g)
-        variants["stale"] = probes.build_model(spec)
-        _accumulate(variants["stale"], x, y, loss_fn, lr, micro, "share", stale=junk)
-
-        case = {
-            "model": spec,
-            "grads": junk,
-            "x": x,
-            "y": y,
-            "loss": loss,
-            "lr": lr,
-            "micro_batch": micro,
-        }
-        what = f"accumulated_step(..., x with N={n}, micro_batch={micro})" + (
-            f" on {dtype}" if tight else ""
-        )
-        seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
-        got = _as_float(seen["result"], f"the value {what} returned")
-        params = seen["params"]
-        if seen["rows"] and max(seen["rows"]) > micro:
-            raise CheckError(
-                _(
-                    "{what} ran the model on {max} rows at once (its forward passes saw "
-                    "{rows} rows); no forward pass may see more than micro_batch={micro}, "
-                    "or the memory saving is gone. x.split(micro_batch) gives pieces of "
-                    "micro_batch rows (x.chunk(k) gives k pieces, a different thing); "
-                    "compute the returned loss from the pieces too."
-                ).format(what=what, max=max(seen["rows"]), rows=seen["rows"], micro=micro)
-            )
-        if _graphs_kept(seen.get("events", "")):
-            raise CheckError(
-                _(
-                    "{what} ran a piece's forward pass while an earlier piece's graph was still "
-                    "waiting for its backward() (forward F and backward B went {events}). A "
-                    "graph holds its piece's activations until backward() frees them: adding "
-                    "up the pieces' losses (or their outputs) and calling backward() once keeps "
-                    "every piece's graph alive together, as much memory as the whole batch. "
-                    "Call backward() on each piece's scaled loss before the next forward pass, "
-                    "and add up loss.item()."
-                ).format(what=what, events=" ".join(seen["events"]))
-            )
-        if seen["inputs_changed"]:
-            raise CheckError(
-                _(
-                    "{what} changed the caller's x or y in place. Split them "
-                    "(x.split(micro_batch) gives views) and compute on the pieces without "
-                    "in-place operations."
-                ).format(what=what)
-            )
-        if _params_close(params, _params(big), rtol=rtol, atol=atol):
-            full = full_loss.item()
-            if abs(got - full) > (1e-10 if tight else 1e-4) * max(1.0, abs(full)):
-                hint = _(" Add up the scaled micro-batch losses as Python floats (loss.item()).")
-                if tight and abs(got - full) <= 1e-5 * max(1.0, abs(full)):
-                    hint = _(
-                        " It is right to about 7 digits only: the sum was kept in float32 (a "
-                        "torch.zeros(()) accumulator, or a .float()). Add Python floats, "
-                        "loss.item(), which keep the float64 precision."
-                    )
-                raise CheckError(
-                    _(
-                        "{what} returned {got!r}; the mean loss over the whole batch is "
-                        "{full!r}.{hint}"
-                    ).format(what=what, got=got, full=full, hint=hint)
-                )
-            continue
-        if tight and _params_close(params, _params(big), rtol=1e-4, atol=1e-6):
-            raise CheckError(
-                _(
-                    "{what}: the weights match one step on the whole batch to about 7 "
-                    "digits only; on float64 they should match to 9 or more. Somewhere the "
-                    "computation went through float32 (a .float(), a float32 scale "
-                    "tensor): keep x's dtype."
-                ).format(what=what)
-            )
-        if _params_close(params, _params(variants["none"]), rtol=rtol, atol=atol):
-            hint = _(
-                " Your update matches adding up the micro-batch *mean* losses "
-                "unscaled: the summed gradient is about N / micro_batch times too big. "
-                "Multiply each micro-batch loss by len(x_chunk) / len(x) before "
-                "backward()."
-            )
-        elif _params_close(params, _params(variants["count"]), rtol=rtol, atol=atol):
-            hint = _(
-                " Your update matches dividing every loss by the number of "
-                "micro-batches; that is only right when all micro-batches are the same "
-                "size. Here the last one is smaller: weight each by len(x_chunk) / "
-                "len(x)."
-            )
-        elif n % micro and _params_close(params, _params(variants["micro"]), rtol=rtol, atol=atol):
-            hint = _(
-                " Your update matches weighting every piece by micro_batch / len(x); "
-                "the last piece is smaller here: weight each by its own size, "
-                "len(x_chunk) / len(x)."
-            )
-        elif _params_close(params, _params(variants["stale"]), rtol=rtol, atol=atol):
-            hint = _(
-                " Your update includes the gradients that were already in .grad when "
-                "the function was called (from an earlier step): call "
-                "optimizer.zero_grad() once, before the first backward()."
-            )
-        else:
-            hint = _(
-                " Zero the old gradients once before the loop, call backward() for "
-                "every micro-batch, and optimizer.step() once after the loop."
-            )
+    n, micro = 7, 2
+    spec = _mlp([4, 6, 3], g, device=device)
+    x, y = _classification(n, 4, 3, g, device)
+    case = {
+        "model": spec,
+        "grads": _junk_grads(spec, g),
+        "x": x,
+        "y": y,
+        "loss": "cross_entropy",
+        "lr": 0.5,
+        "micro_batch": micro,
+    }
+    what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
+    seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
+    if seen["rows"] and max(seen["rows"]) > micro:
         raise CheckError(
-            _("{what}: the weights differ from one step on the whole batch.{hint}").format(
-                what=what, hint=hint
-            )
+            _(
+                "{what} ran the model on {max} rows at once (its forward passes saw "
+                "{rows} rows); no forward pass may see more than micro_batch={micro}, "
+                "or the memory saving is gone. x.split(micro_batch) gives pieces of "
+                "micro_batch rows (x.chunk(k) gives k pieces, a different thing); "
+                "compute the returned loss from the pieces too."
+            ).format(what=what, max=max(seen["rows"]), rows=seen["rows"], micro=micro)
+        )
+    if _graphs_kept(seen.get("events", "")):
+        raise CheckError(
+            _(
+                "{what} ran a piece's forward pass while an earlier piece's graph was still "
+                "waiting for its backward() (forward F and backward B went {events}). A "
+                "graph holds its piece's activations until backward() frees them: adding "
+                "up the pieces' losses (or their outputs) and calling backward() once keeps "
+                "every piece's graph alive together, as much memory as the whole batch. "
+                "Call backward() on each piece's scaled loss before the next forward pass, "
+                "and add up loss.item()."
+            ).format(what=what, events=" ".join(seen["events"]))
         )
 
 
@@ -956,7 +916,253 @@ def check_accumulated_step(accumulated_step) -> None:
 # any other device type (Apple's mps) may use either.
 _LOW = {"cpu": (torch.bfloat16,), "cuda": (torch.float16,)}
 _EITHER = (torch.float16, torch.bfloat16)
-_CHECKPOINT_KEYS = ["model", "optimizer", "scaler"]
+
+
+def _reference_autocast(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None) -> dict:
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optimizer"])
+        scaler.load_state_dict(resume["scaler"])
+    dtype = torch.float16 if x.device.type == "cuda" else torch.bfloat16
+    optimizer.zero_grad()
+    with torch.autocast(device_type=x.device.type, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    grad_norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    checkpoint = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scaler": scaler.state_dict(),
+    }
+    return {"loss": loss.item(), "grad_norm": grad_norm.item(), "checkpoint": checkpoint}
+
+
+def _true_norm(model, x, y) -> float:
+    """The float32 gradient norm of the cross-entropy on (x, y), leaving .grad alone."""
+    loss = nn.functional.cross_entropy(model(x), y)
+    grads = torch.autograd.grad(loss, [p for p in model.parameters() if p.requires_grad])
+    return float(torch.stack([gr.norm() for gr in grads]).norm())
+
+
+def _resume_point(spec, g, device, lr) -> tuple[dict, dict]:
+    """A checkpoint to resume from (other weights, SGD momentum buffers, a scale of 2**5 that
+    grows every step), and the spec of the model it holds."""
+    resumed = {**spec, "params": probes.random_params(probes.build_model(spec).cpu(), g)}
+    reference = probes.build_model(resumed)
+    optimizer = torch.optim.SGD(reference.parameters(), lr=lr, momentum=0.9)
+    for p in reference.parameters():
+        p.grad = torch.randn(p.shape, generator=g).to(device)
+    optimizer.step()  # momentum buffers now exist
+    checkpoint = {
+        "model": {k: v.detach().clone() for k, v in reference.state_dict().items()},
+        "optimizer": copy.deepcopy(optimizer.state_dict()),
+        "scaler": {
+            "scale": 2.0**5,
+            "growth_factor": 2.0,
+            "backoff_factor": 0.5,
+            "growth_interval": 1,
+            "_growth_tracker": 0,
+        },
+    }
+    return checkpoint, resumed
+
+
+def _amp_devices() -> list[str]:
+    """Where the contract runs the step: the CPU (bfloat16), and CUDA (float16) where the
+    grader has it."""
+    return ["cpu"] + (["cuda"] if get_device().type == "cuda" else [])
+
+
+def _draw_autocast(d: Draw) -> Inputs:
+    """A model with stale gradients, SGD over it, a GradScaler that grows every step, a batch
+    and a max_norm half the true gradient norm (clipping acts). The edges family resumes from
+    a checkpoint (other weights, momentum buffers, a scale of 2**5), or starts from a scale
+    of 2**120, at which the scaled gradients overflow (the step must be skipped)."""
+    device = d.draw(st.sampled_from(_amp_devices()))
+    g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
+    n = d.size(1, 16)
+    spec = _mlp([8, d.size(4, 32), 4], g, device=device)
+    x, y = _classification(n, 8, 4, g, device)
+    run = "plain" if d.family != "edges" else d.draw(st.sampled_from(["resume", "overflow"]))
+    settings, momentum, resume, weights = (
+        {"init_scale": 2.0**10, "growth_interval": 1},
+        0.0,
+        None,
+        spec,
+    )
+    if run == "overflow":
+        x = 1e4 * x  # large enough for bfloat16, which has float32's range
+        settings = {"init_scale": 2.0**120, "growth_interval": 1}
+    elif run == "resume":
+        settings, momentum = {"init_scale": 2.0**10, "growth_interval": 1000}, 0.9
+        checkpoint, weights = _resume_point(spec, g, device, 0.1)
+        resume = Build(probes.build_resume, {"checkpoint": checkpoint}, "a checkpoint to resume")
+    max_norm = float(f"{0.5 * _true_norm(probes.build_model(weights), x, y):.3g}")
+    model = {"model": spec, "grads": _stale_grads(spec, g)}
+    scaler = {"device": device, "settings": settings}
+    scale = "2**120" if run == "overflow" else "2**10"
+    args = (
+        Build(
+            probes.build_step_model,
+            model,
+            f"an MLP on {device} (its .grad left from an earlier step)",
+        ),
+        Build(
+            probes.build_sgd,
+            {"lr": 0.1, "momentum": momentum},
+            f"SGD(momentum={momentum})",
+            of=(0,),
+        ),
+        Build(probes.build_scaler, scaler, f"GradScaler({device!r}, init_scale={scale})"),
+        Build(probes.build_loss, {"loss": "cross_entropy"}, "CrossEntropyLoss()"),
+        x,
+        y,
+        max_norm,
+        resume,
+    )
+    return Inputs(args)
+
+
+def _compare_autocast(got, expected: dict, what: str, inputs: Inputs) -> None:
+    """The returned dict: the loss, the norm before clipping, the checkpoint after the step."""
+    if not isinstance(got, dict):
+        raise CheckError(
+            _(
+                "{what} returned {returned}; return a dict {{'loss': float, "
+                "'grad_norm': float, 'checkpoint': {{'model': ..., 'optimizer': ..., "
+                "'scaler': ...}}}}."
+            ).format(what=what, returned=describe(got))
+        )
+    missing = [k for k in expected if k not in got]
+    if missing:
+        raise CheckError(
+            _("{what} returned a dict with the keys {keys}; it is missing {missing}.").format(
+                what=what, keys=sorted(map(str, got)), missing=missing
+            )
+        )
+    loss = _as_float(got["loss"], f"the 'loss' {what} returned")
+    norm = _as_float(got["grad_norm"], f"the 'grad_norm' {what} returned")
+    if abs(loss - expected["loss"]) > 1e-3 * max(1.0, abs(expected["loss"])):
+        raise CheckError(
+            _(
+                "{what} returned the loss {got_loss:.5g}; the step gives {ref_loss:.5g}. Return "
+                "the unscaled loss, loss.item() (not scaler.scale(loss)); when resume is given, "
+                "the loss of the model loaded from it."
+            ).format(what=what, got_loss=loss, ref_loss=expected["loss"])
+        )
+    ref_norm = expected["grad_norm"]
+    if math.isfinite(ref_norm) and abs(norm - ref_norm) > 1e-3 * ref_norm:
+        ratio = norm / ref_norm
+        hint = ""
+        if ratio > 100:
+            hint = _(
+                " It is about {ratio:.0f} times too large: the scale factor. The "
+                "gradients were still multiplied by the scale when clip_grad_norm_ "
+                "measured them; call scaler.unscale_(optimizer) between the scaled "
+                "backward and the clipping."
+            ).format(ratio=ratio)
+        raise CheckError(
+            _(
+                "{what} returned grad_norm {got_norm:.5g}; the true gradient norm "
+                "before clipping is {ref_norm:.5g}. Return what clip_grad_norm_ gives "
+                "back, measured on unscaled gradients.{hint}"
+            ).format(what=what, got_norm=norm, ref_norm=ref_norm, hint=hint)
+        )
+    keys = sorted(map(str, got["checkpoint"])) if isinstance(got["checkpoint"], dict) else []
+    if keys != sorted(expected["checkpoint"]):
+        hint = ""
+        if "scaler" not in keys:
+            hint = _(
+                " Without the scaler's state a resumed run starts again from the "
+                "initial scale (65536 by default) and has to back off step by step: "
+                "save scaler.state_dict() next to the model's and the optimizer's."
+            )
+        raise CheckError(
+            _(
+                "the 'checkpoint' {what} returned has the keys {keys}, expected "
+                "{_CHECKPOINT_KEYS}.{hint}"
+            ).format(
+                what=what, keys=keys, _CHECKPOINT_KEYS=sorted(expected["checkpoint"]), hint=hint
+            )
+        )
+    saved = wire.roundtrip(expected["checkpoint"])  # as the answer's crossed (on a GPU too)
+    compare_values(got["checkpoint"], saved, f"{what}['checkpoint']", inputs)
+
+
+def _autocast_hint(family: str, inputs: Inputs) -> str:
+    hint = _(
+        "The order: load the three states when resume is given, optimizer.zero_grad(), the "
+        "forward pass and the loss inside torch.autocast, scaler.scale(loss).backward(), "
+        "scaler.unscale_(optimizer), clip_grad_norm_(model.parameters(), max_norm), "
+        "scaler.step(optimizer), scaler.update(); keep the weights float32."
+    )
+    if inputs.args[7] is not None:
+        hint += _(
+            " Here the step resumes: model.load_state_dict, optimizer.load_state_dict (its "
+            "momentum buffers change the step) and scaler.load_state_dict (the scale goes on "
+            "from 2**5)."
+        )
+    elif inputs.args[2].spec["settings"]["init_scale"] > 2.0**100:
+        hint += _(
+            " Here the scaled gradients overflow: scaler.step(optimizer) skips such a step "
+            "(optimizer.step() does not) and scaler.update() halves the scale."
+        )
+    return hint
+
+
+AUTOCAST_STEP = Contract(
+    "autocast_step",
+    _reference_autocast,
+    _draw_autocast,
+    families=("values", "edges"),
+    # one step: the weights, .grad and the optimizer's state; resume too, as loading it does
+    # (optimizer.load_state_dict keeps the checkpoint's momentum buffers, which step() updates)
+    mutates=(0, 1, 7),
+    compare=_compare_autocast,
+    arg_names=("model", "optimizer", "scaler", "loss_fn", "x", "y", "max_norm", "resume"),
+    hint=_autocast_hint,
+    tolerance={torch.float32: (1e-3, 1e-5)},  # low-precision forward passes may round apart
+    examples=4,
+)
+
+
+def _check_autocast_used(autocast_step, device: torch.device, g: torch.Generator) -> None:
+    """What the contract cannot see in the result: the Linear layers computed in the device
+    type's low-precision dtype, and the checkpoint saves and loads with weights_only=True."""
+    low = _LOW.get(device.type, _EITHER)
+    named = " or ".join(str(d) for d in low)
+    spec = _mlp([8, 32, 32, 4], g, device=device)
+    x, y = _classification(16, 8, 4, g, device)
+    settings = {"init_scale": 2.0**10, "growth_interval": 1}
+    if device.type not in _LOW:  # GradScaler supports CPU and CUDA
+        settings = {"enabled": False}
+    case = _autocast_case(spec, g, x, y, device, settings, 1.0)
+    what = f"autocast_step on {device.type}"
+    seen = observe(probes.probe_autocast_step, autocast_step, case, what)
+    dtypes = seen["linear_dtypes"]
+    if not dtypes or any(dt not in low for dt in dtypes):
+        raise CheckError(
+            _(
+                "{what}: the Linear layers computed in {value}, expected {named}. Run "
+                "the forward pass and the loss inside "
+                "torch.autocast(device_type=x.device.type, dtype=...) with {named} for "
+                "device type {type!r} (bfloat16 for 'cpu', float16 for 'cuda')."
+            ).format(
+                what=what, value=sorted({str(d) for d in dtypes}), named=named, type=device.type
+            )
+        )
+    if seen["checkpoint_error"]:
+        raise CheckError(
+            _(
+                "the 'checkpoint' {what} returned does not save and load with "
+                "torch.save and torch.load(weights_only=True): {checkpoint_error}. "
+                "Store the three state_dict()s (model.state_dict(), "
+                "optimizer.state_dict(), scaler.state_dict()), not the objects."
+            ).format(what=what, checkpoint_error=seen["checkpoint_error"])
+        )
 
 
 def _autocast_case(spec, g, x, y, device, scaler, max_norm, **extra) -> dict:
@@ -973,316 +1179,6 @@ def _autocast_case(spec, g, x, y, device, scaler, max_norm, **extra) -> dict:
         "max_norm": max_norm,
         **extra,
     }
-
-
-def _float32_clipped_step(model, optimizer, x, y, max_norm) -> float:
-    """The full-precision step the mixed-precision one must come close to; the norm before clipping."""
-    optimizer.zero_grad()
-    nn.functional.cross_entropy(model(x), y).backward()
-    norm = float(nn.utils.clip_grad_norm_(model.parameters(), max_norm))
-    optimizer.step()
-    return norm
-
-
-def _true_norm(model, x, y) -> float:
-    """The float32 gradient norm of the cross-entropy on (x, y), leaving .grad alone."""
-    loss = nn.functional.cross_entropy(model(x), y)
-    grads = torch.autograd.grad(loss, [p for p in model.parameters() if p.requires_grad])
-    return float(torch.stack([gr.norm() for gr in grads]).norm())
-
-
-def _resume_point(spec, g, device, lr) -> tuple[dict, nn.Module, torch.optim.Optimizer]:
-    """A checkpoint to resume from (other weights, SGD momentum buffers, a scale of 2**5 that
-    grows every step), and the reference model and optimizer already resumed from it."""
-    reference = probes.build_model(
-        {**spec, "params": probes.random_params(probes.build_model(spec).cpu(), g)}
-    )
-    optimizer = torch.optim.SGD(reference.parameters(), lr=lr, momentum=0.9)
-    for p in reference.parameters():
-        p.grad = torch.randn(p.shape, generator=g).to(device)
-    optimizer.step()  # momentum buffers now exist
-    checkpoint = {
-        "model": {k: v.detach().clone() for k, v in reference.state_dict().items()},
-        "optimizer": copy.deepcopy(optimizer.state_dict()),
-        "scaler": {
-            "scale": 2.0**5,
-            "growth_factor": 2.0,
-            "backoff_factor": 0.5,
-            "growth_interval": 1,
-            "_growth_tracker": 0,
-        },
-    }
-    return checkpoint, reference, optimizer
-
-
-def _check_step_result(seen: dict, what: str) -> tuple[float, float]:
-    """The returned dict's loss and grad_norm as floats, and its checkpoint's keys."""
-    if seen.get("returned") is not None:
-        raise CheckError(
-            _(
-                "{what} returned {returned}; return a dict {{'loss': float, "
-                "'grad_norm': float, 'checkpoint': {{'model': ..., 'optimizer': ..., "
-                "'scaler': ...}}}}."
-            ).format(what=what, returned=seen["returned"])
-        )
-    missing = [k for k in ("loss", "grad_norm", "checkpoint") if k not in seen["keys"]]
-    if missing:
-        raise CheckError(
-            _("{what} returned a dict with the keys {keys}; it is missing {missing}.").format(
-                what=what, keys=seen["keys"], missing=missing
-            )
-        )
-    loss = _as_float(seen["loss"], f"the 'loss' {what} returned")
-    norm = _as_float(seen["grad_norm"], f"the 'grad_norm' {what} returned")
-    if seen["checkpoint_error"]:
-        raise CheckError(
-            _(
-                "the 'checkpoint' {what} returned does not save and load with "
-                "torch.save and torch.load(weights_only=True): {checkpoint_error}. "
-                "Store the three state_dict()s (model.state_dict(), "
-                "optimizer.state_dict(), scaler.state_dict()), not the objects."
-            ).format(what=what, checkpoint_error=seen["checkpoint_error"])
-        )
-    keys = seen["checkpoint_keys"]
-    if sorted(keys) != sorted(_CHECKPOINT_KEYS):
-        hint = ""
-        if "scaler" not in keys:
-            hint = _(
-                " Without the scaler's state a resumed run starts again from the "
-                "initial scale (65536 by default) and has to back off step by step: "
-                "save scaler.state_dict() next to the model's and the optimizer's."
-            )
-        raise CheckError(
-            _(
-                "the 'checkpoint' {what} returned has the keys {keys}, expected "
-                "{_CHECKPOINT_KEYS}.{hint}"
-            ).format(what=what, keys=sorted(keys), _CHECKPOINT_KEYS=_CHECKPOINT_KEYS, hint=hint)
-        )
-    return loss, norm
-
-
-def _check_autocast_on(autocast_step, device: torch.device, g: torch.Generator) -> None:
-    low = _LOW.get(device.type, _EITHER)
-    named = " or ".join(str(d) for d in low)
-    scaled = device.type in _LOW  # GradScaler supports CPU and CUDA
-    runs = ["plain", "overflow", "resume"] if scaled else ["unscaled"]
-    for run in runs:
-        spec = _mlp([8, 32, 32, 4], g, device=device)
-        x, y = _classification(16, 8, 4, g, device)
-        if run == "overflow" and device.type == "cpu":
-            # bfloat16 has float32's range: large inputs make the scaled gradients overflow
-            # (in float16, a scale of 2**120 alone overflows the backward pass)
-            x = 1e4 * x
-        lr = 0.1
-        if run == "resume":
-            resume, reference, ref_opt = _resume_point(spec, g, device, lr)
-        else:
-            resume, reference = None, probes.build_model(spec)
-            ref_opt = torch.optim.SGD(reference.parameters(), lr=lr)
-        before = _params(reference)
-        with torch.no_grad():
-            ref_loss = nn.functional.cross_entropy(reference(x), y).item()
-        max_norm = 0.5 * _true_norm(reference, x, y)  # half the true norm: clipping always acts
-        ref_norm = _float32_clipped_step(reference, ref_opt, x, y, max_norm)
-        scaler = {"init_scale": 2.0**10, "growth_interval": 1}
-        if run == "overflow":
-            scaler = {"init_scale": 2.0**120, "growth_interval": 1}
-        elif run == "resume":
-            scaler = {"init_scale": 2.0**10, "growth_interval": 1000}
-        elif run == "unscaled":
-            scaler = {"enabled": False}
-        extra = {"resume": resume, "momentum": 0.9} if resume is not None else {}
-        case = _autocast_case(spec, g, x, y, device, scaler, max_norm, **extra)
-        what = f"autocast_step on {device.type} (max_norm={max_norm:.3g})"
-        if run == "overflow":
-            what += " whose scaled gradients overflow (init_scale=2**120)"
-        elif run == "resume":
-            what += " resuming from a checkpoint (resume=...)"
-        seen_step = observe(probes.probe_autocast_step, autocast_step, case, what)
-        got_loss, got_norm = _check_step_result(seen_step, what)
-        seen = seen_step["linear_dtypes"]
-        if not seen or any(dt not in low for dt in seen):
-            raise CheckError(
-                _(
-                    "{what}: the Linear layers computed in {value}, expected {named}. Run "
-                    "the forward pass and the loss inside "
-                    "torch.autocast(device_type=x.device.type, dtype=...) with {named} for "
-                    "device type {type!r} (bfloat16 for 'cpu', float16 for 'cuda')."
-                ).format(
-                    what=what, value=sorted({str(d) for d in seen}), named=named, type=device.type
-                )
-            )
-        wrong = [n for n, dt in seen_step["param_dtypes"].items() if dt != torch.float32]
-        if wrong:
-            raise CheckError(
-                _(
-                    "{what} changed the dtype of {wrong}. Keep the weights in float32; "
-                    "autocast casts inside the operations, you never call "
-                    "model.to(bfloat16) or .half()."
-                ).format(what=what, wrong=wrong)
-            )
-        params = seen_step["params"]
-        if len(params) != len(before) or any(
-            p.shape != b.shape for p, b in zip(params, before, strict=False)
-        ):
-            raise CheckError(
-                _(
-                    "{what} changed the model's parameters themselves (their number or "
-                    "shapes); only update their values with one optimizer step."
-                ).format(what=what)
-            )
-        if abs(got_loss - ref_loss) > 3e-2 * max(1.0, abs(ref_loss)):
-            hint = _("Return the unscaled loss, loss.item() (not scaler.scale(loss)).")
-            if run == "resume":
-                hint = _(
-                    "Load the checkpoint's weights before the forward pass: "
-                    "model.load_state_dict(resume['model'])."
-                )
-            raise CheckError(
-                _(
-                    "{what} returned the loss {got_loss:.5g}; a float32 forward pass gives "
-                    "{ref_loss:.5g}. {hint}"
-                ).format(what=what, got_loss=got_loss, ref_loss=ref_loss, hint=hint)
-            )
-        step = torch.cat(
-            [(p.to(b.device, b.dtype) - b).flatten() for p, b in zip(params, before, strict=True)]
-        )
-        if run == "overflow":
-            if not bool(torch.isfinite(step).all()) or float(step.abs().max()) > 0:
-                raise CheckError(
-                    _(
-                        "{what}: the weights changed (to {value}). When the scaled gradients "
-                        "hold inf or NaN the step must be skipped: scaler.step(optimizer) does "
-                        "that check (unscale_ records the inf), optimizer.step() does not. "
-                        "Call scaler.step(optimizer), then scaler.update()."
-                    ).format(
-                        what=what,
-                        value="non-finite values"
-                        if not bool(torch.isfinite(step).all())
-                        else "other values",
-                    )
-                )
-            if seen_step["scale"] != 2.0**119:
-                raise CheckError(
-                    _(
-                        "{what}: the scaler's scale is {scale:g} after a step whose gradients "
-                        "overflowed; it should have backed off to half (2**119). Call "
-                        "scaler.update() after scaler.step(optimizer)."
-                    ).format(what=what, scale=seen_step["scale"])
-                )
-            continue
-        if abs(got_norm - ref_norm) > 0.05 * ref_norm:
-            ratio = got_norm / ref_norm if ref_norm else float("inf")
-            hint = ""
-            if scaled and ratio > 100:
-                hint = _(
-                    " It is about {ratio:.0f} times too large: the scale factor. The "
-                    "gradients were still multiplied by the scale when clip_grad_norm_ "
-                    "measured them; call scaler.unscale_(optimizer) between the scaled "
-                    "backward and the clipping."
-                ).format(ratio=ratio)
-            raise CheckError(
-                _(
-                    "{what} returned grad_norm {got_norm:.5g}; the true gradient norm "
-                    "before clipping is {ref_norm:.5g}. Return what clip_grad_norm_ gives "
-                    "back, measured on unscaled gradients.{hint}"
-                ).format(what=what, got_norm=got_norm, ref_norm=ref_norm, hint=hint)
-            )
-        after_ref = _params(reference)
-        ref_step = torch.cat([(r - b).flatten() for r, b in zip(after_ref, before, strict=True)])
-        rel_err = float((step - ref_step).norm() / ref_step.norm())
-        if rel_err > 0.25:
-            ratio = float(step.norm() / ref_step.norm())
-            hint = _(
-                " Did you zero the old gradients first (optimizer.zero_grad()), and "
-                "clip the unscaled gradients with the max_norm you were given?"
-            )
-            if run == "resume":
-                hint = _(
-                    " Resume all three states before the step: model.load_state_dict, "
-                    "optimizer.load_state_dict (its momentum buffers change the step) and "
-                    "scaler.load_state_dict."
-                )
-            elif ratio > 1.5 and ratio < 2.5:
-                hint = _(
-                    " The update is about as long as an unclipped one: clip with "
-                    "clip_grad_norm_(model.parameters(), max_norm) after scaler.unscale_ "
-                    "and before scaler.step."
-                )
-            elif scaled and ratio > 100:
-                hint = _(
-                    " The step is about the scale factor too large: call "
-                    "scaler.step(optimizer) (it unscales the gradients first), not "
-                    "optimizer.step()."
-                )
-            elif scaled and ratio < 1e-2:
-                hint = _(
-                    " The step is about 1/scale too small: the gradients were clipped "
-                    "while still scaled (call scaler.unscale_(optimizer) before "
-                    "clip_grad_norm_), or the plain loss was backpropagated (use "
-                    "scaler.scale(loss).backward())."
-                )
-            raise CheckError(
-                _(
-                    "{what}: the weight update is {ratio:.3g} times as long as a float32 "
-                    "step with clipping and differs from it by {rel_err:.0%} (allowed: "
-                    "25%).{hint}"
-                ).format(what=what, ratio=ratio, rel_err=rel_err, hint=hint)
-            )
-        if scaled:
-            expected_scale = 2.0**6 if run == "resume" else 2.0**11
-            if seen_step["scale"] != expected_scale:
-                if run == "resume" and seen_step["scale"] in (2.0**10, 2.0**11):
-                    hint = _(
-                        "the scaler started from its own initial scale, not the checkpoint's "
-                        "(2**5): call scaler.load_state_dict(resume['scaler'])."
-                    )
-                else:
-                    hint = _(
-                        "with growth_interval=1 it grows to twice its value at every step "
-                        "without overflow. Call scaler.update() after scaler.step(optimizer)."
-                    )
-                raise CheckError(
-                    _(
-                        "{what}: the scaler's scale is {scale:g} after the step, expected "
-                        "{expected_scale:g}: {hint}"
-                    ).format(
-                        what=what,
-                        scale=seen_step["scale"],
-                        expected_scale=expected_scale,
-                        hint=hint,
-                    )
-                )
-            saved = seen_step["checkpoint"]["scaler"]
-            if not isinstance(saved, dict) or saved.get("scale") != expected_scale:
-                raise CheckError(
-                    _(
-                        "the checkpoint's 'scaler' entry from {what} is {saved!r}; expected "
-                        "the scaler's state after the step (scale {expected_scale:g}): save "
-                        "scaler.state_dict() after scaler.update()."
-                    ).format(what=what, saved=saved, expected_scale=expected_scale)
-                )
-        saved_model = seen_step["checkpoint"]["model"]
-        if not isinstance(saved_model, dict) or not _params_close(
-            list(saved_model.values()),
-            [p.to(b.device) for p, b in zip(params, before, strict=True)],
-        ):
-            raise CheckError(
-                _(
-                    "the checkpoint's 'model' entry from {what} does not hold the weights "
-                    "after the step: save model.state_dict() after scaler.step."
-                ).format(what=what)
-            )
-        if (
-            not isinstance(seen_step["checkpoint"]["optimizer"], dict)
-            or "param_groups" not in seen_step["checkpoint"]["optimizer"]
-        ):
-            raise CheckError(
-                _(
-                    "the checkpoint's 'optimizer' entry from {what} is not an optimizer's "
-                    "state_dict: save optimizer.state_dict()."
-                ).format(what=what)
-            )
 
 
 def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
@@ -1324,16 +1220,19 @@ def _check_device_type_from_x(autocast_step, g: torch.Generator) -> None:
         )
 
 
+@uses(AUTOCAST_STEP)
 def check_autocast_step(autocast_step) -> None:
-    """The CPU bfloat16 path with a GradScaler (a plain step, one whose scaled gradients
-    overflow, one resumed from a checkpoint); the device type and dtype derived from x; the
-    same on the notebook's device when it is not the CPU (float16 on CUDA)."""
+    """The contract (a plain step, one resumed from a checkpoint, one whose scaled gradients
+    overflow: the returned loss, norm and checkpoint, the weights, gradients and optimizer
+    state afterwards, on the CPU in bfloat16 and on CUDA in float16 where the grader has it),
+    then what it cannot see: autocast used with the device type's dtype, the checkpoint
+    loadable with weights_only=True, the device type and dtype derived from x."""
     g = torch.Generator().manual_seed(66)
-    _check_autocast_on(autocast_step, torch.device("cpu"), g)
+    _check_autocast_used(autocast_step, torch.device("cpu"), g)
     _check_device_type_from_x(autocast_step, g)
     device = get_device()
     if device.type != "cpu":
-        _check_autocast_on(autocast_step, device, g)
+        _check_autocast_used(autocast_step, device, g)
     if device.type != "cuda":
         print(
             "hidden checks: CUDA float16 + GradScaler path SKIPPED (no CUDA device here: "
@@ -1354,23 +1253,54 @@ _HOW = {
 }
 
 
+def _reference_set_seed(seed: int) -> torch.Generator:
+    """What set_seed returns (the grader's own global generators are left alone)."""
+    return torch.Generator().manual_seed(seed)
+
+
+def _draw_seed(d: Draw) -> Inputs:
+    """A seed below or above 2**32 (NumPy's limit); the edges family favours its boundaries."""
+    if d.family == "edges":
+        return Inputs((d.draw(st.sampled_from([0, 1, 2**32 - 1, 2**32, 2**62])),))
+    return Inputs((d.draw(st.integers(0, 2**40)),))
+
+
+def _compare_generator(got, expected: torch.Generator, what: str, inputs: Inputs) -> None:
+    """A torch.Generator (only its type crosses: its numbers are checked by hand below)."""
+    if got != wire.roundtrip(expected):
+        raise CheckError(
+            _(
+                "{what} returned {got}; return a new torch.Generator seeded with seed (g = "
+                "torch.Generator(); g.manual_seed(seed)), meant for DataLoader(..., "
+                "generator=...)."
+            ).format(what=what, got=describe(got))
+        )
+
+
+def _seed_hint(family: str, inputs: Inputs) -> str:
+    return _(
+        "NumPy only takes seeds below 2**32: pass seed % 2**32 to np.random.seed (Python's "
+        "random and torch take the seed as is)."
+    )
+
+
+SET_SEED = Contract(
+    "set_seed",
+    _reference_set_seed,
+    _draw_seed,
+    families=("values", "edges"),
+    compare=_compare_generator,
+    arg_names=("seed",),
+    hint=_seed_hint,
+)
+
+
 def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[str, list[float]]:
     """The next numbers of every generator after set_seed(seed) (each first seeded with salt)."""
     what = f"set_seed({seed})"
     case = {"seed": seed, "salt": salt, "device": device}
-    try:
-        seen = observe(probes.probe_set_seed, set_seed, case, what)
-    except AnswerRaised as err:
-        if err.type_name == "ValueError":
-            raise CheckError(
-                _(
-                    "{what} raised ValueError: {message}. NumPy only takes seeds below "
-                    "2**32: pass seed % 2**32 to np.random.seed (Python's random and torch "
-                    "take the seed as is)."
-                ).format(what=what, message=err.message)
-            ) from None
-        raise
-    if not seen["generator"]:
+    seen = observe(probes.probe_set_seed, set_seed, case, what)
+    if not seen["generator"]:  # the contract's case; an answer that returns one only sometimes
         check_type(seen["returned"], torch.Generator, f"the value {what} returned")
     if seen["is_global"] or seen["generator_moves_global"]:
         raise CheckError(
@@ -1416,8 +1346,11 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
     return seen["draws"]
 
 
+@uses(SET_SEED)
 def check_set_seed(set_seed) -> None:
-    """Same seed, same numbers from every generator; a different seed changes each; workers too."""
+    """The contract (a torch.Generator for every seed, above 2**32 too), then what it cannot
+    see from the grader: same seed, same numbers from every generator; a different seed
+    changes each; DataLoader workers too."""
     device = get_device()
     salts = itertools.count(1000)
     for seed in (0, 7, 2024, 2**33 + 5):
@@ -1557,7 +1490,9 @@ def _reference_per_sample(model, loss_fn, x, y) -> torch.Tensor:
 def _draw_per_sample(d: Draw) -> Inputs:
     """An MLP (cross-entropy), a float64 MLP (mean squared error), a model with a frozen layer
     and an unused parameter, or images through nn.Flatten in eval mode; N examples (the edges
-    family favours a batch of one); the trainable parameters hold stale gradients."""
+    family favours a batch of one); no .grad yet (the engine compares the model's .grad with
+    the reference's afterwards, and the text lets an answer clear what its own loop made: stale
+    gradients that must not count are the hand-written probe's)."""
     kind = d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused", "flat_mlp"]))
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
     n = d.size(1, 7)
@@ -1584,10 +1519,10 @@ def _draw_per_sample(d: Draw) -> Inputs:
         }
         x, y = torch.randn(n, 1, 4, 4, generator=g), torch.randint(0, 3, (n,), generator=g)
         loss, label = "cross_entropy", "images (N, 1, 4, 4) into nn.Flatten, in eval mode"
-    model = {"model": spec, "grads": _junk_grads(spec, g), "eval": kind == "flat_mlp"}
+    model = {"model": spec, "eval": kind == "flat_mlp"}
     return Inputs(
         (
-            Build(probes.build_model_with_stale_grads, model, label),
+            Build(probes.build_step_model, model, label),
             Build(probes.build_loss, {"loss": loss}, loss),
             x,
             y,
@@ -1638,7 +1573,11 @@ def _compare_per_sample(got, expected: torch.Tensor, what: str, inputs: Inputs) 
         else:
             model, loss_fn = inputs.args[0].make(), inputs.args[1].make()
             x, y = inputs.args[2:]
-            stale = [p.grad for p in model.parameters() if p.requires_grad]
+            stale = [
+                torch.zeros_like(p) if p.grad is None else p.grad
+                for p in model.parameters()
+                if p.requires_grad
+            ]
             per_example = _per_example_grads(model, loss_fn, x, y)
             hint = _per_sample_hint(got, model, loss_fn, x, y, per_example, stale)
         raise CheckError(_("{err}{hint}").format(err=err, hint=hint)) from None
@@ -1649,7 +1588,7 @@ PER_SAMPLE_GRAD_NORMS = Contract(
     _reference_per_sample,
     _draw_per_sample,
     families=("values", "edges", "strides"),
-    mutates=(0,),  # a loop of backward passes may overwrite the caller's .grad (the text allows it)
+    mutates=(0,),  # compared afterwards: a loop that zeroes .grad must leave it as it came (None)
     compare=_compare_per_sample,
     arg_names=("model", "loss_fn", "x", "y"),
 )
@@ -1658,8 +1597,8 @@ PER_SAMPLE_GRAD_NORMS = Contract(
 @uses(PER_SAMPLE_GRAD_NORMS)
 def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
     """The contract (against a loop of one backward pass per example, x and y untouched),
-    then what it lets the answer change: the model's .grad, but not its weights or its
-    train/eval mode."""
+    then a model whose .grad holds stale gradients: its weights and train/eval mode left as
+    they were, and the stale gradients not counted."""
     g = torch.Generator().manual_seed(67)
     spec = _mlp([6, 16, 4], g, device="cpu")
     x, y = _classification(10, 6, 4, g, "cpu")
@@ -1678,5 +1617,20 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
             _(
                 "{what} switched the model between train() and eval() and left it so; "
                 "put back the mode you found."
+            ).format(what=what)
+        )
+    expected = _reference_per_sample(probes.build_model(spec), nn.CrossEntropyLoss(), x, y)
+    got = seen["result"]
+    if not (
+        isinstance(got, torch.Tensor)
+        and got.shape == expected.shape
+        and torch.allclose(got, expected.to(got.dtype), rtol=1e-4, atol=1e-6)
+    ):
+        raise CheckError(
+            _(
+                "{what}, with gradients of an earlier backward pass already in .grad, gave "
+                "other norms than the same model without them: the caller's .grad must not "
+                "count. Zero it before each example's backward(), or use torch.func, which "
+                "never reads it."
             ).format(what=what)
         )

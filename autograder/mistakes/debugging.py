@@ -434,6 +434,34 @@ _MORE = {
             + "    model.eval()  # 'done training'\n"
             "    return losses\n",
         ),
+        Mistake(
+            name="standardises-x-in-place",  # passes the visible asserts
+            message="Standardising x in place (x -= ..., x /= ...) changes the caller's batch; "
+            "leave the inputs as they came, or work on a copy.",
+            code=_OVERFIT_HEAD + "    if x.is_floating_point():\n"
+            "        x -= x.mean(0)  # 'normalise the inputs first'\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
+        Mistake(
+            name="casts-batch-to-float32",  # passes the visible asserts (float32 there)
+            message="x.float() turns a float64 batch into float32, which a float64 model cannot "
+            "take; use the batch in the dtype it came in.",
+            code=_OVERFIT_HEAD + "    x = x.float()\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
+        Mistake(
+            name="adam-with-weight-decay",  # passes the visible asserts
+            message="Adam's settings other than lr stay at their defaults; weight_decay changes "
+            "every update.",
+            code=_OVERFIT_HEAD
+            + "    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-2)\n"
+            + _OVERFIT_LOOP
+            + "    return losses\n",
+        ),
     ],
     "clipped_step": [
         Mistake(
@@ -488,6 +516,19 @@ _MORE = {
             "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
             "    optimizer.step()\n"
             "    return total\n",
+        ),
+        Mistake(
+            name="none-grad-crash",  # passes the visible asserts (one parameter, used, there)
+            message="A frozen or unused parameter has no gradient (p.grad is None); measure "
+            "only the gradients that exist, as clip_grad_norm_ does.",
+            code="import torch\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    total = sum(p.grad.pow(2).sum() for p in model.parameters()).sqrt()\n"
+            "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    return total.item()\n",
         ),
     ],
     "grad_norms": [
@@ -704,6 +745,50 @@ _MORE = {
             "            h.remove()\n"
             "    return fired[0] if fired else None\n",
         ),
+        Mistake(
+            name="keeps-last-culprit",  # passes the visible asserts (one culprit there)
+            message="Overwriting the culprit at every non-finite output gives the last module to "
+            "see NaN/inf, which only inherited it; keep the first.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    culprit = None\n"
+            "    def make_hook(name):\n"
+            "        def hook(module, inputs, output):\n"
+            "            nonlocal culprit\n"
+            "            outs = output if isinstance(output, (tuple, list)) else (output,)\n"
+            "            if any(not torch.isfinite(o).all() for o in outs):\n"
+            "                culprit = name\n"
+            "        return hook\n"
+            "    handles = [m.register_forward_hook(make_hook(n))"
+            " for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return culprit\n",
+        ),
+        Mistake(
+            name="returns-the-module",  # fails the visible asserts
+            message="Return the module's name (the string named_modules() gives), not the module.",
+            code="import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    fired = []\n"
+            "    def make_hook(module, inputs, output):\n"
+            "        outs = output if isinstance(output, (tuple, list)) else (output,)\n"
+            "        if any(not torch.isfinite(o).all() for o in outs):\n"
+            "            fired.append(module)\n"
+            "    handles = [m.register_forward_hook(make_hook)"
+            " for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in handles:\n"
+            "            h.remove()\n"
+            "    return fired[0] if fired else None\n",
+        ),
     ],
     "accumulated_step": [
         Mistake(
@@ -795,6 +880,35 @@ _MORE = {
             "    loss.backward()\n"
             "    optimizer.step()\n"
             "    return loss.item()\n",
+        ),
+        Mistake(
+            name="float32-share-tensor",  # passes the visible asserts (float32 there)
+            message="torch.tensor(len(xc) / len(x)) is a float32 number: multiplying a float64 "
+            "loss by it rounds the share to 7 digits. Multiply by the Python float.",
+            code="import torch\n" + _ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        share = torch.tensor(len(xc) / len(x), device=x.device)\n"
+            "        loss = loss_fn(model(xc), yc) * share\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
+        ),
+        Mistake(
+            name="drops-short-last-piece",  # fails the visible asserts (N=10, pieces of 4)
+            message="range(len(x) // micro_batch) leaves out the last, shorter piece (and every "
+            "row when micro_batch > N); x.split(micro_batch) keeps it.",
+            code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for i in range(len(x) // micro_batch):\n"
+            "        xc = x[i * micro_batch:(i + 1) * micro_batch]\n"
+            "        yc = y[i * micro_batch:(i + 1) * micro_batch]\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n",
         ),
     ],
     "set_seed": [
@@ -1056,6 +1170,20 @@ _AUTOCAST_MISTAKES = [
         "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
         "    scaler.step(optimizer)\n"
         "    scaler.update()\n" + _AC_RETURN,
+    ),
+    Mistake(
+        name="returns-scaled-loss",  # fails the visible asserts
+        message="scaler.scale(loss) is the loss times the scale factor (2**10 here); return the "
+        "loss itself, loss.item().",
+        code=_AC_HEAD + _AC_RESUME + _AC_FORWARD + "    scaled = scaler.scale(loss)\n"
+        "    scaled.backward()\n"
+        "    scaler.unscale_(optimizer)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "    checkpoint = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+        "                  'scaler': scaler.state_dict()}\n"
+        "    return {'loss': scaled.item(), 'grad_norm': norm.item(), 'checkpoint': checkpoint}\n",
     ),
 ]
 

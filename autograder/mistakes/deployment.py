@@ -236,6 +236,22 @@ MISTAKES = {
                 "    return list(result.missing_keys), list(result.unexpected_keys)\n"
             ),
         ),
+        Mistake(
+            name="copies-parameters-only",
+            message="A state_dict holds buffers too (BatchNorm's running statistics): load it with load_state_dict(strict=False) rather than copying the parameters by hand.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    model_keys = list(model.state_dict())\n"
+                "    with torch.no_grad():\n"
+                "        for name, p in model.named_parameters():\n"
+                "            if name in state:\n"
+                "                p.copy_(state[name])\n"
+                "    missing = [k for k in model_keys if k not in state]\n"
+                "    unexpected = [k for k in state if k not in model_keys]\n"
+                "    return missing, unexpected\n"
+            ),
+        ),
     ],
     "strip_module_prefix": [
         Mistake(
@@ -332,6 +348,23 @@ MISTAKES = {
                 "    if not any(k.startswith('module.') for k in state_dict):\n"
                 "        return state_dict\n"
                 "    return {k.removeprefix('module.'): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="unzip-items",
+            message="zip(*state_dict.items()) has nothing to unpack for an empty state_dict: loop over the items instead.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    keys, values = zip(*state_dict.items())\n"
+                "    return dict(zip((k.removeprefix('module.') for k in keys), values))\n"
+            ),
+        ),
+        Mistake(
+            name="float-values",
+            message="Keep the values as they are: .float() turns float16 weights and int64 counters into float32 copies.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): v.float() for k, v in state_dict.items()}\n"
             ),
         ),
     ],
@@ -445,6 +478,27 @@ MISTAKES = {
                 "    program = torch.export.export(_Wrapper(model), (example,))\n"
                 "    model.train(was_training)\n"
                 "    return program\n"
+            ),
+        ),
+        Mistake(
+            name="dynamic-batch-dim",
+            message="A dynamic batch dimension cannot be exported from an example with one row (export specialises sizes 0 and 1): leave out dynamic_shapes, the text asks only for inputs of example's shape.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    batch = torch.export.Dim('batch')\n"
+                "    try:\n"
+                "        return torch.export.export(_Wrapper(model), (example,),\n"
+                "                                   dynamic_shapes={'x': {0: batch}})\n"
+                "    finally:\n"
+                "        model.train(was_training)\n"
             ),
         ),
     ],
@@ -698,6 +752,48 @@ MISTAKES = {
                 "        return buffer.getbuffer().nbytes\n"
                 "    def accuracy(net):\n"
                 "        return (net(x).argmax(dim=1) == y).float().mean().item()\n"
+                "    report = {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "              'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+                "    model.train(was_training)\n"
+                "    return report\n"
+            ),
+        ),
+        Mistake(
+            name="accuracy-as-tensor",
+            message="An accuracy is a Python float: .item() turns the one-element tensor into one.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).float().mean()\n"
+                "    report = {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "              'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
+                "    model.train(was_training)\n"
+                "    return report\n"
+            ),
+        ),
+        Mistake(
+            name="accuracy-over-fixed-batch",
+            message="Divide by the number of rows of x (len(y)), not by a fixed batch size: the last or only batch may be smaller.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    def accuracy(net):\n"
+                "        with torch.no_grad():\n"
+                "            return (net(x).argmax(dim=1) == y).sum().item() / max(len(y), 20)\n"
                 "    report = {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
                 "              'acc_fp32': accuracy(model), 'acc_int8': accuracy(int8_model)}\n"
                 "    model.train(was_training)\n"

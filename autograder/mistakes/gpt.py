@@ -232,6 +232,37 @@ MISTAKES = {
                 "device=idx.device))",
             ),
         ),
+        Mistake(
+            name="flattened-by-view",
+            message="idx.view(-1) needs contiguous memory, and a caller's idx may be a slice or "
+            "a transposed view: use reshape (or let nn.Embedding take (B, T) as it is).",
+            code=_EMB.format(
+                check=_EMB_CHECK,
+                body="        flat = self.tok(idx.view(-1)).view(b, t, -1)\n"
+                "        return flat + self.pos(torch.arange(start, start + t, device=idx.device))",
+            ),
+        ),
+        Mistake(
+            name="position-table-detached",
+            message="The position rows were read from self.pos.weight.detach(): the values are "
+            "right but the position table never learns. Use self.pos(positions) (or slice "
+            "self.pos.weight without detaching).",
+            code=_EMB.format(
+                check=_EMB_CHECK,
+                body="        return self.tok(idx) + self.pos.weight.detach()[start:start + t]",
+            ),
+        ),
+        Mistake(
+            name="squeezed-result",
+            message=".squeeze() drops every axis of size 1: a batch of one, a single position or "
+            "d_model = 1 lose their axis. Return (B, T, d_model) as it is.",
+            code=_EMB.format(
+                check=_EMB_CHECK,
+                body="        out = self.tok(idx) + self.pos(torch.arange(start, start + t, "
+                "device=idx.device))\n"
+                "        return out.squeeze()",
+            ),
+        ),
     ],
     "causal_attention": [
         Mistake(
@@ -345,6 +376,66 @@ MISTAKES = {
             message="z.view(B, H, T, D) cuts the memory of (B, T, C) into heads along the "
             "sequence; reshape to (B, T, H, D) and transpose(1, 2).",
             code=_block(split="z.reshape(b, h, t, c // h)"),
+        ),
+        Mistake(
+            name="cache-detached-before-attention",
+            message="k and v were detached before the attention (to keep the cache small): the "
+            "values are right, but no gradient flows through the keys and values back to x. "
+            "Detach only what you store, not what the attention uses.",
+            code=_block(
+                rest="        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)"
+            ).replace(
+                "        heads = causal_attention(q, k, v)",
+                "        k, v = k.detach(), v.detach()\n        heads = causal_attention(q, k, v)",
+            ),
+        ),
+        Mistake(
+            name="own-attention-mask-on-cpu",
+            message="The causal mask was made with torch.ones(T_q, T_k) without device=: on a "
+            "GPU it sits on the CPU next to scores on the GPU. Pass device=x.device (or call "
+            "causal_attention).",
+            code=_block().replace(
+                "        heads = causal_attention(q, k, v)",
+                "        t_k = k.shape[2]\n"
+                "        scores = q @ k.transpose(-2, -1) / math.sqrt(c // h)\n"
+                "        mask = torch.ones(t, t_k, dtype=torch.bool).tril(diagonal=t_k - t)\n"
+                "        heads = scores.masked_fill(~mask, float('-inf')).softmax(-1) @ v",
+            ),
+        ),
+        Mistake(
+            name="additive-mask-in-float32",
+            message="An additive mask made with torch.zeros(T_q, T_k) is float32: added to "
+            "half-precision scores it turns them float32, and the product with v fails. Make it "
+            "in the scores' dtype (dtype=scores.dtype) or use a boolean mask.",
+            code=_block().replace(
+                "        heads = causal_attention(q, k, v)",
+                "        t_k = k.shape[2]\n"
+                "        scores = q @ k.transpose(-2, -1) / math.sqrt(c // h)\n"
+                "        bias = torch.zeros(t, t_k, device=x.device).masked_fill(\n"
+                "            torch.ones(t, t_k, dtype=torch.bool, device=x.device).triu(t_k - t + 1),"
+                " float('-inf'))\n"
+                "        heads = (scores + bias).softmax(-1) @ v",
+            ),
+        ),
+        Mistake(
+            name="x-flattened-by-view",
+            message="x.view(B * T, C) needs contiguous memory, and a caller's x may be a slice "
+            "or a transposed view: use reshape, or let the LayerNorm and Linear take (B, T, C).",
+            code=_block().replace(
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)",
+                "        flat = self.qkv(self.ln1(x.view(b * t, c))).reshape(b, t, 3 * c)\n"
+                "        q, k, v = flat.split(c, dim=-1)",
+            ),
+        ),
+        Mistake(
+            name="residual-added-in-place",
+            message="x += ... adds the branch into the caller's tensor: their x is changed. "
+            "Write x = x + proj(...), a new tensor.",
+            code=_block(
+                rest="        x += self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)"
+            ),
         ),
         Mistake(
             name="ln1-reused-for-mlp",
@@ -487,6 +578,42 @@ MISTAKES = {
             message="The right tokens, but the whole window was recomputed at every step: keep "
             "`present` and pass it as `past` with the new token alone.",
             code=_sample(refill="        logits, past = model(idx[:, -model.context:])"),
+        ),
+        Mistake(
+            name="sampled-with-gradients",
+            message="Without torch.no_grad() every call records a graph that nobody "
+            "differentiates: memory grows with each token. Decorate with @torch.no_grad().",
+            code=_sample().replace("@torch.no_grad()\n", ""),
+        ),
+        Mistake(
+            name="first-token-before-the-loop",
+            message="The first token was drawn before the loop, so max_new_tokens=0 still "
+            "appends one: draw every token inside the loop.",
+            code=(
+                "@torch.no_grad()\n"
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    logits, past = model(idx[:, -model.context:])\n"
+                "    probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "    idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], 1)\n"
+                "    for _ in range(max_new_tokens - 1):\n"
+                "        if past[0][0].shape[2] < model.context:\n"
+                "            logits, past = model(idx[:, -1:], past)\n"
+                "        else:\n"
+                "            logits, past = model(idx[:, -model.context:])\n"
+                "        probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "        idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], 1)\n"
+                "    return idx\n"
+            ),
+        ),
+        Mistake(
+            name="squeezed-probabilities",
+            message="probs.squeeze() drops the batch axis of a batch of one: multinomial then "
+            "returns (1,), not (1, 1), and torch.cat fails. Keep (B, V) and draw (B, 1).",
+            code=_sample().replace(
+                "torch.multinomial(probs, 1, generator=generator)",
+                "torch.multinomial(probs.squeeze(), 1, generator=generator)",
+            ),
         ),
     ],
     "export_gpt": [

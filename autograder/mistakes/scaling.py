@@ -361,6 +361,65 @@ _MORE = {
             ),
         ),
         Mistake(
+            name="reduces-the-parameter",
+            message="all_reduce(p) sums the weights over the ranks, not the gradients: the "
+            "caller's weights change and the gradients stay local. Reduce p.grad.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            with torch.no_grad():\n"
+                "                all_reduce(p)\n"
+                "            p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="modules-own-parameters",
+            message="Each module's own parameters (recurse=False) list a weight shared by two "
+            "modules twice: it is reduced and divided twice. model.parameters() lists it once.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for module in model.modules():\n"
+                "        for p in module.parameters(recurse=False):\n"
+                "            if p.grad is not None:\n"
+                "                all_reduce(p.grad)\n"
+                "                p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="fills-missing-grads",
+            message="Frozen and unused parameters were given zero gradients: their .grad must "
+            "stay None (an optimizer skips None, but it decays or moves a zero gradient).",
+            code=(
+                "import torch\nimport torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is None:\n"
+                "            p.grad = torch.zeros_like(p)\n"
+                "        all_reduce(p.grad)\n"
+                "        p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="bucket-of-no-gradients",
+            message="torch.cat of an empty list raises: before any backward pass there is no "
+            "gradient to reduce, and the function must simply do nothing.",
+            code=(
+                "import torch\nimport torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+                "    flat = torch.cat([g.reshape(-1) for g in grads])\n"
+                "    all_reduce(flat)\n"
+                "    flat /= world_size\n"
+                "    offset = 0\n"
+                "    for g in grads:\n"
+                "        g.copy_(flat[offset:offset + g.numel()].view_as(g))\n"
+                "        offset += g.numel()\n"
+            ),
+        ),
+        Mistake(
             name="world-size-from-dist",
             message="Use the world_size you are given; dist.get_world_size() needs a process group.",
             code=(

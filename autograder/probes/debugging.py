@@ -8,6 +8,7 @@ the very same module from the same spec for its reference run.
 
 from __future__ import annotations
 
+import copy
 import io
 import itertools
 import math
@@ -124,6 +125,41 @@ def build_model_with_stale_grads(spec: dict) -> nn.Module:
     return model
 
 
+def build_step_model(spec: dict) -> nn.Module:
+    """The model ``spec["model"]`` describes, in training mode (eval mode with ``spec["eval"]``);
+    where ``spec["grads"]`` holds a tensor for a parameter, that parameter's .grad is left from
+    an earlier step (None: no gradient). A training step's contract builder."""
+    model = build_model(spec["model"]).train(not spec.get("eval", False))
+    grads = spec.get("grads") or [None] * len(list(model.parameters()))
+    for p, grad in zip(model.parameters(), grads, strict=True):
+        if grad is not None:
+            p.grad = grad.to(device=p.device, dtype=p.dtype, copy=True)
+    return model
+
+
+def build_scaler(spec: dict) -> torch.amp.GradScaler:
+    """A GradScaler for ``spec["device"]`` with the settings ``spec["settings"]``."""
+    return torch.amp.GradScaler(spec["device"], **spec["settings"])
+
+
+def build_resume(spec: dict) -> dict:
+    """The checkpoint ``spec["checkpoint"]`` (the three state_dicts an earlier step saved)."""
+    return copy.deepcopy(spec["checkpoint"])
+
+
+def build_sgd(spec: dict, model: nn.Module) -> torch.optim.Optimizer:
+    """SGD over the model before it (``Build(..., of=(0,))``)."""
+    return torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec.get("momentum", 0.0))
+
+
+def build_loss_of(spec: dict, model: nn.Module) -> torch.Tensor:
+    """The loss the caller has just computed from the model's output on ``spec["x"]``: a scalar
+    with its graph (its .grad is kept, so that reading it after backward() is allowed)."""
+    loss = LOSSES[spec["loss"]]()(model(spec["x"]), spec["y"])
+    loss.retain_grad()
+    return loss
+
+
 def build_loss(spec: dict) -> nn.Module:
     """A mean loss by name (``cross_entropy`` or ``mse``)."""
     return LOSSES[spec["loss"]]()
@@ -165,33 +201,13 @@ def _plain(value):
 
 
 def probe_overfit_one_batch(overfit_one_batch, case: dict) -> dict:
-    """The returned losses and the model's parameters after training."""
+    """Whether training changed torch's global random state (the contract watches the rest)."""
     model = build_model(case["model"]).train()
-    loss_fn = LOSSES[case["loss"]]()
-    x, y = case["x"], case["y"]
-    x_before, y_before = x.clone(), y.clone()
     rng_before = torch.get_rng_state()
-    if case.get("defaults"):  # num_steps and lr left to their defaults
-        losses = overfit_one_batch(model, x, y, loss_fn)
-    else:
-        losses = overfit_one_batch(model, x, y, loss_fn, num_steps=case["steps"], lr=case["lr"])
-    return {
-        "losses": _plain(losses),
-        "params": params_of(model),
-        "training": [name for name, m in model.named_modules() if not m.training],
-        "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
-        "rng_changed": not torch.equal(torch.get_rng_state(), rng_before),
-    }
-
-
-def probe_clipped_step(clipped_step, case: dict) -> dict:
-    """clipped_step on a model with stale gradients: the returned value, the parameters after."""
-    model = build_model(case["model"])
-    set_grads(model, case["grads"])
-    optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"], momentum=case["momentum"])
-    loss = LOSSES[case["loss"]]()(model(case["x"]), case["y"])
-    result = clipped_step(model, optimizer, loss, case["max_norm"])
-    return {"result": _plain(result), "params": params_of(model)}
+    overfit_one_batch(
+        model, case["x"], case["y"], LOSSES[case["loss"]](), num_steps=case["steps"], lr=case["lr"]
+    )
+    return {"rng_changed": not torch.equal(torch.get_rng_state(), rng_before)}
 
 
 def probe_grad_norms(grad_norms, case: dict) -> dict:
@@ -218,14 +234,11 @@ def probe_diagnose_gradients(diagnose_gradients, case: dict):
 
 
 def probe_accumulated_step(accumulated_step, case: dict) -> dict:
-    """accumulated_step on a model with stale gradients: the returned value, the parameters
-    after, the rows of each forward pass, and the order of the forward and backward passes."""
+    """accumulated_step on a model with stale gradients: the rows of each forward pass, and the
+    order of the forward and backward passes (the contract compares the step itself)."""
     model = build_model(case["model"])
     set_grads(model, case["grads"])
     optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"])
-    loss_fn = LOSSES[case["loss"]]()
-    x, y = case["x"], case["y"]
-    x_before, y_before = x.clone(), y.clone()
     rows: list[int] = []  # the batch size of every forward pass the model ran
     events: list[str] = []  # "F" a forward pass with a graph ("f" without), "B" its backward
 
@@ -240,18 +253,13 @@ def probe_accumulated_step(accumulated_step, case: dict) -> dict:
         model.register_forward_pre_hook(lambda mod, inp: rows.append(int(inp[0].shape[0]))),
         model.register_forward_hook(note_backward),
     ]
+    loss_fn = LOSSES[case["loss"]]()
     try:
-        result = accumulated_step(model, optimizer, loss_fn, x, y, case["micro_batch"])
+        accumulated_step(model, optimizer, loss_fn, case["x"], case["y"], case["micro_batch"])
     finally:
         for handle in handles:
             handle.remove()
-    return {
-        "result": _plain(result),
-        "params": params_of(model),
-        "rows": rows,
-        "events": "".join(events),
-        "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
-    }
+    return {"rows": rows, "events": "".join(events)}
 
 
 class ReportsDevice(torch.Tensor):
@@ -298,11 +306,10 @@ def _saved_and_loaded(checkpoint) -> tuple[object, str]:
 
 
 def probe_autocast_step(autocast_step, case: dict) -> dict:
-    """The returned dict (its checkpoint saved and loaded again with weights_only=True), the
-    dtypes the Linear layers computed in, the autocast state during the forward pass, the
-    parameters after, and the GradScaler's scale after the step. With ``case["reports"]`` the
-    input is a CPU tensor that reports that device type; with ``case["resume"]`` the answer
-    is asked to resume from that checkpoint."""
+    """The dtypes the Linear layers computed in, the autocast state during the forward pass,
+    and whether the returned checkpoint saves and loads with weights_only=True (the contract
+    compares the step itself). With ``case["reports"]`` the input is a CPU tensor that reports
+    that device type."""
     model = build_model(case["model"])
     set_grads(model, case["grads"])
     optimizer = torch.optim.SGD(model.parameters(), lr=case["lr"], momentum=case["momentum"])
@@ -318,7 +325,6 @@ def probe_autocast_step(autocast_step, case: dict) -> dict:
         seen.append(out.dtype)
         states.append(_autocast_state())
 
-    kwargs = {"resume": case["resume"]} if case.get("resume") is not None else {}
     handles = [m.register_forward_hook(record) for m in model.modules() if isinstance(m, nn.Linear)]
     try:
         with warnings.catch_warnings():
@@ -331,34 +337,18 @@ def probe_autocast_step(autocast_step, case: dict) -> dict:
                 x,
                 case["y"],
                 case["max_norm"],
-                **kwargs,
             )
     finally:
         for h in handles:
             h.remove()
-    out = {
+    checkpoint = result.get("checkpoint") if isinstance(result, dict) else None
+    checkpoint, error = _saved_and_loaded(checkpoint)
+    return {
         "linear_dtypes": seen,
         "autocast": states,
-        "param_dtypes": {n: p.dtype for n, p in model.named_parameters()},
-        "params": params_of(model),
-        "scale": float(scaler.get_scale()),
-        "returned": None,
-    }
-    if not isinstance(result, dict):
-        out["returned"] = f"a {type(result).__name__}"
-        return out
-    checkpoint, error = _saved_and_loaded(result.get("checkpoint"))
-    keys = list(checkpoint) if isinstance(checkpoint, dict) else []
-    out.update(
-        keys=[str(k) for k in result],
-        loss=_plain(result.get("loss")),
-        grad_norm=_plain(result.get("grad_norm")),
-        checkpoint_error=error
+        "checkpoint_error": error
         or ("" if isinstance(checkpoint, dict) else f"it is a {type(checkpoint).__name__}"),
-        checkpoint_keys=[str(k) for k in keys],
-        checkpoint={str(k): _plain(checkpoint[k]) for k in keys},
-    )
-    return out
+    }
 
 
 # ----------------------------------------------------------------------------- first_nonfinite_module
@@ -509,6 +499,21 @@ NONFINITE_MODELS = {
 }
 
 
+def build_nonfinite_model(spec: dict) -> nn.Module:
+    """The model ``spec["model"]`` names (its input is ``NONFINITE_MODELS[...]()[1]``), in the
+    mode ``spec["training"]`` says; with ``spec["caller_hooks"]``, carrying hooks of its
+    caller's own (on the model and its first submodule). A contract's builder."""
+    model, _x = NONFINITE_MODELS[spec["model"]]()
+    model.train(spec["training"])
+    if spec.get("caller_hooks"):
+        calls: list[str] = []
+        first = next(m for name, m in model.named_modules() if name)
+        model.register_forward_hook(lambda mod, inp, out: calls.append("model"))
+        first.register_forward_hook(lambda mod, inp, out: calls.append("first"))
+        first.register_forward_pre_hook(lambda mod, inp: calls.append("first pre"))
+    return model
+
+
 def nonfinite_model(case: dict) -> tuple[nn.Module, torch.Tensor]:
     """The model and input ``case["model"]`` names, on ``case["device"]``."""
     model, x = NONFINITE_MODELS[case["model"]]()
@@ -540,34 +545,18 @@ def hook_changes(before: dict, after: dict) -> dict[str, list[str]]:
 
 
 def probe_first_nonfinite_module(first_nonfinite_module, case: dict) -> dict:
-    """The returned name (or the exception raised), the hooks before and after the call, and
-    the modules whose train/eval mode the call changed. With ``case["caller_hooks"]`` the
-    model carries hooks of its caller's own, registered before the call."""
+    """The exception the call raised (with ``case["may_raise"]``), and the hooks it left on
+    the model or among torch's global module hooks (the contract watches the rest)."""
     model, x = nonfinite_model(case)
-    model.train()
-    calls = []
-    if case.get("caller_hooks"):
-        first = next(m for name, m in model.named_modules() if name)
-        model.register_forward_hook(lambda mod, inp, out: calls.append("model"))
-        first.register_forward_hook(lambda mod, inp, out: calls.append("first"))
-        first.register_forward_pre_hook(lambda mod, inp: calls.append("first pre"))
     before = hook_snapshot(model)
     raised = None
-    result = None
     try:
-        result = first_nonfinite_module(model, x)
+        first_nonfinite_module(model, x)
     except Exception as err:
         if not case.get("may_raise"):
             raise
         raised = type(err).__name__
-    return {
-        "result": _plain(result),
-        "raised": raised,
-        **hook_changes(before, hook_snapshot(model)),
-        "mode_changed": [
-            name or "(the model)" for name, m in model.named_modules() if not m.training
-        ],
-    }
+    return {"raised": raised, **hook_changes(before, hook_snapshot(model))}
 
 
 # ----------------------------------------------------------------------------- set_seed

@@ -207,6 +207,22 @@ def build_classifier(case: dict) -> Classifier:
     return model.train(case.get("train", True))
 
 
+def build_gpu_checkpoint(spec: dict) -> str:
+    """The path of a checkpoint saved as if from a GPU, in a fresh folder: the state_dict of a
+    Classifier seeded by ``spec["seed"]`` (``d_in``, ``head`` name, ``extras``), with the key
+    ``spec["extra"]`` added and ``spec["drop"]`` removed where they are given."""
+    g = torch.Generator().manual_seed(spec["seed"])
+    model = Classifier(g, spec["d_in"], spec["head"], spec["extras"])
+    state = OrderedDict(model.state_dict())
+    if spec.get("extra"):
+        state[spec["extra"]] = torch.tensor([1.5])
+    if spec.get("drop"):
+        state.pop(spec["drop"], None)
+    path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "checkpoint.pt")
+    save_as_gpu(state, path)
+    return path
+
+
 def probe_load_checkpoint_cpu(load_checkpoint_cpu, case: dict) -> dict:
     """Save ``case["state"]`` as if from a GPU, load it into a fresh model; the result and weights.
 
@@ -309,6 +325,22 @@ def _changes_on_second_read(path: str, replacement: bytes, reads: list):
         for (owner, name), real in originals.items():
             if real is not None:
                 setattr(owner, name, real)
+
+
+def build_saved_file(spec: dict) -> str:
+    """The path of a file in a fresh folder: ``spec["obj"]`` saved as if from a GPU where
+    ``spec["file"]`` is ``"gpu"``, a pickled nn.Module for ``"whole_model"``, a file whose
+    unpickling runs code for ``"runs_code"``."""
+    path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "file.pt")
+    if spec["file"] == "whole_model":
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            torch.save(nn.Sequential(nn.Linear(2, 2)), path)
+    elif spec["file"] == "runs_code":
+        save_payload(path)
+    else:
+        save_as_gpu(spec["obj"], path)
+    return path
 
 
 def probe_safe_load(safe_load, case: dict) -> dict:
@@ -584,6 +616,41 @@ def probe_quantize_report(quantize_report, case: dict) -> dict:
 _real_perf_counter = time.perf_counter  # the fake model's own clock, never patched
 
 
+class _VirtualClock:
+    """The time the answer reads while it is timed: it moves only when the fake model runs,
+    by the scripted duration. An answer that reads time.perf_counter (or perf_counter_ns,
+    monotonic, time) gets exact numbers, so the same answer always returns the same value
+    and a wrong one can be recognised; one that bound a clock before the probe started
+    (``from time import perf_counter``) still reads real time, and the fake really sleeps."""
+
+    def __init__(self):
+        self.seconds = 1000.0
+
+    def advance(self, ms: float) -> None:
+        self.seconds += ms / 1000
+
+
+@contextlib.contextmanager
+def _virtual_time(clock: _VirtualClock):
+    """time's clocks read ``clock`` for the duration of the block; put back after."""
+    fakes = {
+        "perf_counter": lambda: clock.seconds,
+        "perf_counter_ns": lambda: round(clock.seconds * 1e9),
+        "monotonic": lambda: clock.seconds,
+        "monotonic_ns": lambda: round(clock.seconds * 1e9),
+        "time": lambda: clock.seconds,
+        "time_ns": lambda: round(clock.seconds * 1e9),
+    }
+    originals = {name: getattr(time, name) for name in fakes}
+    try:
+        for name, fake in fakes.items():
+            setattr(time, name, fake)
+        yield
+    finally:
+        for name, real in originals.items():
+            setattr(time, name, real)
+
+
 class FakeModel:
     """Sleeps a scripted number of milliseconds per call; remembers how it was called.
 
@@ -591,12 +658,18 @@ class FakeModel:
     :func:`_pretend_cuda`), so the order of calls, clock readings and synchronisations shows.
     """
 
-    def __init__(self, durations_ms: list[float], events: list | None = None):
+    def __init__(
+        self,
+        durations_ms: list[float],
+        events: list | None = None,
+        clock: _VirtualClock | None = None,
+    ):
         self.durations_ms = durations_ms
+        self.clock = clock or _VirtualClock()
         self.calls = 0
         self.grad_enabled: list[bool] = []
         self.inputs: list[object] = []
-        self.slept_ms: list[float] = []  # how long each call really took (sleep overshoots)
+        self.slept_ms: list[float] = []  # each call's scripted duration (it sleeps at least that)
         self.events = events if events is not None else []
 
     def __call__(self, x):
@@ -607,7 +680,10 @@ class FakeModel:
         self.events.append("call")
         start = _real_perf_counter()
         time.sleep(ms / 1000)
-        self.slept_ms.append((_real_perf_counter() - start) * 1000)
+        while (_real_perf_counter() - start) * 1000 < ms:  # sleep can wake a little early
+            time.sleep(0.0005)
+        self.clock.advance(ms)
+        self.slept_ms.append(float(ms))  # what the virtual clock says the call took
         return x
 
 
@@ -672,7 +748,8 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
     if case.get("cuda"):
         x = torch.zeros(2, 3).as_subclass(_OnCuda)
         pretend = _pretend_cuda(events)
-    fake = FakeModel(list(case["durations_ms"]), events)
+    clock = _VirtualClock()
+    fake = FakeModel(list(case["durations_ms"]), events, clock)
     args, kwargs = [fake, x], {}
     for name in ("warmup", "runs"):
         if case[name] is not None:
@@ -686,7 +763,7 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
     try:
         with _quiet():
             try:
-                with pretend:
+                with _virtual_time(clock), pretend:  # pretend's clock notes wrap the virtual one
                     got = measure_latency_ms(*args, **kwargs)
             except Exception as err:
                 if not case.get("cuda"):
@@ -779,13 +856,19 @@ def build_serving(case: dict) -> nn.Module:
     return model.to(case["device"]).train(case.get("train", True))
 
 
-def _where(value, folder: str) -> str | None:
+def _where(value, folder: str, scratch: str = "") -> str | None:
     """Where a returned path points, relative to ``folder`` (resolved from the current
-    directory); None for something that is not a path."""
+    directory; a path inside the probe's working directory ``scratch`` as
+    ``<working directory>/...``, since that folder's name changes from run to run); None for
+    something that is not a path."""
     if not isinstance(value, (str, os.PathLike)):
         return None
     try:
-        return os.path.relpath(os.path.realpath(os.fspath(value)), os.path.realpath(folder))
+        real = os.path.realpath(os.fspath(value))
+        if scratch and real.startswith(os.path.realpath(scratch) + os.sep):
+            inside = os.path.relpath(real, os.path.realpath(scratch))
+            return os.path.join("<working directory>", inside)
+        return os.path.relpath(real, os.path.realpath(folder))
     except (TypeError, ValueError):
         return None
 
@@ -880,7 +963,7 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
         returned = None
         if isinstance(result, dict):
             returned = {
-                str(key): {"kind": describe(value), "where": _where(value, folder)}
+                str(key): {"kind": describe(value), "where": _where(value, folder, scratch)}
                 for key, value in result.items()
             }
     finally:

@@ -20,48 +20,41 @@ def _grad_or_none(t: torch.Tensor) -> torch.Tensor | None:
     return None if t.grad is None else t.grad.detach().clone()
 
 
-def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
-    """Build the module, give it the case's tables, and run each call of the case."""
+def probe_parameter_names(cls, case: dict) -> dict:
+    """The names of ``cls(*case["args"])``'s parameters, in the order it registers them, and
+    its ``context`` attribute: a contract fills both sides' parameters in that order."""
     with torch.random.fork_rng(devices=[]):  # the module's own init must not move the global RNG
+        module = cls(*case["args"])
+    if not isinstance(module, nn.Module):
+        return {"names": None, "type": type(module).__name__, "context": None}
+    names = [name for name, _p in module.named_parameters()]
+    return {
+        "names": names,
+        "type": type(module).__name__,
+        "context": getattr(module, "context", None),
+    }
+
+
+def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
+    """Build the module and run each call of the case: what it raised, or the gradients that
+    ``(out * w).sum()`` sends to its two tables."""
+    with torch.random.fork_rng(devices=[]):
         module = GPTEmbedding(case["vocab_size"], case["context"], case["d_model"])
-    with torch.no_grad():
-        module.tok.weight.copy_(case["tok"])
-        module.pos.weight.copy_(case["pos"])
-    module = module.to(device=case["device"], dtype=case["tok"].dtype)
-    seen = {"context": getattr(module, "context", None), "calls": []}
+    module = module.to(case["device"])
+    seen = {"calls": []}
     for call in case["calls"]:
         module.zero_grad()
-        kwargs = {} if call["start"] is None else {"start": call["start"]}
         try:
-            out = module(call["idx"], **kwargs)
+            out = module(call["idx"], start=call["start"])
         except (ValueError, IndexError, RuntimeError) as err:
             seen["calls"].append({"raised": type(err).__name__})
             continue
-        entry = {"out": out, "tok_grad": None, "pos_grad": None}
+        entry = {"tok_grad": None, "pos_grad": None}
         if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == call["w"].shape:
             (out * call["w"]).sum().backward()
             entry["tok_grad"] = _grad_or_none(module.tok.weight)
             entry["pos_grad"] = _grad_or_none(module.pos.weight)
         seen["calls"].append(entry)
-    return seen
-
-
-def probe_Block(Block, case: dict) -> dict:
-    """Build the block, load the case's weights by name, run it (with a cache if given)."""
-    with torch.random.fork_rng(devices=[]):
-        block = Block(case["d_model"], case["n_heads"])
-    missing = sorted(set(case["state"]) - set(block.state_dict()))
-    if missing:
-        return {"missing": missing}
-    block.load_state_dict(case["state"], strict=False)  # extra buffers (a mask) are fine
-    block = block.to(device=case["device"], dtype=case["x"].dtype)
-    x = case["x"].clone().requires_grad_(True)
-    past = None if case["past"] is None else tuple(case["past"])
-    y, kv = block(x, past)
-    seen = {"y": y, "kv": [kv[0], kv[1]] if isinstance(kv, (tuple, list)) else kv, "grad": None}
-    if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == case["w"].shape:
-        (y * case["w"]).sum().backward()
-        seen["grad"] = _grad_or_none(x)
     return seen
 
 
@@ -98,7 +91,13 @@ class ToyLM(nn.Module):
 def build_toy(case: dict) -> ToyLM:
     with torch.random.fork_rng(devices=[]):
         model = ToyLM(case["vocab_size"], case["context"], case["dim"], case["seed"])
+    model.recording = case.get("recording", True)  # int(T) would pin an exported length
     return model.to(case["device"]).train(case.get("training", False))
+
+
+def build_generator(spec: dict) -> torch.Generator:
+    """A CPU generator seeded ``spec["seed"]``: both sides draw the same tokens from it."""
+    return torch.Generator().manual_seed(spec["seed"])
 
 
 def probe_sample_cached(sample_cached, case: dict) -> dict:

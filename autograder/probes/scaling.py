@@ -163,16 +163,35 @@ def probe_shards_for_epoch(shards_for_epoch, case: dict) -> dict:
     return seen
 
 
-def build_grad_model(case: dict) -> nn.ModuleList:
-    """A model with local gradients: [used network, unused Linear], the first bias frozen."""
+def build_grad_model(spec: dict) -> nn.Module:
+    """A model with local gradients: [used network, unused Linear] and, with ``tied``, a third
+    Linear sharing the used network's last weight; the first bias frozen. With ``grads`` False
+    no backward pass ran (every .grad None)."""
+    dtype = getattr(torch, spec["dtype"])
+    g = torch.Generator().manual_seed(spec["seed"])
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["seed"])
+        torch.manual_seed(spec["seed"])
         used = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3))
-        model = nn.ModuleList([used, nn.Linear(2, 2)])  # [1] is never used: its grads stay None
-    model = model.to(device=case["device"], dtype=case["dtype"])
+        parts = [used, nn.Linear(2, 2)]  # [1] is never used: its grads stay None
+        if spec.get("tied"):
+            parts.append(nn.Linear(5, 3))
+            parts[2].weight = used[2].weight  # one Parameter in two modules
+        model = nn.ModuleList(parts)
+    model = model.to(dtype=dtype)
     used[0].bias.requires_grad_(False)  # frozen
-    used(case["x"]).pow(2).sum().backward()
+    if spec.get("grads", True):
+        x = torch.randn(6, 4, generator=g, dtype=dtype)
+        out = used(x)
+        if spec.get("tied"):
+            out = out + parts[2](torch.tanh(used[0](x)))
+        out.pow(2).sum().backward()
     return model
+
+
+def build_all_reduce(spec: dict):
+    """The simulated all_reduce of ``spec["world_size"]`` ranks (see ``fake_all_reduce``)."""
+    log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
+    return fake_all_reduce(spec["world_size"], log)
 
 
 class AllReduceMisuse(Exception):
@@ -252,37 +271,6 @@ def fake_all_reduce(world_size: int, log: dict):
     return all_reduce
 
 
-def probe_average_gradients(average_gradients, case: dict) -> dict:
-    """What came back, the all_reduce calls (handles never waited for, tensors changed before
-    their wait), every parameter's .grad afterwards (or None), and the weights afterwards."""
-    model = build_grad_model(case)
-    weights_before = [p.detach().clone() for p in model.parameters()]
-    log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
-    try:
-        result = average_gradients(
-            model, case["world_size"], all_reduce=fake_all_reduce(case["world_size"], log)
-        )
-    except AllReduceMisuse:
-        result = None
-    return {
-        "returned_none": result is None,
-        "returned_type": type(result).__name__,
-        "calls": log["calls"],
-        "misuse": log["misuse"],
-        "pending": log["pending"],
-        "changed_before_wait": log["changed_before_wait"],
-        "weights_changed": [
-            name
-            for (name, p), before in zip(model.named_parameters(), weights_before, strict=True)
-            if not torch.equal(p.detach(), before)
-        ],
-        "grads": {
-            name: None if p.grad is None else p.grad.detach().clone()
-            for name, p in model.named_parameters()
-        },
-    }
-
-
 def ddp_wrapped(module: nn.Module) -> nn.Module:
     """A genuine ``DistributedDataParallel`` object holding ``module`` (``isinstance`` and
     ``.module`` both work), built without the process group its constructor needs: enough
@@ -320,6 +308,26 @@ def build_checkpoint_model(case: dict) -> nn.Module:
         )
         plain_model.encoder_module[1].num_batches_tracked.fill_(7)
     return plain_model.to(case["device"])
+
+
+def build_save_model(spec: dict) -> nn.Module:
+    """The model save_checkpoint is given: wrapped in a real DistributedDataParallel object or
+    plain, in train or eval mode."""
+    inner = build_checkpoint_model({"seed": spec["seed"], "device": "cpu"})
+    inner.train(spec["training"])
+    return ddp_wrapped(inner) if spec["wrapped"] else inner
+
+
+_SCRATCH: list = []  # one folder for the kernel's lifetime, removed when the process ends
+
+
+def build_checkpoint_path(spec: dict):
+    """A path (a str or a Path) in a fresh folder of its own, where nothing exists yet."""
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.TemporaryDirectory(prefix="probe-ckpt-"))
+    folder = Path(tempfile.mkdtemp(dir=_SCRATCH[0].name))
+    path = folder / spec["file"]
+    return str(path) if spec["as_str"] else path
 
 
 def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:

@@ -46,6 +46,25 @@ RIGHT_ANSWERS = {
                 "        return self.tok(idx) + self.pos.weight[start:end].unsqueeze(0)\n"
             ),
         ),
+        RightAnswer(
+            name="position-table-registered-first",
+            why="registers pos before tok (the text names them, not their order) and adds the "
+            "positions as an arange broadcast over the batch",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        if start + idx.shape[-1] > self.context:\n"
+                "            raise ValueError(f'{start} + {idx.shape[-1]} > {self.context}')\n"
+                "        where = torch.arange(idx.shape[-1], device=idx.device) + start\n"
+                "        return self.pos(where)[None] + self.tok(idx)\n"
+            ),
+        ),
     ],
     "causal_attention": [
         RightAnswer(
