@@ -147,6 +147,48 @@ MISTAKES = {
                 "        return self.cache[i]\n"
             ),
         ),
+        Mistake(
+            name="copies-x-detached",
+            message="torch.tensor(x) copies x and cuts it from the autograd graph: keep the "
+            "caller's tensor and return x[i] as it is.",
+            code=_IMPORTS
+            + (
+                "import warnings\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        with warnings.catch_warnings():\n"
+                "            warnings.simplefilter('ignore')\n"
+                "            self.x = torch.tensor(x, dtype=x.dtype, device=x.device)\n"
+                "        self.y, self.transform = y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "        return x, self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="flattens-x-with-view",
+            message="x may be a non-contiguous view, where .view fails: use .reshape, or "
+            "better, index x as it is.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.shape = x.shape[1:]\n"
+                "        self.x = x.view(len(x), self.shape.numel())  # one row per sample\n"
+                "        self.y, self.transform = y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i].view(self.shape)\n"
+                "        return (x if self.transform is None else self.transform(x)), self.y[i]\n"
+            ),
+        ),
     ],
     "DigitFolder": [
         Mistake(
@@ -312,6 +354,26 @@ MISTAKES = {
                 "class DigitFolder(Dataset):\n"
                 "    def __init__(self, folder, transform=None):\n"
                 "        self.paths = [p for p in Path(folder).iterdir() if p.suffix == '.pt']\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="str-folder-only",
+            message="folder may be a str or a pathlib.Path: join with os.path.join or Path(folder) "
+            "/ name, not folder + '/' + name (a Path cannot be added to a str).",
+            code=_IMPORTS
+            + (
+                "import os\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        names = sorted(n for n in os.listdir(folder) if n.endswith('.pt'))\n"
+                "        self.paths = [folder + '/' + n for n in names]\n"
                 "        self.transform = transform\n"
                 "    def __len__(self):\n"
                 "        return len(self.paths)\n"
@@ -810,6 +872,24 @@ MISTAKES = {
                 "    return normalize, v2.Compose([v2.RandomAffine(degrees=15, translate=(0.1, 0.1)), normalize])\n"
             ),
         ),
+        Mistake(
+            name="normalises-with-cpu-tensors",
+            message="torch.tensor(mean) lives on the CPU: an image on the GPU cannot be "
+            "normalised with it. Move it to img.device (or use v2.Normalize).",
+            code=(
+                "import torch\n"
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    m = torch.tensor(mean).view(-1, 1, 1)\n"
+                "    s = torch.tensor(std).view(-1, 1, 1)\n"
+                "    def eval_tf(img):\n"
+                "        return (img - m) / s\n"
+                "    augment = v2.RandomAffine(degrees=15, translate=(0.1, 0.1))\n"
+                "    def train_tf(img):\n"
+                "        return eval_tf(augment(img))\n"
+                "    return train_tf, eval_tf\n"
+            ),
+        ),
     ],
     "pad_collate": [
         Mistake(
@@ -1109,6 +1189,19 @@ MISTAKES = {
                 "def balanced_sampler(labels, num_samples, seed):\n"
                 "    weights = 1.0 / (torch.bincount(labels)[labels].double() + 1)\n"
                 "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=torch.Generator().manual_seed(seed))\n"
+            ),
+        ),
+        Mistake(
+            name="num-samples-is-len-labels",
+            message="Draw num_samples indices, the argument: len(labels) is only the usual choice "
+            "of the caller.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples=len(labels), replacement=True,\n"
                 "                                 generator=torch.Generator().manual_seed(seed))\n"
             ),
         ),

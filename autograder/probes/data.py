@@ -12,6 +12,7 @@ state, the caller's tensors or the caller's list. Warnings an answer raises are 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import shutil
@@ -20,9 +21,9 @@ import warnings
 from pathlib import Path
 
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset, WeightedRandomSampler
+from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
 
-from autograder.probes.contract import other_strides
+from autograder.probes.contract import DEVICE_MIX, other_strides
 
 
 def type_name(obj: object) -> str:
@@ -60,63 +61,43 @@ def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a, b)
 
 
-class CountingTransform:
-    """A transform that adds 1, and records the shape of every tensor it was called on."""
+class CountingTransform(list):
+    """A transform that adds 1, and records (in itself, a list, so that a contract's
+    ``mutates`` sends the record back as data) the shape of every tensor it was called on.
+    Always truthy, even before its first call (``if self.transform:`` must apply it)."""
 
-    def __init__(self) -> None:
-        self.shapes: list[list[int]] = []
+    @property
+    def shapes(self) -> list[list[int]]:
+        return list(self)
 
     @property
     def calls(self) -> int:
-        return len(self.shapes)
+        return len(self)
+
+    def __bool__(self) -> bool:
+        return True
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        self.shapes.append(list(x.shape))
+        self.append(list(x.shape))
         return x + 1
+
+
+def build_add_one(spec: dict) -> CountingTransform:
+    """The transform of a dataset contract: adds 1 (and counts its calls)."""
+    return CountingTransform()
 
 
 # ---------------------------------------------------------------- TensorPairDataset
 
 
-def _pair_inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
-    """x (permuted into a non-contiguous view when the case says so) and y."""
-    x = case["x"]
-    if case.get("permute") is not None:
-        x = x.permute(*case["permute"])
-    return x, case["y"]
-
-
-def probe_TensorPairDataset(TensorPairDataset, case: dict) -> dict:
-    """len(ds), the items ds[0], ds[1], ... (as many as x has rows, at most len(ds)), and
-    whether building and reading changed the caller's x or y."""
-    x, y = _pair_inputs(case)
-    x_before, y_before = x.clone(), y.clone()
-    with quiet():
-        ds = TensorPairDataset(x, y)
-        length = len(ds)
-        items = [ds[i] for i in range(min(len(x), length))]
-    changed = not (same_tensor(x, x_before) and same_tensor(y, y_before))
-    return {"len": length, "items": items, "inputs_changed": changed}
-
-
 def probe_TensorPairDataset_transform(TensorPairDataset, case: dict) -> dict:
-    """Transform calls made by __init__, the items read at case["reads"], the shapes the
-    transform was called on, and whether the caller's x or y changed."""
-    x, y = _pair_inputs(case)
-    x_before, y_before = x.clone(), y.clone()
+    """How many times the transform was called while the items at case["reads"] were read."""
     transform = CountingTransform()
     with quiet():
-        ds = TensorPairDataset(x, y, transform=transform)
-        calls_in_init = transform.calls
-        items = [ds[i] for i in case["reads"]]
-    changed = not (same_tensor(x, x_before) and same_tensor(y, y_before))
-    return {
-        "calls_in_init": calls_in_init,
-        "items": items,
-        "calls": transform.calls,
-        "shapes": transform.shapes,
-        "inputs_changed": changed,
-    }
+        ds = TensorPairDataset(case["x"], case["y"], transform=transform)
+        for i in case["reads"]:
+            ds[i]
+    return {"calls": transform.calls}
 
 
 def probe_TensorPairDataset_mismatch(TensorPairDataset, case: dict) -> dict:
@@ -138,6 +119,39 @@ def _write_item(path: Path, x: torch.Tensor, y: int) -> None:
     partial = path.with_name(path.name + ".partial")
     torch.save({"x": x, "y": torch.tensor(y)}, partial)
     partial.replace(path)
+
+
+_FOLDERS: list[Path] = []  # the last folders the builder wrote; the rest are removed
+
+
+@atexit.register
+def _remove_folders() -> None:
+    for folder in _FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def build_digit_folder(spec: dict) -> str | Path:
+    """The folder of a DigitFolder contract, written from its spec: ``n`` files
+    ``item_000.pt``... holding {"x": tensor of ``shape`` and ``dtype``, "y": 0-d int64},
+    written in a seeded order that is not sorted, plus ``others`` files that are not samples.
+    Returns the folder as a str, or a Path when ``as_path``; the same spec gives the same
+    contents (so the grader's copy holds what the kernel's does)."""
+    g = torch.Generator().manual_seed(spec["seed"])
+    n, shape, dtype = spec["n"], tuple(spec["shape"]), getattr(torch, spec["dtype"])
+    xs = [(torch.randn(shape, generator=g, dtype=torch.float64) * 20).to(dtype) for _ in range(n)]
+    ys = [int(v) for v in torch.randint(0, 10, (n,), generator=g)]
+    folder = Path(tempfile.mkdtemp(prefix="digitfolder-contract-"))
+    _FOLDERS.append(folder)
+    while len(_FOLDERS) > 8:  # a folder is read only by the call it was built for
+        shutil.rmtree(_FOLDERS.pop(0), ignore_errors=True)
+    order = torch.randperm(n, generator=g).tolist()
+    if n >= 2 and order == sorted(order):
+        order.reverse()
+    for i in order:  # not in sorted order: only sorting restores it
+        _write_item(folder / f"item_{i:03d}.pt", xs[i], ys[i])
+    for other in spec["others"]:
+        (folder / other).write_text("not a sample\n")
+    return folder if spec["as_path"] else str(folder)
 
 
 def _snapshot(item: object) -> object:
@@ -197,7 +211,7 @@ def probe_DigitFolder(DigitFolder, case: dict) -> dict:
 
 def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
     """Files t_i.pt from case["xs"], case["ys"]; a counting transform; ds[case["read"]] read
-    twice; the shapes the transform was called on."""
+    twice; how many times the transform was called."""
     folder = Path(tempfile.mkdtemp(prefix="digitfolder-probe-"))
     try:
         for i, (x, y) in enumerate(zip(case["xs"], case["ys"], strict=True)):
@@ -205,16 +219,8 @@ def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
         transform = CountingTransform()
         with quiet():
             ds = DigitFolder(str(folder), transform=transform)
-            calls_in_init = transform.calls
-            item = _snapshot(ds[case["read"]])
-            again = _snapshot(ds[case["read"]])
-        return {
-            "calls_in_init": calls_in_init,
-            "item": item,
-            "again": again,
-            "calls": transform.calls,
-            "shapes": transform.shapes,
-        }
+            ds[case["read"]], ds[case["read"]]
+        return {"calls": transform.calls}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -393,6 +399,33 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
     return seen
 
 
+def _on_meta_outcome(transform, img: torch.Tensor) -> dict:
+    """transform(img) for an image on the meta device: where the result lives, or PyTorch's
+    words for a mix of devices, or "inconclusive" when the transform needs values."""
+    try:
+        out = transform(img)
+    except (RuntimeError, NotImplementedError) as err:
+        message = str(err).splitlines()[0][:300] if str(err) else type_name(err)
+        if any(words in message for words in DEVICE_MIX):
+            return {"device_mix": message}
+        return {"inconclusive": message}
+    return {"device": str(out.device) if isinstance(out, torch.Tensor) else type_name(out)}
+
+
+def probe_make_transforms_meta(make_transforms, case: dict) -> dict:
+    """make_transforms(mean, std), then eval_tf and train_tf on a (C, H, W) image on PyTorch's
+    meta device (a GPU's stand-in on a CPU-only grader): what each did with it."""
+    with seeded_global_rng(0):
+        result = make_transforms(list(case["mean"]), list(case["std"]))
+        seen = container(result)
+        if seen["len"] != 2:
+            return seen
+        img = torch.zeros(case["shape"], device="meta")
+        for name, transform in zip(("train_tf", "eval_tf"), result, strict=True):
+            seen[name] = _on_meta_outcome(transform, img)
+    return seen
+
+
 # ---------------------------------------------------------------- pad_collate
 
 
@@ -449,19 +482,14 @@ def probe_pad_collate(pad_collate, case: dict) -> dict:
 
 def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
     """balanced_sampler(labels, num_samples, seed) under a seeded global RNG: its type, for a
-    WeightedRandomSampler its weights and replacement flag, for a Sampler the indices it
-    draws (at most 10 * num_samples + 100 of them); whether building and drawing changed the
-    global random state or the caller's labels."""
+    Sampler the indices it draws (at most 10 * num_samples + 100 of them), and whether
+    building and drawing changed the global random state. (Its weights, num_samples and
+    replacement are read by the contract engine.)"""
     num_samples = case["num_samples"]
-    labels = case["labels"]
-    labels_before = labels.clone()
     with seeded_global_rng(case["global_seed"]):
         before = torch.get_rng_state()
-        sampler = balanced_sampler(labels, num_samples, case["seed"])
+        sampler = balanced_sampler(case["labels"], num_samples, case["seed"])
         seen = {"type": type_name(sampler), "is_sampler": isinstance(sampler, Sampler)}
-        if isinstance(sampler, WeightedRandomSampler):  # what it was built with
-            seen["weights"] = sampler.weights
-            seen["replacement"] = bool(sampler.replacement)
         if seen["is_sampler"]:
             cap = 10 * num_samples + 100
             try:
@@ -470,7 +498,6 @@ def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
                 seen["not_iterable"] = str(err)[:300]
             seen["cap"] = cap
         seen["rng_changed"] = not torch.equal(before, torch.get_rng_state())
-    seen["labels_changed"] = not same_tensor(labels, labels_before)
     return seen
 
 
