@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 from hypothesis import strategies as st
+from torch.utils.data import DataLoader, random_split
 
 from autograder import wire
 from autograder.boundary import observe
@@ -503,6 +504,54 @@ def _observe_split(split_dataset, n: int, frac: float, seed: int, global_seed: i
     return what, _split_indices(seen, what, n)
 
 
+def _reference_split(dataset, val_fraction: float, seed: int):
+    n_val = math.floor(len(dataset) * val_fraction)
+    generator = torch.Generator().manual_seed(seed)
+    return random_split(dataset, [len(dataset) - n_val, n_val], generator=generator)
+
+
+def _draw_split(d: Draw) -> Inputs:
+    """Any size (0 and 1 in edges) and any fraction from 0 to 1, the floors that a float
+    product rounds (100 * 0.29 is 28.999...) included."""
+    n = d.size(0, 60, empty_ok=True) if d.family == "edges" else d.draw(st.integers(1, 200))
+    frac = d.draw(st.sampled_from([0.0, 0.1, 0.2, 0.25, 0.29, 0.3, 1 / 3, 0.5, 0.57, 0.9, 1.0]))
+    spec = {"n": n, "offset": SPLIT_OFFSET}
+    data = Build(probes.build_indexed, spec, _("a dataset of {n} items").format(n=n))
+    return Inputs((data, frac, d.draw(st.integers(0, 2**31))))
+
+
+def _compare_split(got, expected, what: str, inputs: Inputs) -> None:
+    """The parts' sizes (floor of N * val_fraction for validation) and their items, all once."""
+    if got == expected:
+        return
+    n, frac = inputs.args[0].spec["n"], inputs.args[1]
+    raise CheckError(
+        _(
+            "{what} gave {got}, expected {expected}: (train_set, val_set), two datasets with "
+            "floor({n} * {frac:g}) = {n_val} validation items and the rest for training, "
+            "every item of the dataset in exactly one of them."
+        ).format(
+            what=what,
+            got=got,
+            expected=expected,
+            n=n,
+            frac=frac,
+            n_val=math.floor(n * frac),
+        )
+    )
+
+
+SPLIT_DATASET = Contract(
+    "split_dataset",
+    _reference_split,
+    _draw_split,
+    families=("values", "edges"),
+    compare=_compare_split,
+    view=probes.split_view,
+    arg_names=("dataset", "val_fraction", "seed"),
+)
+
+
 def check_split_dataset(split_dataset) -> None:
     """Sizes (floor, also 0), disjoint and complete, datasets of items, random, repeatable per
     seed, different across seeds, and no change to the global RNG."""
@@ -574,6 +623,12 @@ def check_split_dataset(split_dataset) -> None:
                 "seed the generator with the seed argument, torch.Generator().manual_seed(seed)."
             )
         )
+    # Then the contract, over sizes and fractions the cases above do not reach (after them,
+    # so their messages, which name the exact slip, come first).
+    SPLIT_DATASET.check(split_dataset)
+
+
+check_split_dataset.contracts = (SPLIT_DATASET,)
 
 
 # ---------------------------------------------------------------- make_loaders
@@ -612,6 +667,47 @@ def _loaders(make_loaders, case: dict, what: str) -> dict:
             )
         )
     return seen
+
+
+def _reference_loaders(train_set, val_set, batch_size: int, seed: int):
+    train = DataLoader(
+        train_set,
+        batch_size=batch_size,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return train, DataLoader(val_set, batch_size=batch_size, shuffle=False)
+
+
+def _draw_loaders(d: Draw) -> Inputs:
+    """Sets of any size (an empty validation set in edges), batch sizes from 1 to past both."""
+    n_train, n_val = d.size(1, 40), d.size(0, 30, empty_ok=True)
+    train = Build(probes.build_range_dataset, {"start": 0, "n": n_train}, f"train of {n_train}")
+    val = Build(probes.build_range_dataset, {"start": 100, "n": n_val}, f"val of {n_val}")
+    return Inputs((train, val, d.size(1, 45), d.draw(st.integers(0, 2**31))))
+
+
+def _compare_loaders(got, expected, what: str, inputs: Inputs) -> None:
+    if got != expected:
+        raise CheckError(
+            _(
+                "{what}: one epoch of each loader gave {got}, expected {expected}. Both loaders "
+                "use batch_size and keep the last, shorter batch (drop_last=False, "
+                "num_workers=0); training sees every item once per epoch, validation every "
+                "item in dataset order."
+            ).format(what=what, got=got, expected=expected)
+        )
+
+
+MAKE_LOADERS = Contract(
+    "make_loaders",
+    _reference_loaders,
+    _draw_loaders,
+    families=("values", "edges"),
+    compare=_compare_loaders,
+    view=probes.loaders_view,
+    arg_names=("train_set", "val_set", "batch_size", "seed"),
+)
 
 
 def check_make_loaders(make_loaders) -> None:
@@ -710,6 +806,12 @@ def check_make_loaders(make_loaders) -> None:
                 "torch.Generator().manual_seed(seed)."
             )
         )
+    # Then the contract, over sizes the cases above do not reach (an empty validation set,
+    # batches larger than a set), after them so that their specific messages come first.
+    MAKE_LOADERS.check(make_loaders)
+
+
+check_make_loaders.contracts = (MAKE_LOADERS,)
 
 
 # ---------------------------------------------------------------- channel_stats

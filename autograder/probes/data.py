@@ -252,6 +252,22 @@ def _items(subset: object) -> list[int] | str:
         return f"TypeError: {err}"
 
 
+def build_indexed(spec: dict) -> Indexed:
+    """A contract's dataset argument: ``n`` items, item i being ``offset`` + i."""
+    return Indexed(spec["n"], spec["offset"])
+
+
+def split_view(result: object) -> dict:
+    """split_dataset's result as data: each part's length, and every item of both parts,
+    sorted (which items go where is the seed's, and any shuffle of them is right)."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return {"result": type_name(result)}
+    parts = [_items(part) for part in result]
+    if any(isinstance(p, str) for p in parts):
+        return {"parts": [p if isinstance(p, str) else "a dataset" for p in parts]}
+    return {"sizes": [len(p) for p in parts], "items": sorted(parts[0] + parts[1])}
+
+
 def probe_split_dataset(split_dataset, case: dict) -> dict:
     """split_dataset(Indexed(n, offset), frac, seed) under a seeded global RNG.
 
@@ -281,6 +297,28 @@ def _epoch(loader: object) -> dict:
         items += [int(v) for v in x.reshape(-1)]
         sizes.append(int(x.shape[0]) if x.dim() else 1)
     return {"items": items, "sizes": sizes}
+
+
+def build_range_dataset(spec: dict) -> TensorDataset:
+    """A contract's dataset argument: the items start, start + 1, ..., start + n - 1."""
+    return TensorDataset(torch.arange(spec["start"], spec["start"] + spec["n"]))
+
+
+def loaders_view(result: object) -> dict:
+    """make_loaders's result as data: for each loader, one epoch's batch sizes and items
+    (the training items sorted: their order is the generator's), and its num_workers."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return {"result": type_name(result)}
+    views = []
+    for loader, in_order in zip(result, (False, True), strict=True):
+        if not isinstance(loader, DataLoader) or loader.num_workers:
+            views.append(type_name(loader) if not isinstance(loader, DataLoader) else "workers")
+            continue
+        epoch = _epoch(loader)
+        if "items" in epoch and not in_order:
+            epoch["items"] = sorted(epoch["items"])
+        views.append(epoch)
+    return {"train": views[0], "val": views[1]}
 
 
 def probe_make_loaders(make_loaders, case: dict) -> dict:
