@@ -491,6 +491,8 @@ def describe_call(c: Contract, inputs: Inputs, family: str) -> str:
         return f"{c.name}({', '.join(parts + kwargs)}){how}"
     # A class: built from the first arguments, then called (or its method) on the rest.
     built, called = parts[: c.construct], parts[c.construct :] + kwargs
+    if c.method == "__getattribute__":  # an attribute of the built object, read back
+        return f"{c.name}({', '.join(built)}).{inputs.args[c.construct]}{how}"
     method = f".{c.method}" if c.method else ""
     return f"{c.name}({', '.join(built)}){method}({', '.join(called)}){how}"
 

@@ -874,3 +874,120 @@ MISTAKES["extract_features"] += [
         ),
     ),
 ]
+
+# Issue #27: side effects on the caller's model (its .grad), and devices.
+MISTAKES["freeze_backbone"] += [
+    Mistake(
+        name="clears-grads",
+        message="model.zero_grad() throws away the caller's gradients: freezing only sets requires_grad.",
+        code=(
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    model.zero_grad()  # a clean start\n"
+            "    model.requires_grad_(False)\n"
+            "    getattr(model, head_attr).requires_grad_(True)\n"
+            "    return model\n"
+        ),
+    ),
+]
+
+MISTAKES["replace_head"] += [
+    Mistake(
+        name="freezes-the-rest",
+        message="replace_head only swaps the head: freezing the rest of the model is another step.",
+        code=(
+            "from torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    model.requires_grad_(False)  # only the new head will train\n"
+            "    setattr(model, head_attr, nn.Linear(old.in_features, num_classes,\n"
+            "            device=old.weight.device, dtype=old.weight.dtype))\n"
+            "    return model\n"
+        ),
+    ),
+]
+
+MISTAKES["make_optimizer"] += [
+    Mistake(
+        name="unfreezes-head",
+        message="make_optimizer only reads requires_grad: switching the head back on changes the caller's model.",
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head = list(getattr(model, head_attr).requires_grad_(True).parameters())\n"
+            "    ids = {id(p) for p in head}\n"
+            "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    return torch.optim.AdamW(groups + [{'params': head, 'lr': head_lr}])\n"
+        ),
+    ),
+    Mistake(
+        name="generator-read-twice",
+        message="model.parameters() is a generator: read once, it is empty the second time.",
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    params = model.parameters()\n"
+            "    ids = {id(p) for p in getattr(model, head_attr).parameters()}\n"
+            "    body = [p for p in params if p.requires_grad and id(p) not in ids]\n"
+            "    head = [p for p in params if p.requires_grad and id(p) in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    return torch.optim.AdamW(groups + [{'params': head, 'lr': head_lr}])\n"
+        ),
+    ),
+]
+
+MISTAKES["fine_tune"] += [
+    Mistake(
+        name="zero-grad-after-backward",
+        message="zero_grad() between backward() and step() wipes the gradients: the step moves nothing.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        F.cross_entropy(model(x), y).backward()\n"
+            "        optimizer.zero_grad()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+]
+
+MISTAKES["LoRALinear"] += [
+    Mistake(
+        name="zeros-without-device",
+        message="torch.zeros without device= lands on the CPU: with the layer on the GPU the forward mixes devices.",
+        code=_LORA_HEAD
+        + _LORA_INIT
+        + (
+            "    def forward(self, x):\n"
+            "        update = torch.zeros(*x.shape[:-1], self.lora_B.shape[0], dtype=x.dtype)\n"
+            "        update = update + (x @ self.lora_A.T) @ self.lora_B.T\n"
+            "        return self.base(x) + self.scaling * update\n"
+        ),
+    ),
+    Mistake(
+        name="a-through-data",
+        message="lora_A.data cuts A from the graph: the forward is right, but A never trains.",
+        code=_LORA_HEAD
+        + _LORA_INIT
+        + (
+            "    def forward(self, x):\n"
+            "        return self.base(x) + (x @ self.lora_A.data.T) @ self.lora_B.T * self.scaling\n"
+        ),
+    ),
+]
+
+MISTAKES["merge_lora"] += [
+    Mistake(
+        name="replaces-base-weight",
+        message="Giving layer.base a new weight changes the adapter: build a new layer for the sum.",
+        code=_MERGE_HEAD
+        + (
+            "    merged = layer.base\n"
+            "    merged.weight = nn.Parameter(merged.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "    return merged\n"
+        ),
+    ),
+]

@@ -598,3 +598,95 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
         if isinstance(again, nn.Linear):
             seen["second_weight"] = again.weight.detach().clone()
     return seen
+
+
+# --- Builders for contracts (autograder/contracts.py: Build) ------------------------------
+
+
+def _reseed(spec: dict) -> None:
+    """Seed the global generator from the spec, last thing before the call: the fresh layers
+    both sides draw (a new head) are then the same, as nn.Linear draws them."""
+    if "rng" in spec:
+        torch.manual_seed(spec["rng"])
+
+
+def build_contract_net(spec: dict) -> Net:
+    """A ``Net`` on the CPU in float32 for a contract: every parameter filled with distinct
+    values from the spec's seed (so a parameter is known by its values), in a drawn mode,
+    the parameters or modules named in ``frozen`` frozen, ``.grad`` set where ``grads``."""
+    options = ("extra", "root_param", "head_kind", "head_bias", "aux")
+    case = {
+        "seed": spec["seed"],
+        "in_features": spec["in_features"],
+        "out_features": spec["out_features"],
+        "head_attr": spec["head_attr"],
+        "device": "cpu",
+        **{k: spec[k] for k in options if k in spec},
+    }
+    model = build_net(case).train(spec.get("training", True))
+    g = torch.Generator().manual_seed(spec["seed"])
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+    params = dict(model.named_parameters())
+    for name in frozen_in_case(model, spec.get("frozen", [])):
+        params[name].requires_grad_(False)
+    if spec.get("grads"):
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=g)
+    _reseed(spec)
+    return model
+
+
+class SmallDigitNet(nn.Module):
+    """A DigitNet for contracts: backbone -> (N, 12), head -> (N, classes), linear layers and
+    batch norm only. Its arithmetic is the same whatever the number of threads (a convolution's
+    is not), so the learner's kernel and the grader train it to the same numbers."""
+
+    def __init__(self, num_classes: int = 10):
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Flatten(), nn.Linear(64, 12), nn.BatchNorm1d(12), nn.ReLU()
+        )
+        self.head = nn.Linear(12, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(x))
+
+
+def build_contract_pretrained(spec: dict) -> SmallDigitNet:
+    """A small "pretrained" net for fine_tune's contract: weights and batch norm statistics
+    from the spec's seed, in eval mode (as a loaded model comes)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec["seed"])
+        model = SmallDigitNet(spec.get("classes", 10))
+    g = torch.Generator().manual_seed(spec["seed"])
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    model.eval()
+    # Training amplifies rounding (AdamW's first steps move each weight by about lr whatever
+    # the size of its gradient), and how a reduction is split between threads changes its
+    # rounding: both sides train on one thread, as the learner's kernel already does.
+    torch.set_num_threads(1)
+    _reseed(spec)
+    return model
+
+
+def build_contract_base(spec: dict) -> nn.Linear:
+    """The pretrained ``nn.Linear`` a LoRA layer wraps, on the CPU in float32."""
+    case = {**spec, "device": "cpu", "dtype": torch.float32}
+    base = build_base(case)
+    _reseed(spec)
+    return base
+
+
+def build_contract_adapter(spec: dict) -> Adapter:
+    """A trained-looking LoRA layer for merge_lora: a seeded base, A and B, the spec's scaling."""
+    base = build_base({**spec, "device": "cpu", "dtype": torch.float32})
+    g = torch.Generator().manual_seed(spec["seed"] + 1)
+    A = torch.randn(spec["r"], spec["in_features"], generator=g)
+    B = torch.randn(spec["out_features"], spec["r"], generator=g)
+    return Adapter(base, A, B, spec["scaling"])
