@@ -173,7 +173,8 @@ class SandboxProvisioner(LocalProvisioner):
         # A descriptor of its own: jupyter_client closes the pipe's file object when the
         # kernel ends, which would wait for a reader blocked on it.
         reader = os.dup(self.process.stderr.fileno())
-        threading.Thread(target=self._drain, args=(reader,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(reader,), daemon=True)
+        self._drainer.start()
         if info_read is not None:
             self._find_first_process(info_read)
         return info
@@ -204,7 +205,8 @@ class SandboxProvisioner(LocalProvisioner):
             self.first_process = int(json.loads(data)["child-pid"])
             self._first_fd = os.pidfd_open(self.first_process)
         except (ValueError, KeyError, ProcessLookupError):
-            self.process.wait(5)  # bubblewrap has exited: its stderr says why
+            self.process.wait(5)  # bubblewrap has exited: its stderr says why,
+            self._drainer.join(5)  # once the drain has read it (on a busy machine, later)
             why = self.errors() or f"exit status {self.process.poll()}"
             raise RuntimeError(f"the sandbox did not start its kernel: {why}") from None
 

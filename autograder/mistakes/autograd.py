@@ -438,51 +438,6 @@ MISTAKES = {
     ],
     "HuberFunction": [
         Mistake(
-            name="backward-changes-grad-output",
-            message="grad_output.mul_(...) overwrites the gradient autograd handed in, which it "
-            "may pass on to other parts of the graph: return a new tensor, grad_output * ...",
-            code=(
-                "import torch\n"
-                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
-                "    @staticmethod\n"
-                "    def backward(ctx, grad_output):\n"
-                "        (x,) = ctx.saved_tensors\n"
-                "        return grad_output.mul_(x.clamp(-ctx.delta, ctx.delta)), None\n"
-            ),
-        ),
-        Mistake(
-            name="forward-in-float32",
-            message="forward computes in float32 whatever x's dtype: a float16 or float64 x "
-            "must give a result of its own dtype.",
-            code=(
-                "import torch\n"
-                "class HuberFunction(torch.autograd.Function):\n"
-                "    @staticmethod\n"
-                "    def forward(ctx, x, delta):\n"
-                "        ctx.save_for_backward(x)\n"
-                "        ctx.delta = delta\n"
-                "        a = x.float().abs()\n"
-                "        return torch.where(a <= delta, 0.5 * a**2, delta * (a - 0.5 * delta))\n"
-                + _HUBER_BACKWARD
-            ),
-        ),
-        Mistake(
-            name="delta-tensor-on-the-cpu",
-            message="torch.full(x.shape, delta) is made on the CPU: on a GPU it cannot meet x. "
-            "Pass device=x.device (or use torch.full_like(x, delta)).",
-            code=(
-                "import torch\n"
-                "class HuberFunction(torch.autograd.Function):\n"
-                "    @staticmethod\n"
-                "    def forward(ctx, x, delta):\n"
-                "        ctx.save_for_backward(x)\n"
-                "        ctx.delta = delta\n"
-                "        d = torch.full(x.shape, delta, dtype=x.dtype)\n"
-                "        return torch.where(x.abs() <= d, 0.5 * x**2, d * (x.abs() - 0.5 * d))\n"
-                + _HUBER_BACKWARD
-            ),
-        ),
-        Mistake(
             name="forgets-grad-output",
             message="backward must return grad_output times the local derivative (the chain "
             "rule); without it the gradient is only right when grad_output is all ones.",
@@ -581,6 +536,51 @@ MISTAKES = {
                 "    def backward(ctx, grad_output):\n"
                 "        (x,) = ctx.saved_tensors\n"
                 "        return grad_output * x.clamp(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
+        Mistake(
+            name="backward-changes-grad-output",
+            message="grad_output.mul_(...) overwrites the gradient autograd handed in, which it "
+            "may pass on to other parts of the graph: return a new tensor, grad_output * ...",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output.mul_(x.clamp(-ctx.delta, ctx.delta)), None\n"
+            ),
+        ),
+        Mistake(
+            name="forward-in-float32",
+            message="forward computes in float32 whatever x's dtype: a float16 or float64 x "
+            "must give a result of its own dtype.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        a = x.float().abs()\n"
+                "        return torch.where(a <= delta, 0.5 * a**2, delta * (a - 0.5 * delta))\n"
+                + _HUBER_BACKWARD
+            ),
+        ),
+        Mistake(
+            name="delta-tensor-on-the-cpu",
+            message="torch.full(x.shape, delta) is made on the CPU: on a GPU it cannot meet x. "
+            "Pass device=x.device (or use torch.full_like(x, delta)).",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        d = torch.full(x.shape, delta, dtype=x.dtype)\n"
+                "        return torch.where(x.abs() <= d, 0.5 * x**2, d * (x.abs() - 0.5 * d))\n"
+                + _HUBER_BACKWARD
             ),
         ),
     ],

@@ -425,19 +425,6 @@ MISTAKES = {
     ],
     "pairwise_distances": [
         Mistake(
-            name="empty-case-made-on-the-cpu",
-            message="The early return for an empty set builds its tensor on the CPU (and in "
-            "float32): on a GPU, with float64 inputs, it is the wrong tensor. Use "
-            "a.new_zeros(len(a), len(b)), or drop the special case: the formula handles it.",
-            code=(
-                "import torch\n"
-                "def pairwise_distances(a, b):\n"
-                "    if len(a) == 0 or len(b) == 0:\n"
-                "        return torch.zeros(len(a), len(b))\n"
-                "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
-            ),
-        ),
-        Mistake(
             name="squared-distances",
             message="The sum of squared differences is the squared distance: take .sqrt().",
             code=(
@@ -526,6 +513,19 @@ MISTAKES = {
                 "    centre = torch.cat([a, b]).mean(dim=0)\n"
                 "    a -= centre\n"
                 "    b -= centre\n"
+                "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="empty-case-made-on-the-cpu",
+            message="The early return for an empty set builds its tensor on the CPU (and in "
+            "float32): on a GPU, with float64 inputs, it is the wrong tensor. Use "
+            "a.new_zeros(len(a), len(b)), or drop the special case: the formula handles it.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    if len(a) == 0 or len(b) == 0:\n"
+                "        return torch.zeros(len(a), len(b))\n"
                 "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
             ),
         ),
