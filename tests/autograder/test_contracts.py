@@ -12,9 +12,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
+from torch.utils.data import Subset
 
 from autograder.contracts import Build, Contract, Draw, Inputs, uses
 from autograder.probes.autograd import build_leaf
+from autograder.probes.data import build_indexed, split_view
 from autograder.probes.layers import build_encoder_layer
 from autograder.probes.training import build_contract_model, build_contract_optimizer
 from tutorial_lib.checks import CheckError
@@ -443,3 +445,77 @@ def test_the_memory_family_rejects_graphs_kept_alive_together():
         return w.grad
 
     assert "bytes of saved activations" in failure(one_backward_at_the_end, ROW_BY_ROW)
+
+
+def reference_grad_of_sum(w, x):
+    """The gradient of (w * x).sum() with respect to w; w.grad may be left any way."""
+    w.grad = None
+    (w * x).sum().backward()
+    return w.grad.clone()
+
+
+GRAD_OF_SUM = Contract(
+    "grad_of_sum",
+    reference_grad_of_sum,
+    lambda d: Inputs(
+        (
+            Build(build_leaf, {"shape": [3], "dtype": "float32", "seed": 0, "stale": False}),
+            d.tensor(3),
+        )
+    ),
+    families=("values",),
+    may_change=(0,),
+    arg_names=("w", "x"),
+)
+
+
+def test_an_argument_the_text_leaves_open_may_change_but_no_other():
+    GRAD_OF_SUM.check(reference_grad_of_sum)
+
+    def leaves_w_grad_alone(w, x):  # w is in may_change, so not touching it is right too
+        return torch.autograd.grad((w * x).sum(), w)[0]
+
+    GRAD_OF_SUM.check(leaves_w_grad_alone)
+
+    def scales_x_in_place(w, x):  # x is not in may_change: the caller's x must survive
+        x.mul_(1.0)
+        x.add_(1.0)
+        return torch.autograd.grad((w * (x - 1.0)).sum(), w)[0]
+
+    assert "changed its argument x" in failure(scales_x_in_place, GRAD_OF_SUM)
+
+
+def reference_halves(dataset, k):
+    """The first k items and the rest, as two datasets (``torch.utils.data.Subset``)."""
+    k = min(k, len(dataset))
+    return Subset(dataset, range(k)), Subset(dataset, range(k, len(dataset)))
+
+
+HALVES = Contract(
+    "halves",
+    reference_halves,
+    lambda d: Inputs(
+        (
+            Build(build_indexed, {"n": d.size(0, 9, empty_ok=True), "offset": 100}),
+            d.draw(st.integers(0, 9)),
+        )
+    ),
+    families=("values",),
+    view=split_view,  # Subsets cannot cross to the grader; their sizes and items can
+    arg_names=("dataset", "k"),
+)
+
+
+def test_a_view_turns_results_that_cannot_cross_into_data_on_both_sides():
+    HALVES.check(reference_halves)
+
+    def as_index_lists(dataset, k):  # indices, not datasets of items
+        k = min(k, len(dataset))
+        return list(range(k)), list(range(k, len(dataset)))
+
+    def drops_the_last_item(dataset, k):
+        k = min(k, len(dataset))
+        return Subset(dataset, range(k)), Subset(dataset, range(k, max(k, len(dataset) - 1)))
+
+    assert "halves(dataset: " in failure(as_index_lists, HALVES)
+    assert "halves(dataset: " in failure(drops_the_last_item, HALVES)
