@@ -215,17 +215,21 @@ class Contract:
                 _check_family(self, answer, family, dtype)
 
 
-def uses(*contracts: Contract) -> Callable:
-    """Decorate a hidden check: its contracts run first, then its own hand-written lines.
+def uses(*contracts: Contract, after: bool = False) -> Callable:
+    """Decorate a hidden check: its contracts run first, then its own hand-written lines;
+    with ``after=True`` the hand-written lines run first, where their messages name the
+    exercise's typical slips more plainly than a generated counterexample would.
 
     The contracts stay readable on the check (``check.contracts``), for ``make verify``.
     """
 
     def wrap(check: Callable) -> Callable:
         def checked(answer, *rest):
+            if after:
+                check(answer, *rest)
             for c in contracts:
                 c.check(answer)
-            return check(answer, *rest)
+            return None if after else check(answer, *rest)
 
         checked.__name__, checked.__doc__ = check.__name__, check.__doc__
         checked.__wrapped__ = check

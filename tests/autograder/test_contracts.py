@@ -192,6 +192,21 @@ def test_a_check_declares_its_contracts_and_runs_them_before_its_own_lines():
     assert ran == [reference_center]
 
 
+def test_with_after_the_checks_own_lines_run_first_then_its_contracts():
+    ran = []
+
+    @uses(CENTER, after=True)
+    def check_center(center):
+        ran.append(center)
+
+    assert check_center.contracts == (CENTER,)
+    with pytest.raises(CheckError):
+        check_center(wrong_global_mean)
+    assert ran == [wrong_global_mean]  # its own lines ran, then the contract failed
+    check_center(reference_center)
+    assert ran == [wrong_global_mean, reference_center]
+
+
 # A module argument crosses as a Build recipe; the kernel and the grader build their own.
 def _encoder_spec(d: Draw) -> dict:
     return {
