@@ -55,6 +55,13 @@ def specs(lesson: str) -> dict[str, CheckSpec]:
     return found
 
 
+def contracts(topic: str, check: str) -> tuple:
+    """The contracts a hidden check declares (``@uses``; ``autograder/contracts.py``), or ()
+    for a check written by hand."""
+    found = getattr(importlib.import_module(f"autograder.hidden.{topic}"), check)
+    return getattr(found, "contracts", ())
+
+
 def parse_hidden_line(source: str) -> tuple[str, str, tuple[str, ...]] | None:
     """(topic, check name, argument names) of a test cell's hidden-check line, if it has one."""
     for line in source.splitlines():

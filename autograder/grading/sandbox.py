@@ -317,19 +317,19 @@ def sandbox_argv(
 # (torch alone is seconds), and torchvision, which 00_welcome's environment report, 05_data
 # and 09_transfer import (1.5 s here, 70% of 00_welcome's own cells; it adds 0.3 GB to each
 # kernel's address space, inside --memory). Only the modules are loaded; the notebook's
-# namespace stays empty, and its own `import torch` finds the module ready. The last two are
-# what a hidden check's ``device`` family costs on its first tensor on PyTorch's meta device:
-# its Python meta kernels, and torch._dynamo, which the reductions' reference
-# implementations import on their first call (about 1 s on an idle machine, per kernel).
+# namespace stays empty, and its own `import torch` finds the module ready.
 PRELOAD = (
     "torch",
     "numpy",
     "matplotlib.pyplot",
     "tutorial_lib",
     "torchvision",
-    "torch._meta_registrations",
-    "torch._dynamo",
 )
+
+# What a hidden check's ``device`` family adds, for lessons whose contracts declare it: its
+# first elementwise operation on PyTorch's meta device runs a Python reference that imports
+# torch._dynamo (about 1 s per kernel on an idle machine), which other lessons' kernels need not pay.
+DEVICE_PRELOAD = ("torch._dynamo",)
 
 
 # ipykernel's options for every grading kernel. Not capturing C-level output (file
