@@ -141,7 +141,7 @@ def _same_label(yi: object, expected: torch.Tensor, what: str) -> None:
                 ).format(what=what, got=yi.dtype, expected=expected.dtype)
             )
         value = yi.reshape(()).item()
-    elif type(yi) in (int, float):
+    elif type(yi) is int or (type(yi) is float and expected.dtype.is_floating_point):
         value = yi
     else:
         raise _wrong_type(wire.type_name(yi), "Tensor (y[i])", what)
@@ -279,7 +279,8 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
 
 # ---------------------------------------------------------------- DigitFolder
 
-OTHER_FILES = ["notes.txt", "labels.csv", "old.pt.bak", "weights.pth"]
+OTHER_FILES = ["notes.txt", "labels.csv", "old.pt.bak", "weights.pth", "backup/item_000.pt"]
+OTHER_FILES_ONLY = OTHER_FILES[:2]  # no subfolder
 
 
 def _write_order(n: int, g: torch.Generator) -> list[int]:
@@ -316,8 +317,9 @@ def _draw_folder(d: Draw, n_low: int = 1) -> Build:
         "n": n,
         "shape": shape,
         "dtype": d.draw(st.sampled_from(["float32", "float64", "float16", "int64"])),
-        "others": d.draw(st.sampled_from([OTHER_FILES, OTHER_FILES[:2], []])),
+        "others": d.draw(st.sampled_from([OTHER_FILES, OTHER_FILES_ONLY, []])),
         "as_path": d.draw(st.booleans()),
+        "plain_names": d.draw(st.booleans()),
     }
     label = _("{folder} of {n} .pt files ({dtype} {shape}) and {others} other files").format(
         folder=_("a pathlib.Path") if spec["as_path"] else _("a str path"),
@@ -326,7 +328,24 @@ def _draw_folder(d: Draw, n_low: int = 1) -> Build:
         shape=tuple(shape),
         others=len(spec["others"]),
     )
+    names = [probes.digit_file_name(i, spec["plain_names"]) for i in range(min(n, 3))]
+    subfolder = [other for other in spec["others"] if "/" in other]
+    label += f" ({', '.join(names + (['...'] if n > 3 else []) + subfolder)})"
     return Build(probes.build_digit_folder, spec, label)
+
+
+def _FOLDER_SORT_HINT() -> str:
+    return _(
+        " Sorted by name means sorted(names), character by character: item_10.pt comes "
+        "before item_5.pt. A 'natural' sort by the number in the name is another order."
+    )
+
+
+def _FOLDER_SUBFOLDER_HINT() -> str:
+    return _(
+        " The files of the folder itself only: a subfolder (here backup/) is not searched, "
+        "so use Path(folder).glob('*.pt') or os.listdir, not rglob."
+    )
 
 
 def _draw_folder_item(d: Draw) -> Inputs:
@@ -339,6 +358,15 @@ def _compare_folder_item(got: object, expected: tuple, what: str, inputs: Inputs
     """(x, y): x as the file holds it (dtype kept), y the file's label (a tensor or a number)."""
     xi, yi = _pair(got, what)
     _same_data(xi, expected[0], _("the data of {what}").format(what=what), _("the file's 'x'"))
+    converted = yi.dtype if isinstance(yi, torch.Tensor) else type(yi).__name__
+    if converted not in (expected[1].dtype, "int"):
+        raise CheckError(
+            _(
+                "the label of {what} is a {got}, but the file's 'y' is a 0-d {expected} tensor: "
+                "return it as the file holds it (or the same int), without a conversion such as "
+                ".float(), which makes a class id a target cross_entropy refuses."
+            ).format(what=what, got=converted, expected=expected[1].dtype)
+        )
     label = _label(yi, _("the label of {what}").format(what=what))
     if label != int(expected[1]):
         raise CheckError(
@@ -357,10 +385,17 @@ DIGIT_FOLDER_ITEM = Contract(
     families=("values", "edges"),
     compare=_compare_folder_item,
     arg_names=("folder", "transform", "i"),
-    hint=lambda family, inputs: _(
-        "Item i is the i-th '.pt' name in sorted order (os.listdir and Path.iterdir return "
-        "names in no particular order; other files are ignored), returned as the file holds "
-        "it: (x, y), or (transform(x), y), the transform called once per access on x alone."
+    hint=lambda family, inputs: (
+        _(
+            "Item i is the i-th '.pt' name in sorted order (os.listdir and Path.iterdir return "
+            "names in no particular order; other files are ignored), returned as the file holds "
+            "it: (x, y), or (transform(x), y), the transform called once per access on x alone."
+        )
+        + (
+            _FOLDER_SORT_HINT()
+            if inputs.args[0].spec["plain_names"] and inputs.args[0].spec["n"] >= 3
+            else ""
+        )
     ),
     mutates=(1,),  # the transform's record of its calls, compared with the reference's
     construct=2,
@@ -373,9 +408,12 @@ DIGIT_FOLDER_LEN = Contract(
     lambda d: Inputs((_draw_folder(d, n_low=0),)),
     families=("values", "edges"),
     arg_names=("folder",),
-    hint=lambda family, inputs: _(
-        "Count only the files whose name ends in '.pt': p.suffix == '.pt' or "
-        "name.endswith('.pt'), not '.pt' in name."
+    hint=lambda family, inputs: (
+        _(
+            "Count only the files whose name ends in '.pt': p.suffix == '.pt' or "
+            "name.endswith('.pt'), not '.pt' in name."
+        )
+        + (_FOLDER_SUBFOLDER_HINT() if any("/" in o for o in inputs.args[0].spec["others"]) else "")
     ),
     construct=1,
     method="__len__",
@@ -387,7 +425,9 @@ def check_DigitFolder(DigitFolder) -> None:
     """The contracts (the sorted .pt files only, from a str or a Path, also none; items as
     the files hold them, dtype kept, the transform on x only), then what needs files that
     change: read lazily at every access (changed files show their new contents, no caching),
-    unreadable files raise, the transform is called per access and never in __init__."""
+    unreadable files raise, no file opened in __init__ (they are unreadable then), the paths
+    listed once (a file added later changes nothing), the transform is called per access and
+    never in __init__."""
     g = _gen(1)
     for n, shape, dtype, as_path, truncate in [(6, (3, 4, 5), torch.float64, True, 3)]:
         xs = [torch.randn(shape, generator=g, dtype=dtype) for _ in range(n)]
@@ -444,6 +484,48 @@ def check_DigitFolder(DigitFolder) -> None:
                         "data set."
                     ).format(what=what, i=truncate, got=wire.type_name(got))
                 )
+    names = ["d_2.pt", "d_5.pt", "d_7.pt"]
+    what = _(
+        "DigitFolder(a folder of {n} .pt files {names} that are not readable yet when "
+        "the dataset is built)"
+    ).format(n=len(names), names=names)
+    case = {
+        "names": names,
+        "xs": [torch.full((1, 2, 2), float(i + 1)) for i in range(len(names))],
+        "ys": [1, 2, 3],
+        "extra": "d_0.pt",
+        "extra_x": torch.full((1, 2, 2), -1.0),
+        "as_path": False,
+    }
+    seen = observe(probes.probe_DigitFolder_listing, DigitFolder, case, what)
+    if "init_raised" in seen:
+        error, message = seen["init_raised"]
+        raise CheckError(
+            _(
+                "{what} raised {error} in __init__ ({message}): __init__ opened a file. "
+                "It must only list the paths; open each file in __getitem__, when the item is "
+                "read (not even one file in __init__ to check the format)."
+            ).format(what=what, error=error, message=message)
+        )
+    new_file = _(
+        "{what}: after __init__, a new file d_0.pt appeared, and len(dataset) became "
+        "{got} (or item 0 became the new file). List the paths once, in __init__, and index "
+        "that list: listing the folder again at every access changes the length and the "
+        "meaning of index i while the data set is in use."
+    )
+    if seen["len"] != len(names):
+        raise CheckError(new_file.format(what=what, got=seen["len"]))
+    for i, item in enumerate(seen["items"]):
+        if isinstance(item, dict) and "raised" in item:
+            raise CheckError(
+                _("{what}[{i}] raised {error}: {message}").format(
+                    what=what, i=i, error=item["raised"][0], message=item["raised"][1]
+                )
+            )
+        xi, _yi = _pair(item, f"{what}[{i}]")
+        if isinstance(xi, torch.Tensor) and torch.equal(xi.detach().cpu(), case["extra_x"]):
+            raise CheckError(new_file.format(what=what, got=seen["len"]))
+        _same_data(xi, case["xs"][i], f"{what}[{i}][0]", _("the file's 'x'"))
     what = _("DigitFolder(folder of 3 files, transform=a transform that adds 1)")
     case = {"xs": [torch.full((1, 2, 2), float(i)) for i in range(3)], "ys": [0, 1, 2], "read": 2}
     seen = observe(probes.probe_DigitFolder_transform, DigitFolder, case, what)
@@ -501,6 +583,15 @@ def _observe_split(split_dataset, n: int, frac: float, seed: int, global_seed: i
     seen = observe(probes.probe_split_dataset, split_dataset, case, what)
     if seen["rng_changed"]:
         raise _changed_global_rng(what)
+    if seen["reads"]:
+        raise CheckError(
+            _(
+                "{what} read {reads} items of the dataset while splitting it. A split only "
+                "chooses indices: return Subset(dataset, indices) (as random_split does), which "
+                "reads an item when it is asked for. Lists of the items load every file of a "
+                "lazy dataset up front and freeze a random augmentation at one draw."
+            ).format(what=what, reads=seen["reads"])
+        )
     return what, _split_indices(seen, what, n)
 
 
@@ -552,9 +643,12 @@ SPLIT_DATASET = Contract(
 )
 
 
+# After the cases below, whose messages name the exact slip.
+@uses(SPLIT_DATASET, after=True)
 def check_split_dataset(split_dataset) -> None:
-    """Sizes (floor, also 0), disjoint and complete, datasets of items, random, repeatable per
-    seed, different across seeds, and no change to the global RNG."""
+    """Sizes (floor, also 0 and a float product just below an integer), disjoint and complete,
+    datasets of items (no item read while splitting), each part in a random order, repeatable
+    per seed, different across seeds, and no change to the global RNG."""
     cases = [
         (100, 0.2, 0),
         (10, 0.25, 3),
@@ -564,6 +658,7 @@ def check_split_dataset(split_dataset) -> None:
         (9, 0.3, 2),  # 2.7: floor 2, round 3
         (5, 0.1, 4),  # 0.5: no validation item at all
         (29, 0.45, 6),
+        (100, 0.29, 7),  # 28.999999999999996: floor 28
     ]
     for k, (n, frac, seed) in enumerate(cases):
         what, (train, val) = _observe_split(split_dataset, n, frac, seed, 100 + k)
@@ -574,6 +669,17 @@ def check_split_dataset(split_dataset) -> None:
                     "{what} gave {n_train} training and {n_val} validation items: the two "
                     "parts are swapped. Return (train_set, val_set), in that order."
                 ).format(what=what, n_train=len(train), n_val=len(val))
+            )
+        if len(val) == n_val + 1 and len(train) == n - n_val - 1 and n * frac != n_val + 1:
+            raise CheckError(
+                _(
+                    "{what} gave {n_val} validation items, expected floor({n} * {frac}) = "
+                    "floor({product!r}) = {want_val}. In floating point {n} * {frac} is a little "
+                    "below {n_val}: floor the product as it is (math.floor(len(dataset) * "
+                    "val_fraction)), without adding an epsilon or rounding first."
+                ).format(
+                    what=what, n_val=len(val), n=n, frac=frac, product=n * frac, want_val=n_val
+                )
             )
         if len(val) != n_val or len(train) != n - n_val:
             raise CheckError(
@@ -606,6 +712,16 @@ def check_split_dataset(split_dataset) -> None:
                     "sorted (by class, by date): shuffle the indices, e.g. with random_split."
                 ).format(what=what)
             )
+        for label, part in ((_("training"), train), (_("validation"), val)):
+            if len(part) >= 8 and part == sorted(part):
+                raise CheckError(
+                    _(
+                        "the {label} part of {what} holds its items in increasing order: "
+                        "the text asks for every item in a random order, so keep the shuffled "
+                        "order of the permutation (as random_split does) instead of sorting the "
+                        "indices of each part."
+                    ).format(label=label, what=what)
+                )
         # Called again, with the global random stream elsewhere: only the seed may matter.
         _what, (_train, again) = _observe_split(split_dataset, n, frac, seed, 200 + k)
         if again != val:
@@ -623,12 +739,6 @@ def check_split_dataset(split_dataset) -> None:
                 "seed the generator with the seed argument, torch.Generator().manual_seed(seed)."
             )
         )
-    # Then the contract, over sizes and fractions the cases above do not reach (after them,
-    # so their messages, which name the exact slip, come first).
-    SPLIT_DATASET.check(split_dataset)
-
-
-check_split_dataset.contracts = (SPLIT_DATASET,)
 
 
 # ---------------------------------------------------------------- make_loaders
@@ -710,9 +820,12 @@ MAKE_LOADERS = Contract(
 )
 
 
+# After the cases below, whose messages name the exact slip.
+@uses(MAKE_LOADERS, after=True)
 def check_make_loaders(make_loaders) -> None:
     """Validation in order, complete, batch_size; training shuffled, complete, batch_size,
-    repeatable per seed and different across seeds; no change to the global RNG."""
+    repeatable per seed and different across seeds, its generator shared with nothing (not
+    the validation loader, not another call); no change to the global RNG."""
     firsts = {}
     for k, (n_train, n_val, batch_size, seed) in enumerate(
         [(50, 23, 8, 0), (40, 10, 16, 1), (30, 1, 4, 2), (40, 10, 16, 7)]
@@ -798,6 +911,26 @@ def check_make_loaders(make_loaders) -> None:
                 ).format(what=what, seed=seed)
             )
         firsts[(n_train, seed)] = first
+    # Two pairs built with the same seed, then used: each training loader owns its stream.
+    what = _(
+        "two calls make_loaders(train of {n_train}, val of {n_val}, batch_size={batch_size}, "
+        "seed={seed})"
+    ).format(n_train=30, n_val=12, batch_size=4, seed=3)
+    case = {"n_train": 30, "n_val": 12, "batch_size": 4, "seed": 3, "global_seed": 300}
+    seen = observe(probes.probe_make_loaders_independent, make_loaders, case, what)
+    first = _epoch(seen["first"], what)[0]
+    if first != _epoch(seen["second"], what)[0]:
+        raise CheckError(
+            _(
+                "{what}, both built before use: one epoch of the first validation loader, then "
+                "one of each training loader, and the two training loaders gave different "
+                "orders. Their generator is shared: with the validation loader (each pass over "
+                "a loader draws a seed from its generator, so validating would change the "
+                "training order) or between calls (one generator made at import). Make a new "
+                "torch.Generator().manual_seed(seed) in every call, for the training loader "
+                "only."
+            ).format(what=what)
+        )
     if firsts[(40, 1)] == firsts[(40, 7)]:
         raise CheckError(
             _(
@@ -806,12 +939,6 @@ def check_make_loaders(make_loaders) -> None:
                 "torch.Generator().manual_seed(seed)."
             )
         )
-    # Then the contract, over sizes the cases above do not reach (an empty validation set,
-    # batches larger than a set), after them so that their specific messages come first.
-    MAKE_LOADERS.check(make_loaders)
-
-
-check_make_loaders.contracts = (MAKE_LOADERS,)
 
 
 # ---------------------------------------------------------------- channel_stats
@@ -935,9 +1062,12 @@ CHANNEL_STATS = Contract(
 def check_channel_stats(channel_stats) -> None:
     """The contract (pooled mean and population std per channel: uneven, size-1, shifted,
     float64, H != W, far-from-zero and non-contiguous batches, tuples or lists), then: the
-    batches are left unchanged (float64 ones, which x.double() does not copy)."""
+    batches are left unchanged (float64 ones, which x.double() does not copy), a channel of one
+    value has std 0 (not nan), and batches on the meta device (a GPU's stand-in) meet no CPU tensor."""
     g = _gen(2)
     batches = [{"x": torch.randn(b, 2, 3, 2, generator=g, dtype=torch.float64)} for b in (3, 2)]
+    for b in batches:
+        b["x"][:, 0] = 0.3  # a channel of one value: E[x**2] - E[x]**2 rounds below 0
     case = {"batches": [dict(b, y=None, as_list=False) for b in batches]}
     what = _("channel_stats on {label}").format(
         label=_("C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}").format(
@@ -953,6 +1083,39 @@ def check_channel_stats(channel_stats) -> None:
                 "edits the caller's data: use out-of-place operations (x ** 2)."
             ).format(what=what)
         )
+    result = seen["result"]
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        std = result[1]
+        if isinstance(std, torch.Tensor) and bool(torch.isnan(std.detach().cpu()[:1]).any()):
+            raise CheckError(
+                _(
+                    "the std from {what} is nan for channel 0, which holds the value 0.3 "
+                    "everywhere: its variance is 0, but s2 / n - mean**2 rounds to a tiny "
+                    "negative number, whose sqrt is nan. Clamp the variance at 0 before the "
+                    "sqrt (var.clamp(min=0))."
+                ).format(what=what)
+            )
+    what = _("channel_stats on {label}").format(
+        label=_("C={c}, H={h}, W={w}, batch sizes {sizes}, {kind}").format(
+            c=2, h=3, w=2, sizes=[3, 2], kind="float32"
+        )
+    )
+    meta = observe(
+        probes.probe_channel_stats_meta,
+        channel_stats,
+        {"shapes": [[3, 2, 3, 2], [2, 2, 3, 2]]},
+        what,
+    )
+    cpu = [device for device in meta.get("devices", []) if device != "meta"]
+    if "device_mix" in meta or cpu:
+        raise CheckError(
+            _(
+                "{what}, with the batches on another device (here PyTorch's 'meta' device, as a "
+                "GPU would be), mixed devices: {error}. A tensor made with torch.zeros(C) lives "
+                "on the CPU: start the sums from 0 (a Python number), or make them with "
+                "device=x.device."
+            ).format(what=what, error=meta.get("device_mix", _("it returned a tensor on the CPU")))
+        )
 
 
 # ---------------------------------------------------------------- make_transforms
@@ -960,8 +1123,8 @@ def check_channel_stats(channel_stats) -> None:
 
 def check_make_transforms(make_transforms) -> None:
     """Eval: deterministic normalisation only, per channel. Train: random geometry keeping the
-    size (any H, W), then normalisation. Neither changes its input; building them leaves the
-    global RNG alone."""
+    size (any H, W; an image of one value per channel keeps pixels of that value), then
+    normalisation. Neither changes its input; building them leaves the global RNG alone."""
     device = get_device()
     g = _gen(3)
     for k, (mean, std) in enumerate([([0.3], [0.2]), ([0.5, 0.4, 0.1], [0.25, 0.5, 2.0])]):
@@ -969,8 +1132,17 @@ def check_make_transforms(make_transforms) -> None:
         sizes = [(8, 8), (12, 10)]
         images = [torch.rand(c, h, w, generator=g).to(device) for h, w in sizes]
         zeros = [torch.zeros(c, h, w, device=device) for h, w in sizes]
+        levels = torch.tensor([0.8, 0.6, 0.9][:c], device=device).view(c, 1, 1)
+        flats = [levels.expand(c, h, w).clone() for h, w in sizes]
         what = f"make_transforms(mean={mean}, std={std})"
-        case = {"mean": mean, "std": std, "images": images, "zeros": zeros, "global_seed": 100 + k}
+        case = {
+            "mean": mean,
+            "std": std,
+            "images": images,
+            "zeros": zeros,
+            "flats": flats,
+            "global_seed": 100 + k,
+        }
         seen = observe(probes.probe_make_transforms, make_transforms, case, what)
         if seen["rng_changed"]:
             raise CheckError(
@@ -1063,6 +1235,29 @@ def check_make_transforms(make_transforms) -> None:
                     ).format(shape=shape),
                     same_device=False,
                 )
+            # A geometric augmentation moves pixels: on an image of one value per channel,
+            # every channel keeps pixels of that value (only uncovered ones become 0).
+            flat_expected = ((levels - m) / s).flatten()
+            for o in outs["train_flat"]:
+                check_shape(
+                    o,
+                    (c, h, w),
+                    names="C H W",
+                    what=_("train_tf of a {shape} image").format(shape=shape),
+                )
+                near = (o.detach().to(device).flatten(1) - flat_expected[:, None]).abs() < 1e-4
+                if not bool(near.any(dim=1).all()):
+                    raise CheckError(
+                        _(
+                            "train_tf of a {shape} image whose channels each hold one value "
+                            "({levels}) changed the values themselves: no pixel of some channel "
+                            "is (value - mean) / std any more. The augmentation must be "
+                            "geometric (RandomAffine, RandomRotation, a crop...), which only "
+                            "moves pixels; ColorJitter or added noise change them."
+                        ).format(
+                            shape=shape, levels=[round(v, 3) for v in levels.flatten().tolist()]
+                        )
+                    )
 
     # On another device (PyTorch's meta device stands in for a GPU): no CPU tensor mixed in.
     what = "make_transforms(mean=[0.5, 0.4, 0.1], std=[0.25, 0.5, 2.0])"
@@ -1408,8 +1603,8 @@ BALANCED_SAMPLER = Contract(
 def check_balanced_sampler(balanced_sampler) -> None:
     """The contract (one weight per sample, 1 / count of its class, whatever the class ids;
     num_samples; with replacement; the caller's labels left alone), then the draws:
-    num_samples of them, repeatable per seed, different across seeds, and the global RNG
-    left alone."""
+    num_samples of them, repeatable per seed (also for two samplers built before either is
+    used), different across seeds, and the global RNG left alone."""
     labels = torch.tensor([5] * 30 + [2] * 300)[torch.randperm(330, generator=_gen(5))]
     draws = {}
     for seed, global_seed in ((0, 100), (0, 200), (1, 100)):
@@ -1439,6 +1634,20 @@ def check_balanced_sampler(balanced_sampler) -> None:
                 "seeds 0 and 1 gave the same draws: seed the generator with the seed argument, "
                 "torch.Generator().manual_seed(seed)."
             )
+        )
+    what = _("two calls balanced_sampler(labels, num_samples=500, seed=0)")
+    case = {"labels": labels, "num_samples": 500, "seed": 0, "global_seed": 100}
+    first, second = observe(probes.probe_balanced_sampler_twins, balanced_sampler, case, what)[
+        "draws"
+    ]
+    if first != second:
+        raise CheckError(
+            _(
+                "{what}, both built before either was used, drew different indices: they share "
+                "one generator (made at import and reseeded at every call?), so the second call "
+                "reset the first sampler's stream. Make a new "
+                "torch.Generator().manual_seed(seed) in every call."
+            ).format(what=what)
         )
 
 
@@ -1538,7 +1747,10 @@ CONFUSION_MATRIX = Contract(
 def check_confusion_matrix(confusion_matrix) -> None:
     """The contract: counts equal to an independent NumPy count, int64 (C, C) with rows = true
     class, any num_classes >= the labels, int32 or int64, non-contiguous, N = 0, repeated
-    pairs; the caller's tensors left alone."""
+    pairs; the caller's tensors left alone), then: on the meta device, no CPU tensor is mixed
+    in (the result may still be on the CPU)."""
+    preds, targets = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
+    _check_stays_on_device(confusion_matrix, CONFUSION_MATRIX, (preds, targets, 3), result=False)
 
 
 # ---------------------------------------------------------------- precision_recall
@@ -1674,9 +1886,9 @@ def check_precision_recall(precision_recall) -> None:
     _check_stays_on_device(precision_recall, PRECISION_RECALL, (torch.tensor([[3, 1], [0, 0]]),))
 
 
-def _check_stays_on_device(answer, contract: Contract, args: tuple) -> None:
+def _check_stays_on_device(answer, contract: Contract, args: tuple, result: bool = True) -> None:
     """The answer on ``args`` moved to PyTorch's meta device (a GPU's stand-in on a CPU-only
-    grader): it must not mix devices, and every tensor it returns must stay there. The
+    grader): it must not mix devices, and (``result``) every tensor it returns must stay there. The
     engine's ``device`` family, without its dtype comparison (the text leaves the float
     dtype open)."""
     what = describe_call(contract, Inputs(args), "device")
@@ -1691,6 +1903,8 @@ def _check_stays_on_device(answer, contract: Contract, args: tuple) -> None:
                 "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
             ).format(what=what, error=seen["device_mix"])
         )
+    if not result:  # the text lets the result live on the CPU
+        return
     results = seen.get("result")
     results = results if isinstance(results, (tuple, list)) else [results]
     for got in results:

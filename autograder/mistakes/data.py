@@ -189,6 +189,60 @@ MISTAKES = {
                 "        return (x if self.transform is None else self.transform(x)), self.y[i]\n"
             ),
         ),
+        Mistake(
+            name="length-check-one-way",
+            message="Raise ValueError whenever the counts differ, in both directions: more labels "
+            "than samples is as broken as fewer.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) > len(y):\n"
+                "            raise ValueError('more samples than labels')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "        return x, self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="stores-numpy-arrays",
+            message="x.numpy() turns every item into a NumPy array (and fails on a tensor that "
+            "needs grad or lives on a GPU): keep the tensor and return x[i].",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                "            raise ValueError('lengths differ')\n"
+                "        self.x, self.y, self.transform = x.numpy(), y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "        return x, self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="rejects-empty-dataset",
+            message="An empty dataset (N = 0) is still a dataset, with len 0: raise ValueError only "
+            "when x and y have different numbers of samples.",
+            code=_IMPORTS
+            + (
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) == 0 or len(x) != len(y):\n"
+                "            raise ValueError('need the same, non-zero number of samples')\n"
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        x = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+                "        return x, self.y[i]\n"
+            ),
+        ),
     ],
     "DigitFolder": [
         Mistake(
@@ -383,6 +437,132 @@ MISTAKES = {
                 "        return x, item['y']\n"
             ),
         ),
+        Mistake(
+            name="natural-sort-by-number",
+            message="Sort by name, as the text asks: a 'natural' sort by the number in the name "
+            "puts item_10.pt after item_9.pt, while sorted() puts it after item_1.pt.",
+            code=_IMPORTS
+            + (
+                "import re\n"
+                "from pathlib import Path\n"
+                "def _key(p):\n"
+                "    return [int(t) if t.isdigit() else t for t in re.split(r'(\\d+)', p.name)]\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        paths = [p for p in Path(folder).iterdir() if p.suffix == '.pt']\n"
+                "        self.paths = sorted(paths, key=_key)\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="peeks-at-first-file-in-init",
+            message="__init__ must not open any file, not even one to check the format: on a "
+            "network disk that is a read before the first batch, and a file that is still being "
+            "written breaks building the dataset. Read files in __getitem__ only.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        if self.paths and 'x' not in torch.load(self.paths[0]):\n"
+                "            raise ValueError('not a digit file')\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="recursive-glob",
+            message="rglob('*.pt') also collects the .pt files of subfolders (a backup, an "
+            "archive): keep the files of the folder itself, Path(folder).glob('*.pt').",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(Path(folder).rglob('*.pt'))\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="lists-folder-at-every-access",
+            message="List the files once, in __init__: listing the folder again in __len__ and "
+            "__getitem__ makes the length and the meaning of index i change whenever a file is "
+            "added, in the middle of an epoch.",
+            code=_IMPORTS
+            + (
+                "import os\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.folder, self.transform = os.fspath(folder), transform\n"
+                "    def _paths(self):\n"
+                "        names = sorted(n for n in os.listdir(self.folder) if n.endswith('.pt'))\n"
+                "        return [os.path.join(self.folder, n) for n in names]\n"
+                "    def __len__(self):\n"
+                "        return len(self._paths())\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self._paths()[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="sorted-by-modification-time",
+            message="Sort by name, not by modification time: the files are written in no "
+            "particular order, and a file rewritten later moves to the end.",
+            code=_IMPORTS
+            + (
+                "import os\n"
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        paths = [p for p in Path(folder).iterdir() if p.suffix == '.pt']\n"
+                "        self.paths = sorted(paths, key=os.path.getmtime)\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y']\n"
+            ),
+        ),
+        Mistake(
+            name="label-as-float",
+            message="Return the label as the file holds it, an int64 tensor (or the same int): "
+            ".float() turns a class id into a float, which cross_entropy refuses as a target.",
+            code=_IMPORTS
+            + (
+                "from pathlib import Path\n"
+                "class DigitFolder(Dataset):\n"
+                "    def __init__(self, folder, transform=None):\n"
+                "        self.paths = sorted(p for p in Path(folder).iterdir() if p.suffix == '.pt')\n"
+                "        self.transform = transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.paths)\n"
+                "    def __getitem__(self, i):\n"
+                "        item = torch.load(self.paths[i])\n"
+                "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+                "        return x, item['y'].float()\n"
+            ),
+        ),
     ],
     "split_dataset": [
         Mistake(
@@ -500,6 +680,69 @@ MISTAKES = {
                 "    return Subset(dataset, train), Subset(dataset, val)\n"
             ),
         ),
+        Mistake(
+            name="sorted-parts",
+            message="The text asks for the items in a random order: sorting each part's indices "
+            "hands back a sorted training set (and a dataset sorted by class or date stays "
+            "sorted inside each part). Keep the shuffled order, as random_split does.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch.utils.data import Subset\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n = len(dataset)\n"
+                "    n_val = math.floor(n * val_fraction)\n"
+                "    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))\n"
+                "    val_idx = sorted(perm[:n_val].tolist())\n"
+                "    train_idx = sorted(perm[n_val:].tolist())\n"
+                "    return Subset(dataset, train_idx), Subset(dataset, val_idx)\n"
+            ),
+        ),
+        Mistake(
+            name="train-size-from-complement",
+            message="n_train = int(n * (1 - val_fraction)) floors the TRAINING size, so the "
+            "validation part gets the rounding (ceil): compute n_val = floor(n * val_fraction) "
+            "first and give training the rest.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import random_split\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_train = int(len(dataset) * (1 - val_fraction))\n"
+                "    n_val = len(dataset) - n_train\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    return tuple(random_split(dataset, [n_train, n_val], generator=g))\n"
+            ),
+        ),
+        Mistake(
+            name="floor-with-epsilon",
+            message="floor(n * val_fraction) is the float product floored, as the text writes it: "
+            "adding an epsilon first turns 100 * 0.29 = 28.999... into 29.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "from torch.utils.data import random_split\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n_val = math.floor(len(dataset) * val_fraction + 1e-9)\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    return tuple(random_split(dataset, [len(dataset) - n_val, n_val], generator=g))\n"
+            ),
+        ),
+        Mistake(
+            name="materialises-items",
+            message="Lists of the items read every item during the split: every file of a lazy "
+            "dataset is loaded, and a random augmentation is drawn once and frozen. Return "
+            "Subset(dataset, indices), which reads an item only when it is asked for.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    n = len(dataset)\n"
+                "    n_val = math.floor(n * val_fraction)\n"
+                "    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()\n"
+                "    items = [dataset[i] for i in perm]\n"
+                "    return items[n_val:], items[:n_val]\n"
+            ),
+        ),
     ],
     "make_loaders": [
         Mistake(
@@ -594,6 +837,49 @@ MISTAKES = {
                 "    order = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(seed)).tolist()\n"
                 "    return (DataLoader(train_set, batch_size=batch_size, sampler=order),\n"
                 "            DataLoader(val_set, batch_size=batch_size))\n"
+            ),
+        ),
+        Mistake(
+            name="generator-shared-with-validation",
+            message="The validation loader got the training loader's generator: every pass over "
+            "the validation data draws a seed from it, so the training order then depends on "
+            "how often you validated. Give the generator to the training loader only.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    train = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=g)\n"
+                "    val = DataLoader(val_set, batch_size=batch_size, shuffle=False, generator=g)\n"
+                "    return train, val\n"
+            ),
+        ),
+        Mistake(
+            name="module-level-generator",
+            message="One generator made at import and reseeded at every call is shared by every "
+            "pair of loaders: building a second pair reseeds the first one's stream. Make a new "
+            "torch.Generator().manual_seed(seed) inside make_loaders.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "_GENERATOR = torch.Generator()\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    _GENERATOR.manual_seed(seed)\n"
+                "    train = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=_GENERATOR)\n"
+                "    return train, DataLoader(val_set, batch_size=batch_size)\n"
+            ),
+        ),
+        Mistake(
+            name="validation-batch-doubled",
+            message="Both loaders use batch_size, as the text asks: doubling it for validation "
+            "(no gradients, so more fits) is a tuning choice the exercise does not make.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import DataLoader\n"
+                "def make_loaders(train_set, val_set, batch_size, seed):\n"
+                "    g = torch.Generator().manual_seed(seed)\n"
+                "    train = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=g)\n"
+                "    return train, DataLoader(val_set, batch_size=2 * batch_size)\n"
             ),
         ),
     ],
@@ -781,6 +1067,99 @@ MISTAKES = {
                 "    return mean, (s2 / n - mean ** 2).clamp_min(0).sqrt()\n"
             ),
         ),
+        Mistake(
+            name="float32-final-subtraction",
+            message="The sums are float64, but E[x**2] - E[x]**2 is then taken in float32, where "
+            "the subtraction of two nearly equal numbers loses the spread: finish in float64 and "
+            "convert only the results.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = (s1 / n).float()\n"
+                "    var = (s2 / n).float() - mean ** 2\n"
+                "    return mean, var.clamp(min=0).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="batch-sums-in-float32",
+            message="Each batch is summed in float32 and only the running totals are float64: the "
+            "rounding happens inside the batch sums already. Convert x to float64 before "
+            "summing (x.double().sum(...)).",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3)).double()\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3)).double()\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp(min=0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="count-from-first-batch-size",
+            message="Count the values of every batch: the last batch is often smaller, so "
+            "number of batches * first batch size overcounts.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    k, b0, s1, s2 = 0, None, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        b0 = x.shape[0] * x.shape[2] * x.shape[3] if b0 is None else b0\n"
+                "        k += 1\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    n = k * b0\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp(min=0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="accumulators-on-cpu",
+            message="torch.zeros(C) is made on the CPU: with batches on a GPU, adding to it mixes "
+            "devices. Start the sums from 0 (a Python number) or make them with device=x.device.",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, None, None\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        if s1 is None:\n"
+                "            s1 = torch.zeros(x.shape[1], dtype=torch.float64)\n"
+                "            s2 = torch.zeros(x.shape[1], dtype=torch.float64)\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 += x.sum(dim=(0, 2, 3))\n"
+                "        s2 += (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).clamp(min=0).sqrt().float()\n"
+            ),
+        ),
+        Mistake(
+            name="no-clamp-before-sqrt",
+            message="For a channel that holds one value everywhere, s2 / n - mean**2 can round to a "
+            "tiny negative number, and its sqrt is nan: clamp the variance at 0 first "
+            "(var.clamp(min=0)).",
+            code=(
+                "import torch\n"
+                "def channel_stats(loader):\n"
+                "    n, s1, s2 = 0, 0.0, 0.0\n"
+                "    for x, _ in loader:\n"
+                "        x = x.double()\n"
+                "        n += x.shape[0] * x.shape[2] * x.shape[3]\n"
+                "        s1 = s1 + x.sum(dim=(0, 2, 3))\n"
+                "        s2 = s2 + (x ** 2).sum(dim=(0, 2, 3))\n"
+                "    mean = s1 / n\n"
+                "    return mean.float(), (s2 / n - mean ** 2).sqrt().float()\n"
+            ),
+        ),
     ],
     "make_transforms": [
         Mistake(
@@ -888,6 +1267,18 @@ MISTAKES = {
                 "    def train_tf(img):\n"
                 "        return eval_tf(augment(img))\n"
                 "    return train_tf, eval_tf\n"
+            ),
+        ),
+        Mistake(
+            name="photometric-jitter",
+            message="The text asks for a GEOMETRIC augmentation (RandomAffine, RandomRotation, a "
+            "crop): ColorJitter changes the pixel values themselves, so even a flat image comes "
+            "out different. Move the image, then normalise.",
+            code=(
+                "from torchvision.transforms import v2\n"
+                "def make_transforms(mean, std):\n"
+                "    norm = v2.Normalize(mean, std)\n"
+                "    return v2.Compose([v2.ColorJitter(brightness=0.3), norm]), norm\n"
             ),
         ),
     ],
@@ -1077,6 +1468,37 @@ MISTAKES = {
                 "    return padded, lengths, labels\n"
             ),
         ),
+        Mistake(
+            name="lengths-int32",
+            message="lengths must be int64 (what pack_padded_sequence and indexing expect): "
+            "torch.tensor([...]) of Python ints is int64 already, no dtype=torch.int32.",
+            code=(
+                "import torch\n"
+                "from torch.nn.utils.rnn import pad_sequence\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    padded = pad_sequence(seqs, batch_first=True, padding_value=pad_value)\n"
+                "    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.int32)\n"
+                "    labels = torch.tensor([int(l) for _, l in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
+        Mistake(
+            name="max-length-from-first-item",
+            message="L_max is the longest item of the batch, not the first one: max(seq.shape[0]).",
+            code=(
+                "import torch\n"
+                "def pad_collate(batch, pad_value=0.0):\n"
+                "    seqs = [s for s, _ in batch]\n"
+                "    L = seqs[0].shape[0]\n"
+                "    padded = torch.full((len(seqs), L, seqs[0].shape[1]), pad_value, dtype=seqs[0].dtype)\n"
+                "    for i, s in enumerate(seqs):\n"
+                "        padded[i, : min(L, len(s))] = s[:L]\n"
+                "    lengths = torch.tensor([len(s) for s in seqs])\n"
+                "    labels = torch.tensor([int(l) for _, l in batch])\n"
+                "    return padded, lengths, labels\n"
+            ),
+        ),
     ],
     "balanced_sampler": [
         Mistake(
@@ -1205,6 +1627,34 @@ MISTAKES = {
                 "                                 generator=torch.Generator().manual_seed(seed))\n"
             ),
         ),
+        Mistake(
+            name="module-level-generator",
+            message="One generator made at import and reseeded at every call is shared by every "
+            "sampler: a second sampler reseeds the first one's stream, so two samplers with the "
+            "same seed draw different indices. Make torch.Generator().manual_seed(seed) inside.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "_GENERATOR = torch.Generator()\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True,\n"
+                "                                 generator=_GENERATOR.manual_seed(seed))\n"
+            ),
+        ),
+        Mistake(
+            name="seed-zero-unseeded",
+            message="`if seed` is False for seed=0, which then draws from the global generator: "
+            "always pass generator=torch.Generator().manual_seed(seed).",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import WeightedRandomSampler\n"
+                "def balanced_sampler(labels, num_samples, seed):\n"
+                "    weights = 1.0 / torch.bincount(labels)[labels].double()\n"
+                "    g = torch.Generator().manual_seed(seed) if seed else None\n"
+                "    return WeightedRandomSampler(weights, num_samples, replacement=True, generator=g)\n"
+            ),
+        ),
     ],
     "confusion_matrix": [
         Mistake(
@@ -1301,6 +1751,45 @@ MISTAKES = {
                 "    c = num_classes\n"
                 "    pair = targets.long() * c + preds.long()\n"
                 "    return torch.bincount(pair, minlength=c * c).view(c, c)\n"
+            ),
+        ),
+        Mistake(
+            name="long-alias-in-place",
+            message="targets.long() returns targets itself when it is int64 already, so idx *= C "
+            "changes the caller's labels: compute targets.long() * C + preds out of place.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    idx = targets.long()\n"
+                "    idx *= num_classes\n"
+                "    idx += preds.long()\n"
+                "    c2 = num_classes * num_classes\n"
+                "    return torch.bincount(idx, minlength=c2).view(num_classes, num_classes)\n"
+            ),
+        ),
+        Mistake(
+            name="ones-like-int32-labels",
+            message="torch.ones_like(targets) has the labels' dtype: int32 labels then cannot be "
+            "accumulated into an int64 matrix. Make the ones int64.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64, device=preds.device)\n"
+                "    return cm.index_put_((targets.long(), preds.long()), torch.ones_like(targets),\n"
+                "                         accumulate=True)\n"
+            ),
+        ),
+        Mistake(
+            name="arange-without-device",
+            message="torch.arange(C) is made on the CPU: with labels on a GPU the comparison "
+            "mixes devices. Pass device=targets.device.",
+            code=(
+                "import torch\n"
+                "def confusion_matrix(preds, targets, num_classes):\n"
+                "    classes = torch.arange(num_classes)\n"
+                "    t = (targets[:, None] == classes).long()\n"
+                "    p = (preds[:, None] == classes).long()\n"
+                "    return t.T @ p\n"
             ),
         ),
     ],
@@ -1403,6 +1892,21 @@ MISTAKES = {
                 "    tp = cm.view(-1)[:: c + 1].float()\n"
                 "    precision = tp / cm.sum(dim=0).clamp(min=1)\n"
                 "    recall = tp / cm.sum(dim=1).clamp(min=1)\n"
+                "    return precision, recall\n"
+            ),
+        ),
+        Mistake(
+            name="keepdim-then-squeeze",
+            message="squeeze() drops every size-1 dimension: with one class the result becomes "
+            "a 0-d tensor instead of shape (1,). Reduce without keepdim (or squeeze(0)).",
+            code=(
+                "import torch\n"
+                "def precision_recall(cm):\n"
+                "    tp = cm.diag()[None].double()\n"
+                "    col = cm.sum(dim=0, keepdim=True)\n"
+                "    row = cm.sum(dim=1, keepdim=True).T\n"
+                "    precision = torch.where(col > 0, tp / col, 0.0).squeeze()\n"
+                "    recall = torch.where(row > 0, tp / row, 0.0).squeeze()\n"
                 "    return precision, recall\n"
             ),
         ),

@@ -133,7 +133,8 @@ def _remove_folders() -> None:
 def build_digit_folder(spec: dict) -> str | Path:
     """The folder of a DigitFolder contract, written from its spec: ``n`` files
     ``item_000.pt``... holding {"x": tensor of ``shape`` and ``dtype``, "y": 0-d int64},
-    written in a seeded order that is not sorted, plus ``others`` files that are not samples.
+    (``item_0.pt``, ``item_5.pt``... when ``plain_names``), written in a seeded order that is
+    not sorted, plus ``others`` files that are not samples (some in a subfolder).
     Returns the folder as a str, or a Path when ``as_path``; the same spec gives the same
     contents (so the grader's copy holds what the kernel's does)."""
     g = torch.Generator().manual_seed(spec["seed"])
@@ -148,10 +149,23 @@ def build_digit_folder(spec: dict) -> str | Path:
     if n >= 2 and order == sorted(order):
         order.reverse()
     for i in order:  # not in sorted order: only sorting restores it
-        _write_item(folder / f"item_{i:03d}.pt", xs[i], ys[i])
-    for other in spec["others"]:
-        (folder / other).write_text("not a sample\n")
+        _write_item(folder / digit_file_name(i, spec.get("plain_names", False)), xs[i], ys[i])
+    _write_others(folder, spec["others"])
     return folder if spec["as_path"] else str(folder)
+
+
+def digit_file_name(i: int, plain: bool) -> str:
+    """The name of sample file i: item_000.pt, ... (zero-padded: the order of the numbers is
+    the order of the names), or, ``plain``, item_0.pt, item_5.pt, item_10.pt, ... whose sorted
+    names (item_0, item_10, item_15, item_5) are not in the order of their numbers."""
+    return f"item_{5 * i}.pt" if plain else f"item_{i:03d}.pt"
+
+
+def _write_others(folder: Path, others: list[str]) -> None:
+    """Files that are not samples; a name with a '/' is a file in a subfolder."""
+    for other in others:
+        (folder / other).parent.mkdir(parents=True, exist_ok=True)
+        (folder / other).write_text("not a sample\n")
 
 
 def _snapshot(item: object) -> object:
@@ -186,8 +200,7 @@ def probe_DigitFolder(DigitFolder, case: dict) -> dict:
     try:
         for i in case["write_order"]:  # not in sorted order: only sorting restores it
             _write_item(folder / names[i], xs[i], ys[i])
-        for other in case["others"]:
-            (folder / other).write_text("not a sample\n")
+        _write_others(folder, case["others"])
         with quiet():
             ds = DigitFolder(folder if case["as_path"] else str(folder))
             length = len(ds)
@@ -225,6 +238,31 @@ def probe_DigitFolder_transform(DigitFolder, case: dict) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def probe_DigitFolder_listing(DigitFolder, case: dict) -> dict:
+    """Files case["names"] that hold no tensor yet (bytes torch.load cannot read) when the
+    dataset is built; then their real contents (case["xs"], case["ys"]) are written, and a
+    new sample file case["extra"] that sorts first appears. Returns whether __init__ raised
+    (it opened a file), else len(ds) and every item read after that."""
+    folder = Path(tempfile.mkdtemp(prefix="digitfolder-probe-"))
+    try:
+        for name in case["names"]:
+            (folder / name).write_bytes(b"not written yet: the contents come after __init__\n")
+        with quiet():
+            try:
+                ds = DigitFolder(folder if case["as_path"] else str(folder))
+            except Exception as err:  # it opened a file that was not ready
+                message = str(err).splitlines()[0][:120] if str(err) else ""
+                return {"init_raised": [type_name(err), message]}
+            for name, x, y in zip(case["names"], case["xs"], case["ys"], strict=True):
+                _write_item(folder / name, x, y)
+            _write_item(folder / case["extra"], case["extra_x"], 0)
+            length = len(ds)
+            items = [_read(ds, i) for i in range(min(length, len(case["names"])))]
+        return {"len": length, "items": items}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- split_dataset
 
 
@@ -234,11 +272,13 @@ class Indexed(Dataset):
 
     def __init__(self, n: int, offset: int) -> None:
         self.n, self.offset = n, offset
+        self.reads = 0  # items read so far
 
     def __len__(self) -> int:
         return self.n
 
     def __getitem__(self, i: int) -> int:
+        self.reads += 1
         if not -self.n <= i < self.n:
             raise IndexError(f"index {i} out of range for {self.n} items")
         return self.offset + int(i) % self.n
@@ -271,14 +311,16 @@ def split_view(result: object) -> dict:
 def probe_split_dataset(split_dataset, case: dict) -> dict:
     """split_dataset(Indexed(n, offset), frac, seed) under a seeded global RNG.
 
-    Returns whether the call changed the global random state, the result's type and length,
-    and for a pair the items each part holds (or a TypeError's message).
+    Returns whether the call changed the global random state, how many items it read, the
+    result's type and length, and for a pair the items each part holds (or a TypeError's
+    message).
     """
     with seeded_global_rng(case["global_seed"]):
         before = torch.get_rng_state()
-        result = split_dataset(Indexed(case["n"], case["offset"]), case["frac"], case["seed"])
+        dataset = Indexed(case["n"], case["offset"])
+        result = split_dataset(dataset, case["frac"], case["seed"])
         rng_changed = not torch.equal(before, torch.get_rng_state())
-        seen = {"rng_changed": rng_changed, **container(result)}
+        seen = {"rng_changed": rng_changed, "reads": dataset.reads, **container(result)}
         if seen["len"] == 2:
             seen["parts"] = [_items(part) for part in result]
     return seen
@@ -353,6 +395,24 @@ def probe_make_loaders(make_loaders, case: dict) -> dict:
     return seen
 
 
+def probe_make_loaders_independent(make_loaders, case: dict) -> dict:
+    """Two pairs of loaders from two calls with the same seed, both built before either is
+    used; then one epoch of the first pair's validation loader, one of its training loader,
+    and one of the second pair's training loader (which must match the first's)."""
+    with seeded_global_rng(case["global_seed"]):
+        pairs = [
+            make_loaders(
+                TensorDataset(torch.arange(case["n_train"])),
+                TensorDataset(torch.arange(100, 100 + case["n_val"])),
+                case["batch_size"],
+                case["seed"],
+            )
+            for _call in range(2)
+        ]
+        _epoch(pairs[0][1])
+        return {"first": _epoch(pairs[0][0]), "second": _epoch(pairs[1][0])}
+
+
 # ---------------------------------------------------------------- channel_stats
 
 
@@ -399,6 +459,25 @@ def probe_channel_stats(channel_stats, case: dict) -> dict:
     return {"result": result, "inputs_changed": changed}
 
 
+def probe_channel_stats_meta(channel_stats, case: dict) -> dict:
+    """channel_stats on batches of case["shapes"] on PyTorch's meta device (a GPU's stand-in
+    on a CPU-only grader): PyTorch's words for a mix of devices, or the devices of the
+    tensors it returned (a CPU tensor that absorbed meta ones in place says it made one on
+    the CPU: a += of a GPU tensor into it raises)."""
+    batches = [(torch.zeros(shape, device="meta"), None) for shape in case["shapes"]]
+    try:
+        with quiet():
+            result = channel_stats(batches)
+    except (RuntimeError, NotImplementedError) as err:
+        message = str(err).splitlines()[0][:300] if str(err) else type_name(err)
+        if any(words in message for words in DEVICE_MIX):
+            return {"device_mix": message}
+        return {"inconclusive": message}
+    parts = result if isinstance(result, (tuple, list)) else [result]
+    devices = [str(t.device) for t in parts if isinstance(t, torch.Tensor)]
+    return {"devices": devices}
+
+
 # ---------------------------------------------------------------- make_transforms
 
 
@@ -406,8 +485,9 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
     """make_transforms(mean, std), then the transforms applied under a seeded global RNG.
 
     Whether building them changed the global random state; per image in case["images"]:
-    eval_tf twice, train_tf twelve times, and train_tf five times on case["zeros"] of the
-    same size; and whether any of that changed the images it was given.
+    eval_tf twice, train_tf twelve times, and train_tf five times on case["zeros"] and on
+    case["flats"] (images of one value per channel) of the same size; and whether any of
+    that changed the images it was given.
     """
     with seeded_global_rng(case["global_seed"]):
         before = torch.get_rng_state()
@@ -418,7 +498,7 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
             return seen
         train_tf, eval_tf = result
         seen["images"] = []
-        for img, zeros in zip(case["images"], case["zeros"], strict=True):
+        for img, zeros, flat in zip(case["images"], case["zeros"], case["flats"], strict=True):
             img_before, zeros_before = img.clone(), zeros.clone()
             first = eval_tf(img)
             eval_changed = not same_tensor(img, img_before)
@@ -433,6 +513,7 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
             outs["train_changed_input"] = not eval_changed and not same_tensor(img, img_before)
             outs["train_zeros"] = [train_tf(zeros) for _ in range(5)]
             outs["train_zeros_changed_input"] = not same_tensor(zeros, zeros_before)
+            outs["train_flat"] = [train_tf(flat.clone()) for _ in range(5)]
             seen["images"].append(outs)
     return seen
 
@@ -537,6 +618,19 @@ def probe_balanced_sampler(balanced_sampler, case: dict) -> dict:
             seen["cap"] = cap
         seen["rng_changed"] = not torch.equal(before, torch.get_rng_state())
     return seen
+
+
+def probe_balanced_sampler_twins(balanced_sampler, case: dict) -> dict:
+    """Two samplers from two calls with the same seed, both built before either is used;
+    then num_samples draws from the first and from the second (which must match)."""
+    with seeded_global_rng(case["global_seed"]):
+        samplers = [
+            balanced_sampler(case["labels"].clone(), case["num_samples"], case["seed"])
+            for _call in range(2)
+        ]
+        return {
+            "draws": [[int(i) for i in itertools.islice(s, case["num_samples"])] for s in samplers]
+        }
 
 
 # ---------------------------------------------------------------- confusion_matrix

@@ -198,6 +198,22 @@ RIGHT_ANSWERS = {
                 "    return Subset(dataset, perm[n_val:].tolist()), Subset(dataset, perm[:n_val].tolist())\n"
             ),
         ),
+        RightAnswer(
+            name="python-random-instance",
+            why="A private random.Random(seed) shuffles a list of indices (neither torch's nor "
+            "Python's global stream is touched); int() floors a positive product like "
+            "math.floor.",
+            code=(
+                "import random\n"
+                "from torch.utils.data import Subset\n"
+                "\n"
+                "def split_dataset(dataset, val_fraction, seed):\n"
+                "    indices = list(range(len(dataset)))\n"
+                "    random.Random(seed).shuffle(indices)\n"
+                "    n_val = int(len(dataset) * val_fraction)\n"
+                "    return Subset(dataset, indices[n_val:]), Subset(dataset, indices[:n_val])\n"
+            ),
+        ),
     ],
     "make_loaders": [
         RightAnswer(
@@ -320,6 +336,25 @@ RIGHT_ANSWERS = {
                 "        return eval_tf(crop(img))\n"
                 "\n"
                 "    return train_tf, eval_tf\n"
+            ),
+        ),
+        RightAnswer(
+            name="resized-crop-after-bilinear-rotation",
+            why="Two geometric augmentations chained, a bilinear rotation and a random resized "
+            "crop back to the image's own size, then Normalize: interpolation blends pixels "
+            "near the edges, but a region of one value keeps that value.",
+            code=(
+                "from torchvision.transforms import v2\n"
+                "\n"
+                "def make_transforms(mean, std):\n"
+                "    normalize = v2.Normalize(mean, std)\n"
+                "    rotate = v2.RandomRotation(10, interpolation=v2.InterpolationMode.BILINEAR)\n"
+                "\n"
+                "    def train_tf(img):\n"
+                "        crop = v2.RandomResizedCrop(tuple(img.shape[-2:]), scale=(0.7, 1.0))\n"
+                "        return normalize(crop(rotate(img)))\n"
+                "\n"
+                "    return train_tf, normalize\n"
             ),
         ),
     ],
