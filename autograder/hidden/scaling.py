@@ -15,7 +15,7 @@ from torch.utils.data import DistributedSampler
 
 from autograder import wire
 from autograder.boundary import observe
-from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.contracts import FLOAT64_EXACT, Build, Contract, Draw, Inputs, uses
 from autograder.probes import scaling as probes
 from tutorial_lib.checks import CheckError, assert_close, check_type
 from tutorial_lib.device import get_device
@@ -174,7 +174,16 @@ def _reference_top_ops(prof, k: int = 5) -> list[tuple[str, float]]:
 
 # What a drawn profile's rows are called: operators (a wrapper, aten::linear, with a large
 # total), labels (one that starts like another), a CUDA runtime call.
-_ROW_KEYS = ("aten::mm", "aten::addmm", "aten::linear", "aten::relu", "step", "stepper", "load")
+_ROW_KEYS = (
+    "aten::mm",
+    "aten::addmm",
+    "aten::linear",
+    "aten::relu",
+    "step",
+    "stepper",
+    "load",
+    "concatenate",  # a label with "aten" inside: 'aten' in key is not startswith('aten::')
+)
 
 
 def _draw_rows(d: Draw) -> list[dict]:
@@ -209,9 +218,10 @@ def _profile_arg(rows: list[dict]) -> Build:
 
 
 def _draw_top_ops(d: Draw) -> Inputs:
-    """A drawn profile, and k left at its default (5) or 1 to 4, or far more than the rows."""
+    """A drawn profile, and k left at its default (5), 0 (no entries), 1 to 4, or far more
+    than the rows."""
     prof = _profile_arg(_draw_rows(d))
-    k = d.draw(st.sampled_from([None, 1, 2, 3, 4, 10_000]))
+    k = d.draw(st.sampled_from([None, 0, 1, 2, 3, 4, 10_000]))
     return Inputs((prof,) if k is None else (prof, k))
 
 
@@ -376,9 +386,10 @@ def _reference_shards(n: int, world_size: int, epoch: int, seed: int = 0) -> lis
 
 
 def _draw_shards(d: Draw) -> Inputs:
-    """n >= 1 samples on 1 to 8 ranks (more ranks than samples: the padding repeats the list
-    more than once), epochs 0 to 5, the seed left at its default or given."""
-    n, world_size = d.size(1, 20), d.size(1, 8)
+    """0 to 20 samples (none only in edges: every rank gets an empty shard) on 1 to 8 ranks
+    (more ranks than samples: the padding repeats the list more than once), epochs 0 to 5,
+    the seed left at its default or given."""
+    n, world_size = d.size(1, 20, empty_ok=True), d.size(1, 8)
     epoch = d.draw(st.integers(0, 5))
     seed = d.draw(st.sampled_from([None, 0, 1, 5]))
     return Inputs((n, world_size, epoch) if seed is None else (n, world_size, epoch, seed))
@@ -404,11 +415,14 @@ def _compare_shards(got: object, expected: list, what: str, inputs: Inputs) -> N
     shards = []
     for r, shard in enumerate(got):
         items = list(shard) if isinstance(shard, (list, tuple, torch.Tensor)) else [shard]
-        if not all(
-            (isinstance(i, int) and not isinstance(i, bool))
-            or (isinstance(i, torch.Tensor) and i.numel() == 1)
-            for i in items
-        ):
+        if isinstance(shard, torch.Tensor) or any(isinstance(i, torch.Tensor) for i in items):
+            raise CheckError(
+                _(
+                    "shard {rank} of {what} holds tensors ({items}); the text asks for lists of "
+                    "ints: turn a tensor of indices into them with .tolist()."
+                ).format(rank=r, what=what, items=items[:3])
+            )
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
             raise CheckError(
                 _("shard {rank} of {what} should hold integer indices, got {items}.").format(
                     rank=r, what=what, items=items[:5]
@@ -472,6 +486,15 @@ def _compare_shards(got: object, expected: list, what: str, inputs: Inputs) -> N
     )
 
 
+def _shards_hint(family: str, inputs: Inputs) -> str:
+    if inputs.args[0] == 0:
+        return _(
+            "An empty dataset (n=0): DistributedSampler gives every rank an empty list, with "
+            "nothing to pad and nothing to divide by n."
+        )
+    return ""
+
+
 SHARDS_FOR_EPOCH = Contract(
     "shards_for_epoch",
     _reference_shards,
@@ -479,6 +502,7 @@ SHARDS_FOR_EPOCH = Contract(
     families=("values", "edges"),  # ints in, ints out: no tensor families apply
     compare=_compare_shards,
     arg_names=("n", "world_size", "epoch", "seed"),
+    hint=_shards_hint,
 )
 
 
@@ -527,12 +551,18 @@ def _draw_average(d: Draw) -> Inputs:
 
 
 def _average_hint(family: str, inputs: Inputs) -> str:
-    return _(
+    hint = _(
         "For each parameter of model.parameters() (each once) whose .grad is not None: "
         "all_reduce(p.grad), which sums in place over the ranks (wait on its handle if you "
         "pass async_op=True), then divide that gradient once by world_size={world_size}, in "
         "place. Leave the weights and the parameters without .grad as they are; return None."
     ).format(world_size=inputs.args[1])
+    if inputs.args[0].spec["dtype"] == "float64":
+        hint += _(
+            " Divide in the gradient's own dtype (p.grad /= world_size): a float32 working "
+            "copy of a float64 gradient is off by about 1e-8."
+        )
+    return hint
 
 
 AVERAGE_GRADIENTS = Contract(
@@ -544,6 +574,8 @@ AVERAGE_GRADIENTS = Contract(
     mutates=(0,),
     arg_names=("model", "world_size", "all_reduce"),
     hint=_average_hint,
+    # divided in place, in the gradient's dtype: a float32 working copy is off by 1e-8
+    tolerance=FLOAT64_EXACT,
 )
 
 
@@ -604,9 +636,13 @@ def check_save_checkpoint(save_checkpoint) -> None:
     parts, buffers, a root parameter, keys that contain "module.") that loads with
     weights_only=True; the model stays on its device."""
     device = get_device()
-    for wrapped in (True, False):
-        kind = _("a DistributedDataParallel model") if wrapped else _("a plain (unwrapped) model")
-        base = {"seed": 5, "device": device, "wrapped": wrapped}
+    kinds = {
+        "ddp": _("a DistributedDataParallel model"),
+        "plain": _("a plain (unwrapped) model"),
+        "dp": _("a DataParallel model"),
+    }
+    for wrapper, kind in kinds.items():
+        base = {"seed": 5, "device": device, "wrapped": wrapper == "ddp", "wrapper": wrapper}
         for rank in (3, 1):
             what = f"save_checkpoint({kind}, path, rank={rank})"
             case = {**base, "rank": rank, "file": f"rank{rank}.pt", "as_str": False}
@@ -645,6 +681,15 @@ def check_save_checkpoint(save_checkpoint) -> None:
                         "it (Module.cpu() moves the caller's model in place)."
                     ).format(what=what, device=seen["inner_device"])
                 )
+            if seen["inner_conversions"]:
+                raise CheckError(
+                    _(
+                        "{what} called .cpu(), .to() or another conversion on the caller's "
+                        "model: on a GPU that moves the model being trained off its device. "
+                        "Leave the model alone; for a file that loads anywhere, save "
+                        "{{k: v.cpu() for k, v in state_dict().items()}}."
+                    ).format(what=what)
+                )
             state = seen["state"]
             if state is None:
                 raise CheckError(
@@ -657,6 +702,11 @@ def check_save_checkpoint(save_checkpoint) -> None:
                 missing = sorted(set(expected) - set(state))
                 if any(isinstance(k, str) and k.startswith("module.") for k in state):
                     hint = _(" Save the inner model: model.module.state_dict().")
+                    if wrapper == "dp":
+                        hint += _(
+                            " A DataParallel model is a wrapper too: unwrap it as well "
+                            "(hasattr(model, 'module'), or isinstance with both classes)."
+                        )
                 elif missing and all("running" in k or "num_batches" in k for k in missing):
                     hint = _(
                         " The buffers (batch norm's running statistics) are missing: save "
@@ -860,6 +910,7 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
     cases = [
         (_("a state_dict with some wrapped keys"), mixed),
         (_("a plain state_dict (no prefixes)"), plain),
+        (_("an empty state_dict"), []),
     ]
     for what, entries in cases:
         call = f"strip_wrapper_prefixes({what})"

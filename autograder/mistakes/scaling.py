@@ -680,5 +680,256 @@ _MORE["shards_for_epoch"].append(
     )
 )
 
+# Red-team round: wrong answers written from the exercise text alone.
+_MORE_2 = {
+    "top_ops": [
+        Mistake(
+            name="aten-substring",
+            message="'aten' in key also matches labels such as 'concatenate': keep keys that start with 'aten::'.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    ops = [e for e in prof.key_averages() if 'aten' in e.key]\n"
+                "    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+                "    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]\n"
+            ),
+        ),
+        Mistake(
+            name="sums-rows-per-name",
+            message="Rank the entries: adding up the rows that share a name merges entries the text keeps apart.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    times = {}\n"
+                "    for e in prof.key_averages():\n"
+                "        if e.key.startswith('aten::'):\n"
+                "            times[e.key] = times.get(e.key, 0.0) + e.self_cpu_time_total / 1000\n"
+                "    return sorted(times.items(), key=lambda kv: kv[1], reverse=True)[:k]\n"
+            ),
+        ),
+    ],
+    "time_per_label": [
+        Mistake(
+            name="max-row-per-label",
+            message="The largest row is not the sum: a label on several CPU rows adds them all up.",
+            code=(
+                "def time_per_label(prof, labels):\n"
+                "    rows = list(prof.key_averages())\n"
+                "    return {label: max([e.cpu_time_total / 1000 for e in rows if e.key == label], default=0.0)\n"
+                "            for label in labels}\n"
+            ),
+        ),
+        Mistake(
+            name="every-key-returned",
+            message="One entry per label asked for: a defaultdict of every row's key returns labels nobody asked for.",
+            code=(
+                "from collections import defaultdict\n"
+                "def time_per_label(prof, labels):\n"
+                "    totals = defaultdict(float)\n"
+                "    for e in prof.key_averages():\n"
+                "        totals[e.key] += e.cpu_time_total / 1000\n"
+                "    for label in labels:\n"
+                "        totals[label] += 0.0\n"
+                "    return totals\n"
+            ),
+        ),
+    ],
+    "strip_wrapper_prefixes": [
+        Mistake(
+            name="two-passes",
+            message="A fixed number of passes: three or four wrappers keep a prefix. Loop until no prefix is left.",
+            code=_STRIP_HEAD
+            + (
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        for _ in range(2):\n"
+                "            key = key.removeprefix('module.').removeprefix('_orig_mod.')\n"
+                "        out[key] = value\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "shards_for_epoch": [
+        Mistake(
+            name="tensor-indices",
+            message="Lists of ints: indexing a randperm tensor gives 0-d tensors; use .tolist().",
+            code=(
+                "import math\nimport torch\n"
+                "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+                "    g = torch.Generator().manual_seed(seed + epoch)\n"
+                "    order = torch.randperm(n, generator=g)\n"
+                "    total = math.ceil(n / world_size) * world_size\n"
+                "    order = order.repeat(math.ceil(total / n))[:total]\n"
+                "    return [list(order[r::world_size]) for r in range(world_size)]\n"
+            ),
+        ),
+        Mistake(
+            name="ignores-seed",
+            message="The seed argument is part of the shuffle: DistributedSampler(..., seed=seed).",
+            code=_SHARDS_HEAD
+            + (
+                "    shards = []\n"
+                "    for r in range(world_size):\n"
+                "        s = DistributedSampler(range(n), num_replicas=world_size, rank=r, shuffle=True)\n"
+                "        s.set_epoch(epoch)\n"
+                "        shards.append(list(s))\n"
+                "    return shards\n"
+            ),
+        ),
+    ],
+    "average_gradients": [
+        Mistake(
+            name="returns-model",
+            message="average_gradients works in place and returns None.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad /= world_size\n"
+                "    return model\n"
+            ),
+        ),
+        Mistake(
+            name="state-dict-keep-vars",
+            message="state_dict() lists a shared weight under both names: it is reduced twice.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.state_dict(keep_vars=True).values():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad /= world_size\n"
+            ),
+        ),
+        Mistake(
+            name="divides-in-float32",
+            message="A float64 gradient divided in float32 loses its precision: divide in place, in its dtype.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad.copy_(p.grad.float() / world_size)\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        Mistake(
+            name="moves-to-cpu",
+            message="Module.cpu() moves the caller's model in place: copy the state_dict's tensors instead.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    torch.save(inner.cpu().state_dict(), path)  # loads on any machine\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="unwraps-ddp-only",
+            message="A DataParallel model is wrapped too (model.module): unwrap both, or check for .module.",
+            code=(
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "def save_checkpoint(model, path, rank):\n"
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    if isinstance(model, DDP):\n"
+                "        model = model.module\n"
+                "    torch.save(model.state_dict(), path)\n"
+                "    return True\n"
+            ),
+        ),
+        Mistake(
+            name="eval-then-train",
+            message="train() afterwards is not 'as it was': a model in eval mode comes back in train mode.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    inner.eval()\n"
+                "    torch.save(inner.state_dict(), path)\n"
+                "    inner.train()\n"
+                "    return True\n"
+            ),
+        ),
+    ],
+}
+_MORE_2["top_ops"].append(
+    Mistake(
+        name="append-then-check-k",
+        message="Checking the count only after appending returns one entry for k=0: stop before, or slice [:k].",
+        code=(
+            "def top_ops(prof, k=5):\n"
+            "    out = []\n"
+            "    for e in sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True):\n"
+            "        if e.key.startswith('aten::'):\n"
+            "            out.append((e.key, e.self_cpu_time_total / 1000))\n"
+            "            if len(out) == k:\n"
+            "                break\n"
+            "    return out\n"
+        ),
+    )
+)
+_MORE_2["time_per_label"].append(
+    Mistake(
+        name="first-cpu-row",
+        message="Skipping the GPU row is not enough: a label can have several CPU rows; add up every row.",
+        code=(
+            "from torch.autograd import DeviceType\n"
+            "def time_per_label(prof, labels):\n"
+            "    rows = [e for e in prof.key_averages() if e.device_type == DeviceType.CPU]\n"
+            "    return {label: next((e.cpu_time_total / 1000 for e in rows if e.key == label), 0.0)\n"
+            "            for label in labels}\n"
+        ),
+    )
+)
+_MORE_2["strip_wrapper_prefixes"] += [
+    Mistake(
+        name="drops-parts-anywhere",
+        message="Only leading parts go: head.module.bias keeps its 'module'.",
+        code=_STRIP_HEAD
+        + (
+            "    return {'.'.join(p for p in k.split('.') if p not in ('module', '_orig_mod')): v\n"
+            "            for k, v in state_dict.items()}\n"
+        ),
+    ),
+    Mistake(
+        name="same-dict-when-empty",
+        message="An empty checkpoint still gets a new dict: returning the caller's lets edits of the result reach it.",
+        code=_STRIP_HEAD
+        + (
+            "    if not state_dict:\n"
+            "        return state_dict\n"
+            "    out = {}\n"
+            "    for key, value in state_dict.items():\n"
+            "        while key.startswith(('module.', '_orig_mod.')):\n"
+            "            key = key.split('.', 1)[1]\n"
+            "        out[key] = value\n"
+            "    return out\n"
+        ),
+    ),
+]
+_MORE_2["shards_for_epoch"].append(
+    Mistake(
+        name="repeats-by-ratio",
+        message="An empty dataset has no ratio to repeat by: DistributedSampler gives every rank an empty shard.",
+        code=(
+            "import math\nimport torch\n"
+            "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+            "    g = torch.Generator().manual_seed(seed + epoch)\n"
+            "    order = torch.randperm(n, generator=g).tolist()\n"
+            "    total = math.ceil(n / world_size) * world_size\n"
+            "    order = (order * math.ceil(total / n))[:total]\n"
+            "    return [order[r::world_size] for r in range(world_size)]\n"
+        ),
+    )
+)
+for _grade_id, _extra in _MORE_2.items():
+    _MORE[_grade_id] = _MORE.get(_grade_id, []) + _extra
+
 for _grade_id, _extra in _MORE.items():
     MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra

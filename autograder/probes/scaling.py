@@ -68,6 +68,9 @@ def profile_workload(seed: int, device_name: str):
                 with record_function("load"):
                     _busy(0.003)  # Python time: the label's own (self) time, no operator
                     xb = x + 0.01 * torch.randn_like(x)
+                with record_function("concatenate"):  # a label with "aten" inside its name
+                    _busy(0.001)
+                    xb = torch.cat([xb[:32], xb[32:]])
                 with record_function("step"):
                     model(xb).pow(2).mean().backward()
             with record_function("outer"), record_function("inner"):
@@ -296,6 +299,12 @@ class CheckpointNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.encoder_module(x) * self.scale)
 
+    def _apply(self, fn, recurse=True):
+        """Counts conversions (.cpu(), .to(), .float(), ...; each goes through _apply), so that
+        moving the caller's model shows on a machine where it already is on the CPU."""
+        self.__dict__["conversions"] = self.__dict__.get("conversions", 0) + 1
+        return super()._apply(fn, recurse)
+
 
 def build_checkpoint_model(case: dict) -> nn.Module:
     """The plain model save_checkpoint is given (wrapped or not, see ``probe_save_checkpoint``)."""
@@ -335,7 +344,11 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
     there, and what the file at path holds, loaded with weights_only=True. A wrapped model is a
     real DistributedDataParallel object (see ``ddp_wrapped``)."""
     inner = build_checkpoint_model(case)
-    model = ddp_wrapped(inner) if case["wrapped"] else inner
+    if case.get("wrapper") == "dp":  # DataParallel: .module as well (no GPU needed to build it)
+        model = nn.DataParallel(inner)
+    else:
+        model = ddp_wrapped(inner) if case["wrapped"] else inner
+    inner.__dict__["conversions"] = 0  # building (and wrapping) moved it to the case's device
     folder = Path(tempfile.mkdtemp(prefix="probe-ckpt-"))
     try:
         path = folder / case["file"]
@@ -349,6 +362,7 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
             "state": None,
             "inner_training": bool(inner.training),
             "inner_device": next(inner.parameters()).device,
+            "inner_conversions": inner.__dict__.get("conversions", 0),
         }
         if path.is_file():
             try:

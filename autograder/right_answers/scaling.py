@@ -240,3 +240,67 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+RIGHT_ANSWERS["average_gradients"] += [
+    RightAnswer(
+        name="reduce-op-avg",
+        why=(
+            "all_reduce(p.grad, op=ReduceOp.AVG) averages in one call (gloo and NCCL support it): "
+            "the visible test's stand-in expects it, and no division follows."
+        ),
+        code=(
+            "import torch.distributed as dist\n"
+            "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+            "    for p in model.parameters():\n"
+            "        if p.grad is not None:\n"
+            "            all_reduce(p.grad, op=dist.ReduceOp.AVG)\n"
+        ),
+    ),
+    RightAnswer(
+        name="divides-before-reducing",
+        why="Divides each gradient by world_size, then sums: the same average (DDP pre-divides too).",
+        code=(
+            "import torch.distributed as dist\n"
+            "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+            "    for p in model.parameters():\n"
+            "        if p.grad is not None:\n"
+            "            p.grad.div_(world_size)\n"
+            "            all_reduce(p.grad)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["shards_for_epoch"].append(
+    RightAnswer(
+        name="fork-rng-global-seed",
+        why=(
+            "Shuffles with the global generator inside torch.random.fork_rng, which restores it: "
+            "the same permutation as a generator of its own, the caller's stream left alone."
+        ),
+        code=(
+            "import math\nimport torch\n"
+            "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+            "    with torch.random.fork_rng(devices=[]):\n"
+            "        torch.manual_seed(seed + epoch)\n"
+            "        order = torch.randperm(n).tolist()\n"
+            "    total = math.ceil(n / world_size) * world_size\n"
+            "    while len(order) < total:\n"
+            "        order += order[: total - len(order)]\n"
+            "    return [order[r::world_size] for r in range(world_size)]\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["save_checkpoint"].append(
+    RightAnswer(
+        name="deepcopy-to-cpu",
+        why="Moves a deep copy of the inner model to the CPU, never the caller's model: a portable file.",
+        code=(
+            "import copy\nimport torch\n"
+            "def save_checkpoint(model, path, rank):\n"
+            "    if rank != 0:\n"
+            "        return False\n"
+            "    inner = model.module if hasattr(model, 'module') else model\n"
+            "    torch.save(copy.deepcopy(inner).cpu().state_dict(), path)\n"
+            "    return True\n"
+        ),
+    )
+)
