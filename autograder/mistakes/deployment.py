@@ -150,6 +150,58 @@ MISTAKES = {
                 "    return convert(obj)\n"
             ),
         ),
+        Mistake(
+            name="no-map-location-narrow-except",
+            message="A checkpoint saved on a GPU loads onto the GPU unless map_location='cpu' says otherwise.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="missing-file-is-none",
+            message="A missing file is not an unsafe one: let the error reach the caller instead of returning None.",
+            code=(
+                "import os, pickle\n"
+                "def safe_load(path):\n"
+                "    if not os.path.exists(path):\n"
+                "        return None\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="assumes-a-state-dict",
+            message="The file may hold a single tensor or a list: return what torch.load gave, without assuming a dict.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        obj = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    return {k: v.cpu() for k, v in obj.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="loads-onto-the-gpu-when-there-is-one",
+            message="Load onto the CPU, as the text says, not onto whatever accelerator the machine has.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    where = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+                "    try:\n"
+                "        return torch.load(path, map_location=where, weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         Mistake(
@@ -250,6 +302,51 @@ MISTAKES = {
                 "    missing = [k for k in model_keys if k not in state]\n"
                 "    unexpected = [k for k in state if k not in model_keys]\n"
                 "    return missing, unexpected\n"
+            ),
+        ),
+        Mistake(
+            name="always-back-to-train",
+            message="Leave the mode alone: model.train() at the end switches a model that came in eval mode to training.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    model.eval()\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    model.train()\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="filters-to-model-keys",
+            message="Filtering the checkpoint to the model's keys hides the unexpected ones: load it as it is and report both lists.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    own = model.state_dict()\n"
+                "    state = {k: v for k, v in state.items() if k in own}\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="returns-sets",
+            message="Return two lists of key names, not sets.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    mine = set(model.state_dict())\n"
+                "    model.load_state_dict(state, strict=False)\n"
+                "    return mine - set(state), set(state) - mine\n"
+            ),
+        ),
+        Mistake(
+            name="assign-replaces-parameters",
+            message="load_state_dict(..., assign=True) replaces the model's parameters instead of copying into them.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False, assign=True)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
             ),
         ),
     ],
@@ -365,6 +462,33 @@ MISTAKES = {
             code=(
                 "def strip_module_prefix(state_dict):\n"
                 "    return {k.removeprefix('module.'): v.float() for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="detach-values",
+            message="Keep the values as they are: .detach() returns another tensor object (a Parameter stops being one).",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): v.detach() for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="sorted-keys",
+            message="Keep the input's order: sorting the keys reorders the state_dict.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): state_dict[k] for k in sorted(state_dict)}\n"
+            ),
+        ),
+        Mistake(
+            name="consume-prefix-on-a-copy",
+            message="consume_prefix_in_state_dict_if_present renames in place by popping and re-adding: the renamed keys move to the end.",
+            code=(
+                "from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present\n"
+                "def strip_module_prefix(state_dict):\n"
+                "    out = dict(state_dict)\n"
+                "    consume_prefix_in_state_dict_if_present(out, 'module.')\n"
+                "    return out\n"
             ),
         ),
     ],
@@ -501,6 +625,42 @@ MISTAKES = {
                 "        model.train(was_training)\n"
             ),
         ),
+        Mistake(
+            name="restores-root-flag-only",
+            message="model.training = was_training sets the flag of the root only; its submodules stay in eval mode: use model.train(was_training).",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_Wrapper(model), (example,))\n"
+                "    model.training = was_training\n"
+                "    return program\n"
+            ),
+        ),
+        Mistake(
+            name="mean-gate-by-hand",
+            message="Decide with model.gate(x): a copy of its rule by hand is another model as soon as the gate differs.",
+            code=(
+                "class _Wrapper(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(x.mean() > 0, self.gated.pos, self.gated.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_Wrapper(model), (example,))\n"
+                "    model.train(was_training)\n"
+                "    return program\n"
+            ),
+        ),
     ],
     "onnx_round_trip": [
         Mistake(
@@ -606,6 +766,21 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        expected = model(x).cpu()\n"
                 "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
+            ),
+        ),
+        Mistake(
+            name="matches-as-tensor",
+            message="matches should be a bool: (...).all() gives a one-element tensor; use torch.allclose or .item().",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, ((out - expected).abs() <= atol + rtol * expected.abs()).all()\n"
             ),
         ),
     ],
@@ -800,6 +975,81 @@ MISTAKES = {
                 "    return report\n"
             ),
         ),
+        Mistake(
+            name="sizes-in-kib",
+            message="Report bytes (ints), not KiB.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def kib(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes / 1024\n"
+                "    with torch.no_grad():\n"
+                "        acc = [(net(x).argmax(dim=1) == y).float().mean().item() for net in (model, int8_model)]\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': kib(model), 'size_int8': kib(int8_model),\n"
+                "            'acc_fp32': acc[0], 'acc_int8': acc[1]}\n"
+            ),
+        ),
+        Mistake(
+            name="whole-model-pickle-size",
+            message="Measure the serialised state_dict: torch.save(model) pickles the object, class references and all.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net, buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    with torch.no_grad():\n"
+                "        acc = [(net(x).argmax(dim=1) == y).float().mean().item() for net in (model, int8_model)]\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': acc[0], 'acc_int8': acc[1]}\n"
+            ),
+        ),
+        Mistake(
+            name="correct-count-not-fraction",
+            message="Accuracy is a fraction: divide the number of correct rows by the number of rows.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    with torch.no_grad():\n"
+                "        acc = [(net(x).argmax(dim=1) == y).sum().item() for net in (model, int8_model)]\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': acc[0], 'acc_int8': acc[1]}\n"
+            ),
+        ),
+        Mistake(
+            name="accuracy-with-autograd",
+            message="Measure the accuracies under torch.no_grad(): no graph is needed.",
+            code=(
+                "def quantize_report(model, x, y):\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    int8_model = quantize_int8(copy.deepcopy(model))\n"
+                "    def nbytes(net):\n"
+                "        buffer = io.BytesIO()\n"
+                "        torch.save(net.state_dict(), buffer)\n"
+                "        return buffer.getbuffer().nbytes\n"
+                "    acc = [(net(x).argmax(dim=1) == y).float().mean().item() for net in (model, int8_model)]\n"
+                "    model.train(was_training)\n"
+                "    return {'size_fp32': nbytes(model), 'size_int8': nbytes(int8_model),\n"
+                "            'acc_fp32': acc[0], 'acc_int8': acc[1]}\n"
+            ),
+        ),
     ],
     "measure_latency_ms": [
         Mistake(
@@ -970,6 +1220,85 @@ MISTAKES = {
                 "    return float(statistics.median(times))\n"
             ),
         ),
+        Mistake(
+            name="trimmed-mean",
+            message="A mean without the fastest and slowest call is still a mean: two hiccups drag it up. Report the median.",
+            code=(
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    times.sort()\n"
+                "    kept = times[1:-1] if len(times) > 2 else times\n"
+                "    return sum(kept) / len(kept)\n"
+            ),
+        ),
+        Mistake(
+            name="device-equals-cuda",
+            message="x.device == torch.device('cuda') is False for cuda:0 (the index differs): test x.device.type == 'cuda' or x.is_cuda.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    on_gpu = x.device == torch.device('cuda')\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if on_gpu:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="detached-input",
+            message="Call fn with x itself, as the text says, not a detached copy of it.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    x = x.detach()\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="process-time-clock",
+            message="time.process_time() counts this process's CPU time, not the wall-clock time a caller waits: use time.perf_counter().",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.process_time()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.process_time() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
     ],
     "save_for_serving": [
         Mistake(
@@ -1115,6 +1444,63 @@ MISTAKES = {
                 "from safetensors.torch import save_model\n"
                 "def save_for_serving(model, example_input, folder):\n"
                 "    folder = Path(folder)\n" + _SERVE_EXPORT + _SERVE_WEIGHTS + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="str-concatenated-path",
+            message="folder may be a str or a Path: join with os.path.join or Path(folder) / name, not string concatenation.",
+            code=(
+                "import os\n"
+                "from safetensors.torch import save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    os.makedirs(folder, exist_ok=True)\n"
+                "    program_path = folder + '/model.pt2'\n"
+                "    weights_path = folder + '/weights.safetensors'\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    torch.export.save(torch.export.export(model, (example_input,)), program_path)\n"
+                "    model.train(was_training)\n"
+                "    save_model(model, weights_path)\n"
+                "    return {'program': program_path, 'weights': weights_path}\n"
+            ),
+        ),
+        Mistake(
+            name="mkdir-without-parents",
+            message="folder's parents may not exist either: mkdir(parents=True, exist_ok=True).",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(exist_ok=True)\n" + _SERVE_EXPORT + _SERVE_WEIGHTS + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="restores-root-flag-only",
+            message="model.training = was_training sets the root's flag only: its submodules stay in eval mode; use model.train(was_training).",
+            code=(
+                _SERVE_HEAD
+                + "    was_training = model.training\n"
+                + "    model.eval()\n"
+                + "    program = torch.export.export(model, (example_input,))\n"
+                + "    model.training = was_training\n"
+                + "    torch.export.save(program, folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="exports-one-row",
+            message="Export on example_input itself: a program exported from one row accepts only batches of one.",
+            code=(
+                _SERVE_HEAD
+                + "    was_training = model.training\n"
+                + "    model.eval()\n"
+                + "    program = torch.export.export(model, (example_input[:1],))\n"
+                + "    model.train(was_training)\n"
+                + "    torch.export.save(program, folder / 'model.pt2')\n"
+                + _SERVE_WEIGHTS
+                + _SERVE_RETURN
             ),
         ),
     ],

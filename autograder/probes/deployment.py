@@ -165,7 +165,10 @@ def probe_strip_module_prefix(strip_module_prefix, case: dict) -> dict:
                     for i, t in enumerate(originals)
                     if value.data_ptr() == t.data_ptr() and value.shape == t.shape
                 ]
-            seen["values"].append({"kind": describe(value), "same_tensor_as": sources})
+            same = [i for i, t in enumerate(originals) if value is t]
+            seen["values"].append(
+                {"kind": describe(value), "same_tensor_as": sources, "same_object_as": same}
+            )
     return seen
 
 
@@ -237,6 +240,7 @@ def probe_load_checkpoint_cpu(load_checkpoint_cpu, case: dict) -> dict:
     save_as_gpu(state, path)
     model = build_classifier(case)
     modes_before = _modes(model)
+    own_before = dict(model.named_parameters()) | dict(model.named_buffers())
     PAYLOAD_RUNS.clear()
     result, error = None, None
     with _quiet():
@@ -262,6 +266,8 @@ def probe_load_checkpoint_cpu(load_checkpoint_cpu, case: dict) -> dict:
     seen["after"] = {k: v.detach().cpu() for k, v in after.items()}
     seen["devices"] = {k: str(v.device) for k, v in after.items()}
     seen["modes_before"], seen["modes_after"] = modes_before, _modes(model)
+    own_after = dict(model.named_parameters()) | dict(model.named_buffers())
+    seen["replaced"] = [name for name, t in own_before.items() if own_after.get(name) is not t]
     return seen
 
 
@@ -343,6 +349,19 @@ def build_saved_file(spec: dict) -> str:
     return path
 
 
+@contextlib.contextmanager
+def _cuda_claimed(claimed: bool):
+    """While active (where ``claimed``), torch.cuda.is_available() says True: code that picks
+    the GPU whenever there is one shows it on any machine."""
+    real = torch.cuda.is_available
+    if claimed:
+        torch.cuda.is_available = lambda: True
+    try:
+        yield
+    finally:
+        torch.cuda.is_available = real
+
+
 def probe_safe_load(safe_load, case: dict) -> dict:
     """Write the file ``case["file"]`` names, run safe_load on it; what came back, what ran.
 
@@ -350,7 +369,8 @@ def probe_safe_load(safe_load, case: dict) -> dict:
     nn.Module; ``"runs_code"``: a file whose unpickling calls a function; ``"truncated"``:
     ``case["obj"]`` saved, then cut to half its bytes; ``"missing"``: a path with no file;
     ``"changes"``: ``case["obj"]`` saved, replaced by a file that runs code when it is read a
-    second time. With ``case["catch"]`` an exception the answer raises comes back as data.
+    second time. With ``case["catch"]`` an exception the answer raises comes back as data; with
+    ``case["cuda_available"]`` torch.cuda.is_available() says True while the answer runs.
     """
     folder = tempfile.mkdtemp(prefix="deploy-probe-")
     path = os.path.join(folder, "file.pt")
@@ -382,7 +402,7 @@ def probe_safe_load(safe_load, case: dict) -> dict:
     PAYLOAD_RUNS.clear()
     safe_before = _safe_global_names()
     out, error = None, None
-    with _quiet(), swap:
+    with _quiet(), swap, _cuda_claimed(case.get("cuda_available", False)):
         try:
             out = safe_load(path)
         except Exception as err:
@@ -421,12 +441,20 @@ class GatedNet(nn.Module):
         return self.neg(x)
 
 
+class NegatedGatedNet(GatedNet):
+    """A GatedNet subclass with its own gate: a batch whose mean is negative takes ``pos``."""
+
+    def gate(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean() < 0
+
+
 def build_gated(case: dict) -> GatedNet:
-    """GatedNet(case["dim"]) seeded with the dim, on case["device"], in training mode unless
-    ``case["train"]`` is False."""
+    """GatedNet(case["dim"]) (NegatedGatedNet where ``case["gate"]`` is ``"negated"``) seeded
+    with the dim, on case["device"], in training mode unless ``case["train"]`` is False."""
+    kind = NegatedGatedNet if case.get("gate") == "negated" else GatedNet
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["dim"])
-        model = GatedNet(case["dim"])
+        model = kind(case["dim"])
     return model.to(case["device"]).train(case.get("train", True))
 
 
