@@ -16,12 +16,11 @@ a learner's.
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass, field
 
 from autograder import course, right_answers
-from autograder.judge import InProcessChannel, run_check, specs
+from autograder.judge import InProcessChannel, contracts, run_check, specs
 from autograder.misconceptions import misconception, solution_namespace, with_code
 from autograder.mistakes import catalogue
 
@@ -92,5 +91,4 @@ def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
 
 def _has_contracts(spec) -> bool:
     """Whether the exercise's hidden check declares contracts (autograder.contracts.uses)."""
-    check = getattr(importlib.import_module(f"autograder.hidden.{spec.topic}"), spec.check)
-    return bool(getattr(check, "contracts", ()))
+    return bool(contracts(spec.topic, spec.check))

@@ -16,6 +16,7 @@ verdict (:mod:`autograder.judge`), and a mistake that matches nothing changes no
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import os
@@ -139,9 +140,6 @@ def visible_ending(code: str, namespace: dict) -> str | None:
     return None
 
 
-_SOLUTION_NAMESPACES: dict[str, dict] = {}
-
-
 def name_misconception(
     lesson: str, spec: CheckSpec, calls: list[Call], visible: Visible | None = None
 ) -> Mistake | None:
@@ -150,9 +148,7 @@ def name_misconception(
     mistakes = catalogue(course.topic(lesson)).get(exercise, [])
     if not mistakes or not calls:
         return None
-    if lesson not in _SOLUTION_NAMESPACES:
-        _SOLUTION_NAMESPACES[lesson] = solution_namespace(lesson)
-    return misconception(spec, calls, _SOLUTION_NAMESPACES[lesson], mistakes, visible)
+    return misconception(spec, calls, solution_namespace(lesson), mistakes, visible)
 
 
 def _exercise_of(lesson: str, test_id: str) -> str:
@@ -172,10 +168,14 @@ def with_code(namespace: dict, code: str) -> dict | None:
     return ns
 
 
+@functools.cache
 def solution_namespace(lesson: str) -> dict:
     """The namespace a kernel has after running the solution's code cells, test cells skipped.
 
-    Trusted code only (the course's own solution); mistakes are swapped into copies of it.
+    Trusted code only (the course's own solution); mistakes are swapped into copies of it
+    (:func:`with_code`). Built once per lesson and process: it runs the lesson's code (seconds
+    to minutes on a busy machine), and a cell may register something process-wide that must
+    not be registered twice (08's serialization tag).
     """
     import matplotlib
 
