@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import random
 
 import torch
 from hypothesis import strategies as st
@@ -96,10 +97,13 @@ def _stale_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor | None]:
     ]
 
 
-def _draw_step_model(d: Draw, g: torch.Generator, n: int) -> tuple[dict, dict, str]:
-    """A model spec (an MLP, a float64 MLP, or one with a frozen layer and an unused parameter)
-    with stale gradients, and a batch of ``n`` for it: what a training step's contract gets."""
-    kind = d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused"]))
+def _draw_step_model(
+    d: Draw, g: torch.Generator, n: int, kind: str | None = None
+) -> tuple[dict, dict, str]:
+    """A model spec (an MLP, a float64 MLP, or one with a frozen layer and an unused parameter;
+    ``kind`` picks one) with stale gradients, and a batch of ``n`` for it: what a training
+    step's contract gets."""
+    kind = kind or d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused"]))
     if kind == "mlp":
         features, classes = d.size(1, 5), d.size(2, 4)
         spec = _mlp([features, d.size(1, 8), classes], g, device="cpu")
@@ -138,7 +142,24 @@ def _draw_overfit(d: Draw) -> Inputs:
     """A model in training mode, a batch (the edges family favours one example), a mean loss;
     num_steps (0 in the edges family) and lr given, or both left to their defaults."""
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
-    model, batch, label = _draw_step_model(d, g, d.size(1, 8))
+    shape = d.draw(st.sampled_from(["step model", "batchnorm", "memorised"]))
+    if shape == "batchnorm":  # the recorded loss is the training-mode one (batch statistics)
+        spec = {
+            "kind": "batchnorm",
+            "dtype": torch.float32,
+            "device": torch.device("cpu"),
+            "params": probes.random_params(probes.BatchNormMLP(), g),
+        }
+        x, y = _classification(d.size(2, 8), 4, 2, g, "cpu")  # BatchNorm trains on 2 rows or more
+        model = {"model": spec, "grads": _stale_grads(spec, g)}
+        batch = {"x": x, "y": y, "loss": "cross_entropy"}
+        label = "an MLP with BatchNorm1d in training mode (its .grad left from an earlier step)"
+    elif shape == "memorised":  # the loss is 0 from the start: every step must still be there
+        model, batch, label = _draw_step_model(d, g, d.size(1, 8), kind="float64 mlp")
+        batch["y"] = probes.build_model(model["model"])(batch["x"]).detach()
+        label += _(", on targets it already fits exactly (every loss is 0)")
+    else:
+        model, batch, label = _draw_step_model(d, g, d.size(1, 8))
     args = (
         Build(probes.build_step_model, model, label),
         batch["x"],
@@ -170,14 +191,28 @@ def _compare_overfit(got, expected: list, what: str, inputs: Inputs) -> None:
                 ).format(i=i, what=what)
             )
         check_type(value, float, f"entry {i} of {what}")
-    if expected:
-        assert_close(
-            torch.tensor(got, dtype=torch.float64),
-            torch.tensor(expected, dtype=torch.float64),
-            rtol=1e-4,
-            atol=1e-6,
-            what=_("the losses from {what}").format(what=what),
-        )
+    if not expected:
+        return
+    wide = inputs.args[1].dtype == torch.float64
+    got_t, expected_t = (torch.tensor(v, dtype=torch.float64) for v in (got, expected))
+    if wide and torch.allclose(got_t, expected_t, rtol=1e-5, atol=1e-7):
+        if not torch.allclose(got_t, expected_t, rtol=1e-9, atol=1e-12):
+            raise CheckError(
+                _(
+                    "the losses from {what} are right to about 7 digits only: the model and "
+                    "the batch are float64 here, and the losses went through float32 (a "
+                    "torch.tensor(losses), a .float()). Return the Python floats of "
+                    "loss.item()."
+                ).format(what=what)
+            )
+        return
+    assert_close(
+        got_t,
+        expected_t,
+        rtol=1e-4,
+        atol=1e-6,
+        what=_("the losses from {what}").format(what=what),
+    )
 
 
 def _overfit_hint(family: str, inputs: Inputs) -> str:
@@ -222,6 +257,15 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
     case = {"model": spec, "x": x, "y": y, "loss": "cross_entropy", "steps": 5, "lr": 1e-2}
     what = "overfit_one_batch(..., num_steps=5, lr=0.01)"
     seen = observe(probes.probe_overfit_one_batch, overfit_one_batch, case, what)
+    if seen["losses_alive"] > 2:
+        raise CheckError(
+            _(
+                "{what} kept {alive} of its loss tensors alive at once during the loop: each "
+                "stored loss tensor keeps its step's autograd graph, so memory grows with "
+                "every step, even if they become floats at the end. Store loss.item() as "
+                "soon as the loss is computed."
+            ).format(what=what, alive=seen["losses_alive"])
+        )
     if seen["rng_changed"]:
         raise CheckError(
             _(
@@ -251,6 +295,9 @@ def _draw_clipped(d: Draw) -> Inputs:
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
     n = d.size(1, 8)
     model, batch, label = _draw_step_model(d, g, n)
+    if d.draw(st.booleans()):  # the caller's mode is the caller's: a step does not set it
+        model["eval"] = True
+        label += _(", in eval mode")
     fresh = probes.build_step_model(model)
     fresh.zero_grad()
     probes.build_loss_of(batch, fresh).backward()
@@ -359,7 +406,23 @@ CLIPPED_STEP = Contract(
 @uses(CLIPPED_STEP)
 def check_clipped_step(clipped_step) -> None:
     """The contract: the returned norm, and the model's weights and gradients and the
-    optimizer's momentum afterwards, against zero_grad -> backward -> clip_grad_norm_ -> step."""
+    optimizer's momentum afterwards, against zero_grad -> backward -> clip_grad_norm_ -> step;
+    then what it does not watch: the loss's graph is freed by the backward pass."""
+    g = torch.Generator().manual_seed(61)
+    spec = _mlp([4, 8, 3], g, device=get_device())
+    x, y = _classification(6, 4, 3, g, spec["device"])
+    case = {"model": spec, "x": x, "y": y, "loss": "cross_entropy", "max_norm": 1.0}
+    what = "clipped_step(model, optimizer, loss, max_norm=1.0)"
+    seen = observe(probes.probe_clipped_step, clipped_step, case, what)
+    if seen["graph_kept"]:
+        raise CheckError(
+            _(
+                "{what} left the loss's graph alive after the step (loss.backward() could run "
+                "a second time): backward(retain_graph=True) keeps every activation of the "
+                "forward pass in memory until the caller drops the loss, into the next step. "
+                "Call loss.backward() plainly; it frees the graph."
+            ).format(what=what)
+        )
 
 
 # ----------------------------------------------------------------------------- grad_norms
@@ -376,6 +439,7 @@ _GRAD_NORM_MODELS = {
     "mlp": "an MLP",
     "with_unused": "a model with a frozen layer and an unused parameter",
     "nested": "a model with a cls_token, nested blocks, a bias-free layer, buffers and a dead ReLU",
+    "tied": "a model whose output layer shares (ties) the input layer's weight",
 }
 
 
@@ -390,6 +454,13 @@ def _draw_grad_norms(d: Draw) -> Inputs:
         spec = _mlp(sizes, g, act=act, dtype=dtype, device="cpu")
     elif kind == "with_unused":
         spec = _with_unused(g, "cpu") | {"dtype": dtype}
+    elif kind == "tied":
+        spec = {
+            "kind": "tied",
+            "dtype": dtype,
+            "device": torch.device("cpu"),
+            "params": probes.random_params(probes.Tied(), g),
+        }
     else:
         spec = _nested(g, "cpu", dtype=dtype)
     width = spec["sizes"][0] if kind == "mlp" else 4
@@ -403,6 +474,16 @@ def _compare_grad_norms(got, expected: dict, what: str, inputs: Inputs) -> None:
     check_type(got, dict, what)
     missing = [n for n in expected if n not in got]
     extra = [n for n in got if n not in expected]
+    model = copies(inputs.args)[0]
+    aliases = [n for n, _p in model.named_parameters(remove_duplicate=False) if n in extra]
+    if aliases:
+        raise CheckError(
+            _(
+                "{what} has entries {extra}: a second name of a parameter that is shared "
+                "(tied) with another module. One parameter has one gradient: list it once, "
+                "under the name model.named_parameters() gives it (it skips the duplicates)."
+            ).format(what=what, extra=aliases)
+        )
     if extra:
         raise CheckError(
             _(
@@ -503,7 +584,7 @@ def _draw_diagnosis(d: Draw) -> Inputs:
     boundaries (equalities, inf with explode_norm=inf, all zeros, one entry)."""
     kinds = ["plain", "vanishing", "tiny-middle", "nonfinite"]
     if d.family == "edges":
-        kinds = ["first-on-ratio", "on-explode", "unbounded-inf", "zeros", "plain"]
+        kinds = ["first-on-ratio", "on-explode", "unbounded-inf", "zeros", "plain", "wide"]
     kind = d.draw(st.sampled_from(kinds))
     n = d.size(1, len(_LAYER_NAMES))
     if kind in ("vanishing", "tiny-middle"):
@@ -526,6 +607,8 @@ def _draw_diagnosis(d: Draw) -> Inputs:
         values[where], explode = math.inf, "inf"
     elif kind == "zeros":
         values = [0.0] * n
+    elif kind == "wide":  # finite, but beyond float32's range (a float32 copy makes it inf)
+        values[where], explode = 2.0**200, "inf"
     elif kind == "first-on-ratio":
         ratio = -10 if ratio is None else ratio
         values[0] = 2.0**ratio * max(values)
@@ -546,6 +629,12 @@ def _diagnosis_hint(family: str, inputs: Inputs) -> str:
         inputs.kwargs.get("vanish_ratio", 1e-3),
         inputs.kwargs.get("explode_norm", 1e3),
     )
+    wide = [v for v in inputs.args[0].values() if math.isfinite(v) and v > 3.4e38]
+    if wide:
+        reason += _(
+            " ({norm:g} is finite as a Python float; a float32 copy, such as torch.tensor(...) "
+            "of the values, turns it into inf: compare the floats themselves)"
+        ).format(norm=wide[0])
     return _(
         "Here {reason}. Check in order: any NaN/inf or a norm above explode_norm -> "
         "'exploding'; the first (input-side) norm at most vanish_ratio times the largest -> "
@@ -885,6 +974,14 @@ def check_accumulated_step(accumulated_step) -> None:
     }
     what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
     seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
+    if seen["loss_fn_changed"]:
+        raise CheckError(
+            _(
+                "{what} changed the loss function it was given ({names}): the caller keeps "
+                "using it afterwards. Leave loss_fn as it is (a mean loss) and scale each "
+                "piece's loss by len(x_chunk) / len(x)."
+            ).format(what=what, names=", ".join(seen["loss_fn_changed"]))
+        )
     if seen["rows"] and max(seen["rows"]) > micro:
         raise CheckError(
             _(
@@ -1343,6 +1440,18 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
                         what=what, source=source, got=got, seed=seed, expected=expected, hint=hint
                     )
                 )
+    python = random.Random(seed)  # Python's random takes the whole seed, above 2**32 too
+    expected = [python.random() for _draw in range(3)]
+    if seen["draws"].get("Python's random") != expected:
+        raise CheckError(
+            _(
+                "after {what}, Python's random gave {got}; random.seed({seed}) gives "
+                "{expected}. Give random.seed the seed itself: only NumPy needs "
+                "seed % 2**32."
+            ).format(
+                what=what, got=seen["draws"].get("Python's random"), seed=seed, expected=expected
+            )
+        )
     return seen["draws"]
 
 
@@ -1493,7 +1602,10 @@ def _draw_per_sample(d: Draw) -> Inputs:
     family favours a batch of one); no .grad yet (the engine compares the model's .grad with
     the reference's afterwards, and the text lets an answer clear what its own loop made: stale
     gradients that must not count are the hand-written probe's)."""
-    kind = d.draw(st.sampled_from(["mlp", "float64 mlp", "with_unused", "flat_mlp"]))
+    kinds = ["mlp", "float64 mlp", "with_unused", "flat_mlp", "embedded"]
+    if d.family != "values":  # the draws favour the first kinds: each family starts elsewhere
+        kinds = kinds[3:] + kinds[:3] if d.family == "edges" else kinds[2:] + kinds[:2]
+    kind = d.draw(st.sampled_from(kinds))
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
     n = d.size(1, 7)
     if kind == "mlp":
@@ -1510,6 +1622,15 @@ def _draw_per_sample(d: Draw) -> Inputs:
         spec = _with_unused(g, "cpu")
         x, y = torch.randn(n, 4, generator=g), torch.randn(n, 2, generator=g)
         loss, label = "mse", "a model with a frozen layer and an unused parameter"
+    elif kind == "embedded":  # x holds integer token ids: the norms take the weights' dtype
+        spec = {
+            "kind": "embedded",
+            "dtype": torch.float32,
+            "device": torch.device("cpu"),
+            "params": probes.random_params(probes.Embedded(), g),
+        }
+        x, y = torch.randint(0, 10, (n, 3), generator=g), torch.randint(0, 3, (n,), generator=g)
+        loss, label = "cross_entropy", "token ids (N, 3, int64) into an nn.Embedding"
     else:
         spec = {
             "kind": "flat_mlp",
@@ -1600,8 +1721,9 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
     then a model whose .grad holds stale gradients: its weights and train/eval mode left as
     they were, and the stale gradients not counted."""
     g = torch.Generator().manual_seed(67)
-    spec = _mlp([6, 16, 4], g, device="cpu")
-    x, y = _classification(10, 6, 4, g, "cpu")
+    device = get_device()
+    spec = _mlp([6, 16, 4], g, device=device)
+    x, y = _classification(10, 6, 4, g, device)
     what = f"per_sample_grad_norms(model, loss_fn, x, y) for an MLP in train mode, x of shape {tuple(x.shape)}"
     case = {"model": spec, "grads": _junk_grads(spec, g), "x": x, "y": y, "loss": "cross_entropy"}
     seen = observe(probes.probe_per_sample_grad_norms, per_sample_grad_norms, case, what)
@@ -1619,7 +1741,24 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
                 "put back the mode you found."
             ).format(what=what)
         )
-    expected = _reference_per_sample(probes.build_model(spec), nn.CrossEntropyLoss(), x, y)
+    if seen["requires_grad"]:
+        raise CheckError(
+            _(
+                "{what} returned norms that require grad: they hold a graph back to the "
+                "parameters, and with it every example's activations, as long as the caller "
+                "keeps them. Hand torch.func detached parameters ({{n: p.detach() ...}}), as "
+                "the lesson does (or take the norms of what torch.autograd.grad returns)."
+            ).format(what=what)
+        )
+    if seen["device"] != str(x.device):
+        raise CheckError(
+            _(
+                "{what} returned its norms on {got}, but x is on {device}: a tensor made with "
+                "torch.zeros(...) or torch.tensor(...) lands on the CPU unless you pass "
+                "device=x.device (or torch.stack the norms themselves)."
+            ).format(what=what, got=seen["device"], device=x.device)
+        )
+    expected = _reference_per_sample(probes.build_model(spec), nn.CrossEntropyLoss(), x, y).cpu()
     got = seen["result"]
     if not (
         isinstance(got, torch.Tensor)

@@ -1297,3 +1297,344 @@ _PER_SAMPLE_MISTAKES = [
 
 MISTAKES["autocast_step"] = _AUTOCAST_MISTAKES
 MISTAKES["per_sample_grad_norms"] = _PER_SAMPLE_MISTAKES
+
+# ----------------------------------------------------------------------------- red-team round 2
+_MORE_OVERFIT_LOOP_BODY = "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+MISTAKES["overfit_one_batch"] += [
+    Mistake(
+        name="stops-when-memorised",  # passes the visible asserts (their loss stays above 1e-3)
+        message="Return one loss per step, num_steps of them: stopping once the loss is small "
+        "returns fewer entries than asked (and trains less).",
+        code=_OVERFIT_HEAD + _MORE_OVERFIT_LOOP_BODY + "    losses = []\n"
+        "    for _ in range(num_steps):\n"
+        "        optimizer.zero_grad()\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        losses.append(loss.item())\n"
+        "        if loss.item() < 1e-3:\n"
+        "            break\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "    return losses\n",
+    ),
+    Mistake(
+        name="zero-grad-at-end-of-step",  # passes the visible asserts (no old gradients there)
+        message="Zeroing after the step lets the caller's old .grad into the first update; "
+        "zero the gradients before each backward().",
+        code=_OVERFIT_HEAD + _MORE_OVERFIT_LOOP_BODY + "    losses = []\n"
+        "    for _ in range(num_steps):\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        losses.append(loss.item())\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "        optimizer.zero_grad()\n"
+        "    return losses\n",
+    ),
+    Mistake(
+        name="items-taken-at-the-end",  # passes the visible asserts
+        message="Storing the loss tensors and calling .item() only at the end keeps every step's "
+        "graph alive during the loop; store loss.item() at once.",
+        code=_OVERFIT_HEAD + _MORE_OVERFIT_LOOP_BODY + "    losses = []\n"
+        "    for _ in range(num_steps):\n"
+        "        optimizer.zero_grad()\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        losses.append(loss)\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+        "    return [l.item() for l in losses]\n",
+    ),
+    Mistake(
+        name="float32-list",  # passes the visible asserts (float32 there)
+        message="torch.tensor(losses) is float32: a float64 model's losses lose their digits; "
+        "return the Python floats of loss.item().",
+        code=_OVERFIT_HEAD
+        + _MORE_OVERFIT_LOOP_BODY
+        + _OVERFIT_LOOP
+        + "    return torch.tensor(losses).tolist()\n",
+    ),
+    Mistake(
+        name="records-eval-mode-loss",  # passes the visible asserts (no dropout there)
+        message="The recorded loss must be the one the step trains on (training mode); an extra "
+        "eval-mode forward pass records another number and costs a forward pass per step.",
+        code=_OVERFIT_HEAD + _MORE_OVERFIT_LOOP_BODY + "    losses = []\n"
+        "    for _ in range(num_steps):\n"
+        "        model.eval()\n"
+        "        with torch.no_grad():\n"
+        "            losses.append(loss_fn(model(x), y).item())\n"
+        "        model.train()\n"
+        "        optimizer.zero_grad()\n"
+        "        loss_fn(model(x), y).backward()\n"
+        "        optimizer.step()\n"
+        "    return losses\n",
+    ),
+]
+MISTAKES["clipped_step"] += [
+    Mistake(
+        name="retains-graph",  # passes the visible asserts
+        message="retain_graph=True keeps the whole forward pass's activations alive after the "
+        "step; call loss.backward() plainly.",
+        code="import torch\n"
+        "def clipped_step(model, optimizer, loss, max_norm):\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward(retain_graph=True)\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    optimizer.step()\n"
+        "    return norm.item()\n",
+    ),
+    Mistake(
+        name="sets-train-mode",  # passes the visible asserts (their model is in training mode)
+        message="model.train() in the step changes the caller's mode (an eval-mode model comes "
+        "back training); the step only zeroes, backpropagates, clips and steps.",
+        code="import torch\n"
+        "def clipped_step(model, optimizer, loss, max_norm):\n"
+        "    model.train()\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward()\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+        "    optimizer.step()\n"
+        "    return norm.item()\n",
+    ),
+]
+MISTAKES["grad_norms"] += [
+    Mistake(
+        name="walks-modules-tied-twice",  # passes the visible asserts (nothing tied there)
+        message="Walking named_modules() and each module's own parameters lists a tied (shared) "
+        "parameter once per module; named_parameters() lists it once.",
+        code="def grad_norms(model):\n"
+        "    out = {}\n"
+        "    for prefix, m in model.named_modules():\n"
+        "        for n, p in m.named_parameters(recurse=False):\n"
+        "            if p.grad is not None:\n"
+        "                out[f'{prefix}.{n}' if prefix else n] = p.grad.norm().item()\n"
+        "    return out\n",
+    ),
+    Mistake(
+        name="squares-grad-in-place",  # passes the visible asserts (norms read once)
+        message="g *= g squares the caller's gradient in place; only read the gradients.",
+        code="def grad_norms(model):\n"
+        "    out = {}\n"
+        "    for n, p in model.named_parameters():\n"
+        "        if p.grad is not None:\n"
+        "            g = p.grad\n"
+        "            g *= g\n"
+        "            out[n] = g.sum().sqrt().item()\n"
+        "    return out\n",
+    ),
+]
+MISTAKES["diagnose_gradients"] += [
+    Mistake(
+        name="float32-tensor",  # passes the visible asserts
+        message="torch.tensor(list(norms.values())) is float32: a finite norm beyond float32's "
+        "range (1e60, say) becomes inf and reads as exploding; compare the Python floats.",
+        code="import torch\n"
+        "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+        "    t = torch.tensor(list(norms.values()))\n"
+        "    if not torch.isfinite(t).all() or (t > explode_norm).any():\n"
+        "        return 'exploding'\n"
+        "    if t[0] <= vanish_ratio * t.max():\n"
+        "        return 'vanishing'\n"
+        "    return 'healthy'\n",
+    ),
+    Mistake(
+        name="max-of-the-others",  # passes the visible asserts (two layers there)
+        message="The largest norm is taken over all of them, the first included; with one "
+        "layer there are no others.",
+        code="import math\n"
+        "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+        "    values = list(norms.values())\n"
+        "    if any(not math.isfinite(v) or v > explode_norm for v in values):\n"
+        "        return 'exploding'\n"
+        "    if values[0] <= vanish_ratio * max(values[1:]):\n"
+        "        return 'vanishing'\n"
+        "    return 'healthy'\n",
+    ),
+    Mistake(
+        name="ratio-by-division",  # passes the visible asserts (no zero norms there)
+        message="first / largest divides by zero when every norm is 0; compare first <= "
+        "vanish_ratio * largest.",
+        code="import math\n"
+        "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+        "    values = list(norms.values())\n"
+        "    if any(not math.isfinite(v) or v > explode_norm for v in values):\n"
+        "        return 'exploding'\n"
+        "    if values[0] / max(values) <= vanish_ratio:\n"
+        "        return 'vanishing'\n"
+        "    return 'healthy'\n",
+    ),
+]
+MISTAKES["first_nonfinite_module"] += [
+    Mistake(
+        name="early-exit-on-finite-output",  # passes the visible asserts
+        message="A finite output does not mean every module's output was finite (tanh(inf) = "
+        "1), and the extra forward pass runs the model twice; hook first, run once.",
+        code="import torch\n"
+        "def first_nonfinite_module(model, x):\n"
+        "    with torch.no_grad():\n"
+        "        if torch.isfinite(model(x)).all():\n"
+        "            return None\n"
+        + _FINDER_HOOK
+        + "    handles = [m.register_forward_hook(make_hook(n))"
+        " for n, m in model.named_modules() if n]\n"
+        "    try:\n"
+        "        with torch.no_grad():\n"
+        "            model(x)\n"
+        "    finally:\n"
+        "        for h in handles:\n"
+        "            h.remove()\n"
+        "    return fired[0] if fired else None\n",
+    ),
+    Mistake(
+        name="first-tensor-of-tuple",  # passes the visible asserts (tensor outputs there)
+        message="A tuple output can carry NaN/inf in any element; check every tensor in it.",
+        code="import torch\n"
+        "def first_nonfinite_module(model, x):\n"
+        "    fired = []\n"
+        "    def make_hook(name):\n"
+        "        def hook(module, inputs, output):\n"
+        "            out = output[0] if isinstance(output, (tuple, list)) else output\n"
+        "            if not torch.isfinite(out).all():\n"
+        "                fired.append(name)\n"
+        "        return hook\n"
+        "    handles = [m.register_forward_hook(make_hook(n))"
+        " for n, m in model.named_modules() if n]\n"
+        "    try:\n"
+        "        with torch.no_grad():\n"
+        "            model(x)\n"
+        "    finally:\n"
+        "        for h in handles:\n"
+        "            h.remove()\n"
+        "    return fired[0] if fired else None\n",
+    ),
+    Mistake(
+        name="restores-train-unconditionally",  # passes the visible asserts (training mode there)
+        message="model.train() at the end puts an eval-mode model into training mode; note "
+        "model.training first and restore that.",
+        code="import torch\n"
+        "def first_nonfinite_module(model, x):\n"
+        + _FINDER_HOOK
+        + "    handles = [m.register_forward_hook(make_hook(n))"
+        " for n, m in model.named_modules() if n]\n"
+        "    model.eval()\n"
+        "    try:\n"
+        "        with torch.no_grad():\n"
+        "            model(x)\n"
+        "    finally:\n"
+        "        for h in handles:\n"
+        "            h.remove()\n"
+        "        model.train()\n"
+        "    return fired[0] if fired else None\n",
+    ),
+]
+MISTAKES["accumulated_step"] += [
+    Mistake(
+        name="extra-full-batch-forward",  # passes the visible asserts
+        message="A second forward pass over the whole batch for the returned loss needs the "
+        "memory accumulation avoids (and runs the model again); add up the pieces' scaled "
+        "losses.",
+        code="import torch\n" + _ACCUM_HEAD + "    optimizer.zero_grad()\n"
+        "    with torch.no_grad():\n"
+        "        total = loss_fn(model(x), y).item()\n"
+        "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+        "        (loss_fn(model(xc), yc) * (len(xc) / len(x))).backward()\n"
+        "    optimizer.step()\n"
+        "    return total\n",
+    ),
+    Mistake(
+        name="sets-loss-reduction-sum",  # passes the visible asserts
+        message="Setting loss_fn.reduction changes the caller's loss function for good; scale "
+        "each piece's mean loss by len(x_chunk) / len(x).",
+        code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+        "    loss_fn.reduction = 'sum'\n"
+        "    total = 0.0\n"
+        "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+        "        loss = loss_fn(model(xc), yc) / len(x)\n"
+        "        loss.backward()\n"
+        "        total += loss.item()\n"
+        "    optimizer.step()\n"
+        "    return total\n",
+    ),
+    Mistake(
+        name="zeroes-again-after-step",  # passes the visible asserts
+        message="Zeroing again after the step throws away the gradients the caller may log or "
+        "clip; zero once, before the first backward().",
+        code=_ACCUM_HEAD + "    optimizer.zero_grad()\n"
+        "    total = 0.0\n"
+        "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+        "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+        "        loss.backward()\n"
+        "        total += loss.item()\n"
+        "    optimizer.step()\n"
+        "    optimizer.zero_grad()\n"
+        "    return total\n",
+    ),
+]
+MISTAKES["set_seed"] += [
+    Mistake(
+        name="modulo-for-every-library",  # passes the visible asserts (2**40 only must not raise)
+        message="Only NumPy needs seed % 2**32; random and torch take the whole seed, so seeds "
+        "2**32 apart must not give the same run.",
+        code="import random, numpy as np, torch\n"
+        "def set_seed(seed):\n"
+        "    seed = seed % 2**32\n"
+        "    random.seed(seed)\n"
+        "    np.random.seed(seed)\n"
+        "    torch.manual_seed(seed)\n"
+        "    return torch.Generator().manual_seed(seed)\n",
+    ),
+    Mistake(
+        name="numpy-seed-clamped",  # passes the visible asserts
+        message="min(seed, 2**32 - 1) gives NumPy the same seed for every large seed; use "
+        "seed % 2**32.",
+        code="import random, numpy as np, torch\n"
+        "def set_seed(seed):\n"
+        "    random.seed(seed)\n"
+        "    np.random.seed(min(seed, 2**32 - 1))\n"
+        "    torch.manual_seed(seed)\n"
+        "    return torch.Generator().manual_seed(seed)\n",
+    ),
+]
+MISTAKES["per_sample_grad_norms"] += [
+    Mistake(
+        name="norms-in-x-dtype",  # passes the visible asserts (float32 x there)
+        message="Return the parameters' dtype: x may be integer ids (an embedding) or another "
+        "float type than the weights.",
+        code=_PSG_HEAD + "    out = torch.zeros(len(x), dtype=x.dtype, device=x.device)\n"
+        "    params = [p for p in model.parameters() if p.requires_grad]\n"
+        "    for i in range(len(x)):\n"
+        "        grads = torch.autograd.grad(loss_fn(model(x[i:i + 1]), y[i:i + 1]), params,"
+        " allow_unused=True)\n"
+        "        out[i] = torch.sqrt(sum((g ** 2).sum() for g in grads if g is not None))\n"
+        "    return out\n",
+    ),
+    Mistake(
+        name="params-not-detached",  # passes the visible asserts
+        message="Passing the live parameters to torch.func keeps a graph back to them: the "
+        "norms require grad and hold every example's activations; detach the parameters.",
+        code=_PSG_HEAD + "    from torch.func import functional_call, grad, vmap\n"
+        "    params = {n: p for n, p in model.named_parameters() if p.requires_grad}\n"
+        "    def one(params, x_one, y_one):\n"
+        "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)),"
+        " y_one.unsqueeze(0))\n"
+        "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+    Mistake(
+        name="squeeze-batch-of-one",  # passes the visible asserts (N > 1 there)
+        message="squeeze() also drops the batch axis when N is 1: return shape (N,).",
+        code=_PSG_HEAD
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    flat = torch.cat([g.flatten(1) for g in grads.values()], dim=1)\n"
+        "    return flat.norm(dim=1, keepdim=True).squeeze()\n",
+    ),
+    Mistake(
+        name="restores-train-unconditionally",  # passes the visible asserts (training mode there)
+        message="model.train() at the end puts an eval-mode model into training mode; restore "
+        "the mode the model had (model.train(was_training)).",
+        code=_PSG_HEAD
+        + "    model.eval()\n"
+        + _PSG_FUNC
+        + "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+        "    model.train()\n"
+        "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
+    ),
+]

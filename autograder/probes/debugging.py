@@ -14,10 +14,13 @@ import itertools
 import math
 import random
 import warnings
+import weakref
 
 import numpy as np
 import torch
 from torch import nn
+
+from autograder.probes.contract import SavedTensors
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
 LOSSES = {"cross_entropy": nn.CrossEntropyLoss, "mse": nn.MSELoss}
@@ -76,7 +79,54 @@ class FlatMLP(nn.Module):
         return self.net(x)
 
 
-MODEL_KINDS = {"with_unused": WithUnused, "nested": Nested, "flat_mlp": FlatMLP}
+class BatchNormMLP(nn.Module):
+    """A Linear, BatchNorm1d, ReLU, Linear: its output depends on the train/eval mode (batch
+    statistics or running ones), and a training forward pass updates the running statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 2))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Tied(nn.Module):
+    """An input and an output projection that share one weight (tied, as in a language model):
+    named_parameters() lists it once, under its first name."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(4, 4, bias=False)
+        self.body = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 4, bias=False)
+        self.out.weight = self.embed.weight
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.body(self.embed(x))))
+
+
+class Embedded(nn.Module):
+    """Token ids (N, 3) through an nn.Embedding, averaged, into a Linear: x is an integer
+    tensor, the parameters float."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.head(self.embed(x).mean(-2))
+
+
+MODEL_KINDS = {
+    "embedded": Embedded,
+    "with_unused": WithUnused,
+    "nested": Nested,
+    "flat_mlp": FlatMLP,
+    "batchnorm": BatchNormMLP,
+    "tied": Tied,
+}
 
 
 def mlp(sizes, act: str = "relu") -> nn.Sequential:
@@ -204,10 +254,39 @@ def probe_overfit_one_batch(overfit_one_batch, case: dict) -> dict:
     """Whether training changed torch's global random state (the contract watches the rest)."""
     model = build_model(case["model"]).train()
     rng_before = torch.get_rng_state()
-    overfit_one_batch(
-        model, case["x"], case["y"], LOSSES[case["loss"]](), num_steps=case["steps"], lr=case["lr"]
-    )
-    return {"rng_changed": not torch.equal(torch.get_rng_state(), rng_before)}
+    loss_fn = CountsLive(LOSSES[case["loss"]]())
+    overfit_one_batch(model, case["x"], case["y"], loss_fn, num_steps=case["steps"], lr=case["lr"])
+    return {
+        "rng_changed": not torch.equal(torch.get_rng_state(), rng_before),
+        "losses_alive": loss_fn.most_alive,
+    }
+
+
+class CountsLive(nn.Module):
+    """A loss function that notes, at every call, how many of the losses it returned are still
+    alive (referenced by the caller): one or two for a loop that keeps loss.item(), one per
+    step for a loop that stores the loss tensors."""
+
+    def __init__(self, loss_fn: nn.Module):
+        super().__init__()
+        self.loss_fn, self.returned, self.most_alive = loss_fn, [], 0
+
+    def forward(self, output, target):
+        self.returned = [r for r in self.returned if r() is not None]
+        self.most_alive = max(self.most_alive, len(self.returned))
+        loss = self.loss_fn(output, target)
+        self.returned.append(weakref.ref(loss))
+        return loss
+
+
+def probe_clipped_step(clipped_step, case: dict) -> dict:
+    """Whether the loss's graph survives clipped_step (a second backward() would run)."""
+    model = build_model(case["model"]).train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with SavedTensors() as saved:  # counts the activations the loss's graph holds
+        loss = LOSSES[case["loss"]]()(model(case["x"]), case["y"])
+    clipped_step(model, optimizer, loss, case["max_norm"])
+    return {"graph_kept": saved.live > 0}
 
 
 def probe_grad_norms(grad_norms, case: dict) -> dict:
@@ -254,12 +333,19 @@ def probe_accumulated_step(accumulated_step, case: dict) -> dict:
         model.register_forward_hook(note_backward),
     ]
     loss_fn = LOSSES[case["loss"]]()
+    settings = _settings(loss_fn)
     try:
         accumulated_step(model, optimizer, loss_fn, case["x"], case["y"], case["micro_batch"])
     finally:
         for handle in handles:
             handle.remove()
-    return {"rows": rows, "events": "".join(events)}
+    changed = sorted(k for k, v in _settings(loss_fn).items() if settings.get(k) != v)
+    return {"rows": rows, "events": "".join(events), "loss_fn_changed": changed}
+
+
+def _settings(module: nn.Module) -> dict:
+    """A module's plain attributes (a loss's reduction, ignore_index...), as data."""
+    return {k: repr(v) for k, v in vars(module).items() if isinstance(v, (str, int, float, bool))}
 
 
 class ReportsDevice(torch.Tensor):
@@ -634,8 +720,11 @@ def probe_per_sample_grad_norms(per_sample_grad_norms, case: dict) -> dict:
     before = params_of(model)
     modes = [m.training for m in model.modules()]
     result = per_sample_grad_norms(model, LOSSES[case["loss"]](), x, y)
+    tensor = isinstance(result, torch.Tensor)
     return {
-        "result": _plain(result),
+        "result": _plain(result.detach().cpu() if tensor else result),
+        "requires_grad": tensor and result.requires_grad,
+        "device": str(result.device) if tensor else "",
         "weights_changed": any(
             not torch.equal(p.detach(), b) for p, b in zip(model.parameters(), before, strict=True)
         ),
