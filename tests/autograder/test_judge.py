@@ -1,0 +1,22 @@
+"""The judge's in-process channel: where the grader replays our own catalogued answers."""
+
+import torch
+
+from autograder import wire
+from autograder.judge import InProcessChannel
+
+
+def test_an_answer_replayed_in_the_grader_cannot_switch_autograd_off_for_the_next_check():
+    # The misconception matcher replays catalogued mistakes in the grader's own process; one
+    # that leaves torch.set_grad_enabled(False) behind made the next submission's reference
+    # (09's fine_tune) fail with "does not require grad".
+    def halve_and_switch_off(x, limit):
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+        return x / 2
+
+    case = wire.encode({"x": torch.tensor([4.0]), "limit": 3.0, "kind": "leaf"})
+    channel = InProcessChannel({"halve_until_small": halve_and_switch_off})
+    channel.run("autograder.probes.welcome", "probe_halve_until_small", "halve_until_small", case)
+    assert torch.is_grad_enabled()
+    assert torch.get_default_dtype() == torch.float32
