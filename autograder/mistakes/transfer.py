@@ -991,3 +991,475 @@ MISTAKES["merge_lora"] += [
         ),
     ),
 ]
+
+# Red team (from the exercise text alone): gradients, devices, side effects, inputs of one
+# kind, the text's rules, statistics.
+MISTAKES["replace_head"] += [
+    Mistake(
+        name="returns-a-copy",
+        message="replace_head changes the model it is given (setattr) and returns it, not a copy.",
+        code=(
+            "import copy\nfrom torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    model = copy.deepcopy(model)  # keep the caller's model safe\n"
+            "    old = getattr(model, head_attr)\n"
+            "    setattr(model, head_attr, nn.Linear(old.in_features, num_classes,\n"
+            "            device=old.weight.device, dtype=old.weight.dtype))\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="lazy-linear",
+        message="nn.LazyLinear draws its weights only at the first call: build nn.Linear(in_features, ...).",
+        code=(
+            "from torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    setattr(model, head_attr, nn.LazyLinear(num_classes, device=old.weight.device,\n"
+            "                                            dtype=old.weight.dtype))\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="resets-old-head-in-place",
+        message="Resizing and re-initialising the old head object changes it for everyone who holds "
+        "it: build a new nn.Linear and setattr it.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    kw = {'device': head.weight.device, 'dtype': head.weight.dtype}\n"
+            "    head.out_features = num_classes\n"
+            "    head.weight = nn.Parameter(torch.empty(num_classes, head.in_features, **kw))\n"
+            "    if head.bias is not None:\n"
+            "        head.bias = nn.Parameter(torch.empty(num_classes, **kw))\n"
+            "    head.reset_parameters()\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="small-normal-init",
+        message="The new head keeps the weights nn.Linear draws itself, not a custom N(0, 0.01) init.",
+        code=(
+            "from torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    new = nn.Linear(old.in_features, num_classes, device=old.weight.device,\n"
+            "                    dtype=old.weight.dtype)\n"
+            "    nn.init.normal_(new.weight, std=0.01)\n"
+            "    nn.init.zeros_(new.bias)\n"
+            "    setattr(model, head_attr, new)\n"
+            "    return model\n"
+        ),
+    ),
+]
+
+MISTAKES["freeze_backbone"] += [
+    Mistake(
+        name="head-children-frozen",
+        message="Unfreezing the head first and then freezing every other module's own parameters "
+        "freezes the head's sub-layers (a Sequential head).",
+        code=(
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    head.requires_grad_(True)\n"
+            "    for m in model.modules():\n"
+            "        if m is not head:\n"
+            "            for p in m.parameters(recurse=False):\n"
+            "                p.requires_grad_(False)\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="freezes-known-layer-types",
+        message="Freezing only Conv/Linear/BatchNorm layers misses other layers (a LayerNorm) and "
+        "the root's own parameters.",
+        code=(
+            "from torch import nn\n"
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    kinds = (nn.Conv2d, nn.Linear, nn.BatchNorm1d, nn.BatchNorm2d)\n"
+            "    for m in model.modules():\n"
+            "        if isinstance(m, kinds):\n"
+            "            m.requires_grad_(False)\n"
+            "    getattr(model, head_attr).requires_grad_(True)\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="last-linear-is-head",
+        message="The head is getattr(model, head_attr), not the last nn.Linear in the model.",
+        code=(
+            "from torch import nn\n"
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    model.requires_grad_(False)\n"
+            "    last = [m for m in model.modules() if isinstance(m, nn.Linear)][-1]\n"
+            "    last.requires_grad_(True)\n"
+            "    return model\n"
+        ),
+    ),
+]
+
+MISTAKES["make_optimizer"] += [
+    Mistake(
+        name="duplicates-within-group",
+        message="m.parameters() of every module repeats each parameter once per ancestor: the "
+        "backbone group lists parameters several times.",
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    ids = {id(p) for p in head.parameters()}\n"
+            "    body = []\n"
+            "    for m in model.modules():\n"
+            "        body += [p for p in m.parameters() if p.requires_grad and id(p) not in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    groups.append({'params': [p for p in head.parameters() if p.requires_grad],\n"
+            "                   'lr': head_lr})\n"
+            "    return torch.optim.AdamW(groups)\n"
+        ),
+    ),
+    Mistake(
+        name="last-child-as-head",
+        message="The head is getattr(model, head_attr), not the last child module.",
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head = list(model.children())[-1]\n"
+            "    ids = {id(p) for p in head.parameters()}\n"
+            "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    groups.append({'params': [p for p in head.parameters() if p.requires_grad],\n"
+            "                   'lr': head_lr})\n"
+            "    return torch.optim.AdamW(groups)\n"
+        ),
+    ),
+]
+
+MISTAKES["extract_features"] += [
+    Mistake(
+        name="normalises-in-place",
+        message="sub_/div_ on a slice of x change the caller's images: normalise out of place.",
+        code=_EF_HEAD
+        + (
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    out = []\n"
+            "    with torch.no_grad():\n"
+            "        for i in range(0, len(x), batch_size):\n"
+            "            out.append(backbone(x[i:i + batch_size].sub_(mean).div_(std)))\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="stats-as-float",
+        message="float(mean) only works for a single number: mean and std may be (C, 1, 1) tensors.",
+        code=_EF_HEAD
+        + (
+            "    mean, std = float(mean), float(std)\n"
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((x[i:i + batch_size] - mean) / std)\n"
+            "               for i in range(0, len(x), batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="chunk-not-split",
+        message="torch.chunk(x, batch_size) makes batch_size chunks, not chunks of batch_size images.",
+        code=_EF_HEAD
+        + (
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((part - mean) / std) for part in torch.chunk(x, batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="returns-on-cpu",
+        message="Return the features on x's device: .cpu() moves them off the GPU.",
+        code=_EF_HEAD
+        + (
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((x[i:i + batch_size] - mean) / std).cpu()\n"
+            "               for i in range(0, len(x), batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="evals-only-batchnorm",
+        message="Only batch norm in eval mode leaves dropout on: call backbone.eval().",
+        code="from torch import nn\n"
+        + _EF_HEAD
+        + (
+            "    bns = [m for m in backbone.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]\n"
+            "    modes = [m.training for m in bns]\n"
+            "    for m in bns:\n"
+            "        m.eval()\n"
+            "    with torch.no_grad():\n"
+            "        out = [backbone((x[i:i + batch_size] - mean) / std)\n"
+            "               for i in range(0, len(x), batch_size)]\n"
+            "    for m, mode in zip(bns, modes):\n"
+            "        m.train(mode)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+]
+
+MISTAKES["fine_tune"] += [
+    Mistake(
+        name="one-step-short",
+        message="range(1, num_epochs) runs num_epochs - 1 steps: train for exactly num_epochs.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n"
+            "    for epoch in range(1, num_epochs):\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="mini-batches",
+        message="Each step is one forward of all of x (full batch), not mini-batches of 16.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        for i in range(0, len(x), 16):\n"
+            "            loss = F.cross_entropy(model(x[i:i + 16]), y[i:i + 16])\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="batchnorm-kept-in-eval",
+        message="Every layer trains in train() mode: batch norm kept in eval mode is not fine-tuning.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n"
+            "    for m in model.modules():\n"
+            "        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):\n"
+            "            m.eval()  # keep the pretrained statistics\n"
+            + _LOOP
+            + "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="swapped-learning-rates",
+        message="make_optimizer(model, backbone_lr, head_lr): the backbone's rate first.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, head_lr, backbone_lr)\n"
+            "    model.train()\n" + _LOOP + "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="head-replaced-before-copy",
+        message="replace_head(pretrained, ...) changes the caller's model: copy it first.",
+        code=_FT_HEAD
+        + (
+            "    model = copy.deepcopy(replace_head(pretrained, num_classes))\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n" + _LOOP + "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="logs-in-eval-never-back",
+        message="After a logging forward in eval mode, go back to model.train() before the next step.",
+        code=_FT_HEAD
+        + (
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n"
+            "    losses = []\n"
+            "    for _ in range(num_epochs):\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        model.eval()\n"
+            "        with torch.no_grad():\n"
+            "            losses.append(F.cross_entropy(model(x), y).item())\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="head-on-default-device",
+        message="The new head must be on the model's device (Exercise 1): nn.Linear alone is on the CPU.",
+        code=_FT_HEAD
+        + (
+            "    model = copy.deepcopy(pretrained)\n"
+            "    model.head = torch.nn.Linear(model.head.in_features, num_classes)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    model.train()\n" + _LOOP + "    return model.eval()\n"
+        ),
+    ),
+]
+
+MISTAKES["LoRALinear"] += [
+    Mistake(
+        name="integer-division-scaling",
+        message="alpha // r rounds the scaling down: it is alpha / r.",
+        code=_LORA_HEAD
+        + _LORA_INIT.replace("self.scaling = alpha / r", "self.scaling = alpha // r")
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="copies-base",
+        message="Keep the given layer itself as self.base (and freeze it), not a copy.",
+        code="import copy\n"
+        + _LORA_HEAD
+        + _LORA_INIT.replace(
+            "self.base = base.requires_grad_(False)",
+            "self.base = copy.deepcopy(base).requires_grad_(False)",
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="freezes-weight-and-bias-by-name",
+        message="A base without bias has bias None: freeze with base.requires_grad_(False).",
+        code=_LORA_HEAD
+        + _LORA_INIT.replace(
+            "self.base = base.requires_grad_(False)",
+            "self.base = base\n"
+            "        base.weight.requires_grad = False\n"
+            "        base.bias.requires_grad = False",
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="base-under-no-grad",
+        message="The base is frozen, but the gradient with respect to x still flows through it: "
+        "do not run it under torch.no_grad().",
+        code=_LORA_HEAD
+        + _LORA_INIT
+        + (
+            "    def forward(self, x):\n"
+            "        with torch.no_grad():\n"
+            "            out = self.base(x)\n"
+            "        return out + (x @ self.lora_A.T) @ self.lora_B.T * self.scaling\n"
+        ),
+    ),
+    Mistake(
+        name="parameter-then-to",
+        message="nn.Parameter(...).to(dtype) returns a plain tensor when it converts: create the "
+        "tensor on the right device and dtype, then wrap it.",
+        code=_LORA_HEAD
+        + (
+            "        self.base = base.requires_grad_(False)\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features)).to(base.weight)\n"
+            "        with torch.no_grad():\n"
+            "            nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r)).to(base.weight)\n"
+            "        self.scaling = alpha / r\n"
+        )
+        + _LORA_FORWARD,
+    ),
+    Mistake(
+        name="lora-dropout",
+        message="The forward is base(x) + scaling * (x @ A.T) @ B.T: no dropout on the adapter's path.",
+        code=_LORA_HEAD
+        + _LORA_INIT
+        + "        self.dropout = nn.Dropout(0.1)\n"
+        + (
+            "    def forward(self, x):\n"
+            "        return self.base(x) + (self.dropout(x) @ self.lora_A.T) @ self.lora_B.T * self.scaling\n"
+        ),
+    ),
+]
+
+MISTAKES["merge_lora"] += [
+    Mistake(
+        name="shares-bias",
+        message="The merged layer's bias is a copy of the base's, not the same tensor.",
+        code=_MERGE_HEAD
+        + (
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features, bias=False,\n"
+            "                       device=base.weight.device, dtype=base.weight.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(base.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "    merged.bias = base.bias\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="no-device",
+        message="Create the merged layer on the base's device too, not only its dtype.",
+        code=_MERGE_HEAD
+        + (
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features, bias=base.bias is not None,\n"
+            "                       dtype=base.weight.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight.copy_(base.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "        if base.bias is not None:\n"
+            "            merged.bias.copy_(base.bias)\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="zeroes-adapter-after-merge",
+        message="Leave the adapter unchanged: zeroing lora_B after the merge changes the layer.",
+        code=_MERGE_HEAD
+        + (
+            "    merged = copy.deepcopy(layer.base)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight += layer.scaling * layer.lora_B @ layer.lora_A\n"
+            "        layer.lora_B.zero_()  # so that a second merge adds nothing\n"
+            "    return merged\n"
+        ),
+    ),
+]
+
+MISTAKES["extract_features"] += [
+    Mistake(
+        name="grad-mode-left-off",
+        message="torch.set_grad_enabled(False) without restoring it switches autograd off for the "
+        "caller: use a with torch.no_grad() block.",
+        code=_EF_HEAD
+        + (
+            "    torch.set_grad_enabled(False)\n"
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    out = [backbone((x[i:i + batch_size] - mean) / std)\n"
+            "           for i in range(0, len(x), batch_size)]\n"
+            "    backbone.train(was)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+]
+
+MISTAKES["fine_tune"] += [
+    Mistake(
+        name="optimizer-before-new-head",
+        message="An optimizer built before replace_head holds the old head's parameters: the new "
+        "head never trains. Replace the head first.",
+        code=_FT_HEAD
+        + (
+            "    model = copy.deepcopy(pretrained)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    replace_head(model, num_classes)\n"
+            "    model.train()\n" + _LOOP + "    return model.eval()\n"
+        ),
+    ),
+]

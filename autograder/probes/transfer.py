@@ -114,14 +114,13 @@ def _is_meta(device) -> bool:
 
 
 def probe_replace_head(replace_head, case: dict) -> dict:
-    """What came back, the head afterwards, the whole state_dict afterwards, logits for case x.
-
-    The global random generator is seeded with ``case["rng_seed"]`` just before the call
-    (so that a fresh head is the same every run, and differs between two seeds). On the
-    meta device (no values) only the head's description comes back."""
+    """What came back, the head afterwards (and whether it is the old head object, changed
+    in place), logits for case x. On the meta device (no values) only the head's description
+    comes back."""
     head_attr = case["head_attr"]
     meta = _is_meta(case["device"])
     model = build_net(case).eval()
+    old = getattr(model, head_attr)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case.get("rng_seed", case["seed"] + 1))
         result = replace_head(model, case["num_classes"], head_attr=head_attr)
@@ -130,9 +129,8 @@ def probe_replace_head(replace_head, case: dict) -> dict:
         "returned_model": result is model,
         "returned_type": type(result).__name__,
         "head_type": type(head).__name__,
+        "head_is_old": head is old,
         "head": None,
-        "state": None if meta else state_of(model),
-        "flags": _named_flags(model),
         "logits": None,
     }
     if isinstance(head, nn.Linear):
@@ -265,7 +263,8 @@ def features_input(case: dict) -> torch.Tensor:
 
 def probe_extract_features(extract_features, case: dict) -> dict:
     """The features and how the backbone was run: the batch sizes its first layer saw, with
-    grad mode and the backbone's mode at each; whether the global random state changed (the
+    grad mode and the backbone's mode at each; whether the global random state changed, or
+    autograd was left switched off (the
     backbone and x afterwards are the contract's: autograder/hidden/transfer.py). ``batch_size`` None: the
     argument is left out (its default applies)."""
     backbone = build_backbone(case)
@@ -282,15 +281,35 @@ def probe_extract_features(extract_features, case: dict) -> dict:
         )
 
     handle = backbone[0].register_forward_pre_hook(record)
-    x = features_input(case)
+    device = case["device"]  # the case's tensors cross on the CPU where it is meta (no values)
+    x = features_input(case).to(device)
+    mean, std = (
+        s.to(device) if isinstance(s, torch.Tensor) else s for s in (case["mean"], case["std"])
+    )
     kwargs = {} if case["batch_size"] is None else {"batch_size": case["batch_size"]}
+    torch.set_grad_enabled(True)  # the caller's autograd on, as at a notebook's top level
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["seed"])  # dropout, should it run in train mode: the same every run
         rng_before = torch.get_rng_state()
-        feats = extract_features(backbone, x, case["mean"], case["std"], **kwargs)
+        try:
+            feats = extract_features(backbone, x, mean, std, **kwargs)
+        except NotImplementedError as err:
+            if not _is_meta(device) or not str(err):
+                raise  # the stub
+            feats = {"error": _error(err)}  # a copy out of meta: the features left the device
+        finally:
+            grad_left_off = not torch.is_grad_enabled()
+            torch.set_grad_enabled(True)
         rng_changed = not torch.equal(rng_before, torch.get_rng_state())
     handle.remove()
-    return {"features": feats, "calls": calls, "rng_changed": rng_changed}
+    if _is_meta(case["device"]) and isinstance(feats, torch.Tensor):  # no values: where it is
+        feats = {"device": feats.device.type, "shape": list(feats.shape), "dtype": feats.dtype}
+    return {
+        "features": feats,
+        "calls": calls,
+        "rng_changed": rng_changed,
+        "grad_left_off": grad_left_off,
+    }
 
 
 class DigitNet(nn.Module):
@@ -372,20 +391,11 @@ def fine_tune_task(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return x_tr[a], y_tr[a], x_te[b], y_te[b]
 
 
-def _is_first_conv(module: nn.Module) -> bool:
-    """The first layer of DigitNet's backbone (in the pretrained model or any copy of it)."""
-    return isinstance(module, nn.Conv2d) and module.in_channels == 1 and module.out_channels == 16
-
-
 def probe_fine_tune(fine_tune, case: dict) -> dict:
     """What came back, whether the pretrained model it got changed (weights, buffers,
-    requires_grad, mode), how training ran, and the returned model's weights and logits.
-
-    How training ran: every forward through the backbone's first layer during the call
-    (a global hook, so copies count), with its batch size, the layer's train/eval mode and
-    whether grad was enabled; and how many backward passes found that layer's .grad still
-    holding an earlier step's gradient (no zero_grad). ``case["kwargs"]`` are passed on (num_epochs, the learning
-    rates); the global random generator is seeded with ``case["rng_seed"]`` before the call."""
+    requires_grad, mode), and the returned model's weights and logits. ``case["kwargs"]`` are
+    passed on (num_epochs, the learning rates); the global random generator is seeded with
+    ``case["rng_seed"]`` before the call."""
     device = torch.device(case["device"])
     pretrained = copy.deepcopy(_pretrained(str(device)))
     before = state_of(pretrained)
@@ -393,46 +403,9 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
     modes = [m.training for m in pretrained.modules()]
     xa, ya, xb, _ = (t.to(device) for t in fine_tune_task(case))
     xa_before, ya_before = xa.clone(), ya.clone()
-    forwards: list[dict] = []
-    stale: list[bool] = []  # per backward: did .grad hold more than this step's gradient?
-    watched: set[int] = set()
-
-    def watch(weight: torch.Tensor) -> None:
-        incoming: dict = {}
-
-        def on_grad(grad):
-            incoming["grad"] = grad.detach().clone()
-
-        def after_accumulate(param):
-            grad = incoming.pop("grad", None)
-            if grad is not None and param.grad is not None:
-                stale.append(not torch.allclose(param.grad, grad, rtol=1e-5, atol=1e-8))
-
-        weight.register_hook(on_grad)
-        weight.register_post_accumulate_grad_hook(after_accumulate)
-
-    def record(module, args):
-        if _is_first_conv(module):
-            if id(module) not in watched and module.weight.requires_grad:
-                watched.add(id(module))
-                watch(module.weight)
-            forwards.append(
-                {
-                    "n": int(args[0].shape[0])
-                    if args and isinstance(args[0], torch.Tensor)
-                    else -1,
-                    "training": bool(module.training),
-                    "grad_enabled": bool(torch.is_grad_enabled()),
-                }
-            )
-
-    handle = nn.modules.module.register_module_forward_pre_hook(record)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(case.get("rng_seed", 0))
-            tuned = fine_tune(pretrained, xa, ya, case["num_classes"], **case.get("kwargs", {}))
-    finally:
-        handle.remove()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case.get("rng_seed", 0))
+        tuned = fine_tune(pretrained, xa, ya, case["num_classes"], **case.get("kwargs", {}))
     after = pretrained.state_dict()
     is_module = isinstance(tuned, nn.Module)
     seen = {
@@ -453,8 +426,6 @@ def probe_fine_tune(fine_tune, case: dict) -> dict:
         )
         if is_module
         else [],
-        "forwards": forwards,
-        "stale_grads": sum(stale),
         "n_train": len(ya),
         "state": state_of(tuned) if is_module and case.get("state") else None,
         "logits": None,
@@ -498,8 +469,7 @@ def _describe_param(p) -> dict | None:
 def probe_lora_linear(LoRALinear, case: dict) -> dict:
     """Build ``LoRALinear(base, r, alpha)`` under the global seed ``case["rng_seed"]`` and report:
     its parameters (names, flags, shapes), ``lora_A``/``lora_B``/``scaling``, whether ``base`` is
-    the given layer with its values unchanged, the output and gradients at initialisation, and
-    the output once ``lora_A``/``lora_B`` hold the case's ``A``/``B`` (when their shapes fit)."""
+    the given layer with its values unchanged, the output and gradients at initialisation."""
     base = build_base(case)
     before = state_of(base)
     x = case["x"]
@@ -521,7 +491,6 @@ def probe_lora_linear(LoRALinear, case: dict) -> dict:
         "grad_A": None,
         "grad_B": None,
         "base_grad": None,
-        "out_set": None,
         "forward_error": None,
     }
     try:
@@ -535,18 +504,6 @@ def probe_lora_linear(LoRALinear, case: dict) -> dict:
         seen["grad_A"] = _tensor_or_none(getattr(getattr(layer, "lora_A", None), "grad", None))
         seen["grad_B"] = _tensor_or_none(getattr(getattr(layer, "lora_B", None), "grad", None))
     seen["base_grad"] = base.weight.grad is not None
-    A, B = getattr(layer, "lora_A", None), getattr(layer, "lora_B", None)
-    fits = (
-        isinstance(A, torch.Tensor)
-        and isinstance(B, torch.Tensor)
-        and tuple(A.shape) == tuple(case["A"].shape)
-        and tuple(B.shape) == tuple(case["B"].shape)
-    )
-    if fits:
-        with torch.no_grad():
-            A.copy_(case["A"])
-            B.copy_(case["B"])
-            seen["out_set"] = layer(x).detach().clone()
     return seen
 
 
@@ -567,10 +524,26 @@ class Adapter(nn.Module):
 
 def probe_merge_lora(merge_lora, case: dict) -> dict:
     """Run ``merge_lora`` on an adapter built from the case, twice; report the merged layer (type,
-    weight, bias, dtype, device, output on ``case["x"]``), whether the adapter's tensors are
-    unchanged afterwards, and whether a second merge gives the same weight."""
+    weight, bias, dtype, device, output on ``case["x"]``, tensors shared with the adapter),
+    whether the adapter's tensors are unchanged afterwards, and whether a second merge gives
+    the same weight. On the meta device: only the merged layer's type and devices."""
     base = build_base(case)
-    layer = Adapter(base, case["A"], case["B"], case["scaling"])
+    A, B = (case[k].to(case["device"]) for k in ("A", "B"))  # they cross on the CPU for meta
+    layer = Adapter(base, A, B, case["scaling"])
+    if _is_meta(case["device"]):  # no values: only where the merged layer's tensors are
+        try:
+            merged = merge_lora(layer)
+        except NotImplementedError as err:
+            if not str(err):
+                raise  # the stub
+            return {"error": _error(err)}  # a copy out of meta: a layer made elsewhere
+        return {
+            "type": type(merged).__name__,
+            "is_linear": isinstance(merged, nn.Linear),
+            "devices": {k: v.device.type for k, v in merged.state_dict().items()}
+            if isinstance(merged, nn.Module)
+            else {},
+        }
     before = state_of(layer)
     merged = merge_lora(layer)
     seen = {
@@ -584,8 +557,15 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
         "out": None,
         "second_weight": None,
         "out_error": None,
+        "shared": [],
     }
     if isinstance(merged, nn.Linear):
+        adapter = {t.untyped_storage().data_ptr() for t in layer.state_dict().values()}
+        seen["shared"] = [
+            name
+            for name, t in merged.state_dict().items()
+            if t.numel() and t.untyped_storage().data_ptr() in adapter
+        ]
         seen["weight"] = _describe_param(merged.weight)
         seen["has_bias"] = merged.bias is not None
         seen["bias"] = _describe_param(merged.bias)

@@ -198,3 +198,49 @@ RIGHT_ANSWERS["merge_lora"] = [
         ),
     ),
 ]
+
+RIGHT_ANSWERS["replace_head"] += [
+    RightAnswer(
+        name="new-head-in-old-mode",
+        why=(
+            "Puts the new head in the old head's train/eval mode: the text leaves the new "
+            "head's mode open (an nn.Linear computes the same in both)."
+        ),
+        code=(
+            "from torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    new = nn.Linear(old.in_features, num_classes, device=old.weight.device,\n"
+            "                    dtype=old.weight.dtype)\n"
+            "    setattr(model, head_attr, new.train(old.training))\n"
+            "    return model\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["fine_tune"] += [
+    RightAnswer(
+        name="adamw-without-weight-decay",
+        why=(
+            "Exercise 3 leaves weight decay open, so an AdamW with the two groups and "
+            "weight_decay=0 is the optimizer the text asks for."
+        ),
+        code=(
+            "import copy\nimport torch\nimport torch.nn.functional as F\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    ids = {id(p) for p in model.head.parameters()}\n"
+            "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+            "    optimizer = torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+            "                                   {'params': list(model.head.parameters()), 'lr': head_lr}],\n"
+            "                                  weight_decay=0.0)\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+]
