@@ -256,12 +256,22 @@ _COUNT_PARTS = (
     "shared-in-sequential",
     "empty",
     "conv",
+    "twin-norms",
 )
 
 
 # A weight tied across two modules, one layer used twice, a Parameter on a model itself,
-# no parameters at all, parameters not called weight and bias.
-_TRICKY_PARTS = ("tied", "shared-in-sequential", "cls-token", "empty", "relu", "lstm")
+# no parameters at all, parameters not called weight and bias, distinct parameters of equal
+# values (two LayerNorms: one object each, though their values match).
+_TRICKY_PARTS = (
+    "tied",
+    "shared-in-sequential",
+    "cls-token",
+    "empty",
+    "relu",
+    "lstm",
+    "twin-norms",
+)
 
 
 def _reference_count(model) -> int:
@@ -293,6 +303,11 @@ def _count_hint(family: str, inputs: Inputs) -> str:
         hint += _(
             " A shared weight appears under two names but is one Parameter: "
             "model.parameters() lists it once; model.modules() or state_dict() twice."
+        )
+    if "twin-norms" in parts:
+        hint += _(
+            " Two LayerNorms hold equal values (weights of ones, biases of zeros) in distinct "
+            "Parameters: each one counts; compare parameters by identity, never by value."
         )
     if {"batchnorm", "batchnorm-frozen", "conv", "cls-token"} & set(parts):
         hint += _(" Buffers (BatchNorm's running statistics) are not parameters.")
@@ -694,26 +709,35 @@ _INIT_KINDS = ("linear", "layernorm") * 2 + (
 def _init_label(spec: dict) -> str:
     n, m, bias = spec["n"], spec["m"], spec["bias"]
     no_bias = "" if bias else ", bias=False"
+    norm_args = f"{n}" + ("" if spec["affine"] else ", elementwise_affine=False") + no_bias
     label = {
         "linear": f"nn.Linear({n}, {m}{no_bias})",
-        "layernorm": f"nn.LayerNorm({n}"
-        + ("" if spec["affine"] else ", elementwise_affine=False")
-        + no_bias
-        + ")",
+        "layernorm": f"nn.LayerNorm({norm_args})",
         "embedding": f"nn.Embedding({n + 1}, {m})",
         "conv1d": f"nn.Conv1d({n}, {m}, 3{no_bias})",
         "batchnorm": f"nn.BatchNorm1d({n})",
         "relu": "nn.ReLU()",
         "sequential": f"nn.Sequential(nn.Linear({n}, {m}), nn.ReLU(), nn.LayerNorm({m}))",
     }[spec["kind"]]
-    return label + ("" if spec["dtype"] == "float32" else f".to(torch.{spec['dtype']})")
+    label += "" if spec["dtype"] == "float32" else f".to(torch.{spec['dtype']})"
+    if spec.get("frozen"):
+        label += _(", frozen (requires_grad_(False))")
+    return label
+
+
+# A LayerNorm with a weight and no bias (edges); frozen layers (new Parameters unfreeze them).
+_INIT_EDGE_KINDS = ("layernorm", "linear")
 
 
 def _draw_init(d: Draw) -> Inputs:
     """One module of each kind apply meets (with and without a bias or an affine part, in
-    float32 or float64), its parameters away from their defaults; the generator seeded."""
+    float32 or float64, frozen or not), its parameters away from their defaults; the
+    generator seeded. ``edges``: a LayerNorm with a weight and no bias, a Linear. (Subclasses
+    are not drawn: the text names nn.Linear and nn.LayerNorm, and right_answers keeps an exact
+    type test.)"""
+    edges = d.family == "edges"
     spec = {
-        "kind": d.draw(st.sampled_from(_INIT_KINDS)),
+        "kind": d.draw(st.sampled_from(_INIT_EDGE_KINDS if edges else _INIT_KINDS)),
         "n": d.size(1, 40),
         "m": d.size(1, 40),
         # mostly, and when shrunk, the ordinary layer: with a bias and an affine part
@@ -721,7 +745,10 @@ def _draw_init(d: Draw) -> Inputs:
         "affine": d.draw(st.sampled_from([True, True, False])),
         "dtype": d.draw(st.sampled_from(["float32", "float64"])),
         "seed": d.draw(st.integers(0, 99)),
+        "frozen": d.draw(st.sampled_from([False, False, True])),
     }
+    if edges and spec["kind"] == "layernorm":
+        spec["affine"], spec["bias"] = True, False
     return Inputs((Build(probes.build_init_layer, spec, _init_label(spec)),))
 
 
@@ -773,12 +800,20 @@ def _draw_encoder_parts(d: Draw) -> tuple:
     spec = {"n_in": d.size(1, 5), "hidden": d.size(1, 6), "classes": d.size(1, 4)}
     spec["seed"] = d.draw(st.integers(0, 9))
     spec["dtype"] = d.draw(st.sampled_from(["float32", "float64", "bfloat16"]))
+    # an encoder without parameters (nn.Sequential(nn.ReLU())): nothing to read a device from
+    spec["plain_encoder"] = d.draw(st.sampled_from([False, False, True]))
+    if spec["plain_encoder"]:
+        spec["hidden"] = spec["n_in"]
     cast = "" if spec["dtype"] == "float32" else f".to(torch.{spec['dtype']})"
+    encoder_text = (
+        "nn.Sequential(nn.ReLU())"
+        if spec["plain_encoder"]
+        else f"nn.Sequential(nn.Linear({spec['n_in']}, {spec['hidden']}), nn.ReLU())"
+    )
     encoder = Build(
         probes.build_encoder_part,
         {**spec, "part": "encoder"},
-        f"nn.Sequential(nn.Linear({spec['n_in']}, {spec['hidden']}), nn.ReLU()){cast} "
-        + _("with a forward hook of the caller's"),
+        f"{encoder_text}{cast} " + _("with a forward hook of the caller's"),
     )
     head = Build(
         probes.build_encoder_part,
@@ -833,9 +868,9 @@ ENCODER_STATE = Contract(  # the state_dict names the text asks for
 def check_EncoderClassifier(EncoderClassifier) -> None:
     """The contracts (state_dict names; head(encoder(x)) with the caller's parts and hooks on
     every input family), then swap_head, which takes two steps: it returns the old head, and
-    the model then uses and registers the new one."""
+    the model then uses and registers the new one; and swapping the first head back in."""
     g = torch.Generator().manual_seed(8)
-    encoder, _head, new_head = probes.build_encoder_parts(8)  # as the probe's
+    encoder, old_head, new_head = probes.build_encoder_parts(8)  # as the probe's
     batches = (3, 0)
     inputs = [torch.randn(n, 5, generator=g) for n in batches]
     what = "EncoderClassifier(encoder, head)"
@@ -873,6 +908,18 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
             ref = new_head(encoder(x))
         check_shape(out, (n, 4), names="N classes", what=label)
         assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
+    back_what = _("{what}.swap_head(head), swapping the first head back in").format(what=what)
+    if not _take(seen, "returned the new head", back_what):
+        raise CheckError(
+            _(
+                "{what} should return the head it replaced, the nn.Sequential swapped in "
+                "before: swap_head takes any module as it is (a head need not have a .weight)."
+            ).format(what=back_what)
+        )
+    out = _take(seen, "back out", back_what, calling=True)
+    with torch.no_grad():
+        ref = old_head(encoder(inputs[0]))
+    assert_close(out, ref, what=back_what, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- Exercise: freeze_except
@@ -909,6 +956,8 @@ def _draw_freeze(d: Draw) -> Inputs:
     names = _FREEZE_MODULES[kind]
     if kind == "deep" and d.family != "edges":  # '1' and '10' together, often
         names = [*names, "1", "10", "1"]
+    elif kind == "deep":  # one name that '10.weight' starts with ('1') or contains ('0.')
+        names = ["1", "0", ""]
     count = d.draw(st.integers(0, 1 if d.family == "edges" else 3))
     trainable = [d.draw(st.sampled_from(names)) for _name in range(count)]
     label = {

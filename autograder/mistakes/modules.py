@@ -1320,3 +1320,220 @@ _MORE = {
 }
 for _key, _extra in _MORE.items():
     MISTAKES[_key] = [*MISTAKES[_key], *_extra]
+
+_MLP_SEQ_INIT = (
+    "    def __init__(self, sizes, activation=nn.ReLU):\n"
+    "        super().__init__()\n"
+    "        layers = []\n"
+    "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+    "            layers += [nn.Linear(a, b), activation()]\n"
+    "        self.layers = nn.Sequential(*layers[:-1])\n"
+    "        self.in_features = sizes[0]\n"
+)
+_RUNNING_INIT = (
+    "    def __init__(self, num_features, momentum=0.1):\n"
+    "        super().__init__()\n"
+    "        self.momentum = momentum\n"
+    "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+)
+_REVIEW = {
+    "MLP": [
+        Mistake(
+            name="squeezes-output",
+            message="squeeze() drops every size-1 dimension: a batch of one or sizes[-1] == 1 "
+            "loses the (N, sizes[-1]) shape. Return the last layer's output as it is.",
+            code=_class(
+                "MLP",
+                _MLP_SEQ_INIT
+                + "    def forward(self, x):\n        return self.layers(x).squeeze()\n",
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        Mistake(
+            name="addmm-two-dims-only",
+            message="torch.addmm takes matrices only: an input (N, L, dim) fails. Call the layers, "
+            "self.fc1(x), which accept any leading dimensions.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        h = torch.relu(torch.addmm(self.fc1.bias, x, self.fc1.weight.t()))\n"
+                "        return x + torch.addmm(self.fc2.bias, h, self.fc2.weight.t())\n",
+            ),
+        ),
+        Mistake(
+            name="sets-requires-grad-on-x",
+            message="x.requires_grad_() changes the caller's tensor: leave x as it was.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT + "    def forward(self, x):\n"
+                "        if not x.requires_grad and x.is_leaf:\n"
+                "            x.requires_grad_()\n"
+                "        return x + self.fc2(F.relu(self.fc1(x)))\n",
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        Mistake(
+            name="dedup-by-value",
+            message="Two different parameters can hold equal values (two zero biases): count "
+            "each parameter object once (model.parameters() already does), not each value.",
+            code=(
+                "import torch\n"
+                "def count_trainable_parameters(model):\n"
+                "    seen = []\n"
+                "    for p in model.parameters():\n"
+                "        if p.requires_grad and not any(q.shape == p.shape and torch.equal(q, p) for q in seen):\n"
+                "            seen.append(p)\n"
+                "    return sum(p.numel() for p in seen)\n"
+            ),
+        ),
+        Mistake(
+            name="numel-from-two-dims",
+            message="A parameter can have any number of dimensions (0-d, 4-d convolutions): "
+            "use p.numel().",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    total = 0\n"
+                "    for p in model.parameters():\n"
+                "        if p.requires_grad:\n"
+                "            total += p.shape[0] * (p.shape[1] if p.dim() > 1 else 1)\n"
+                "    return total\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        Mistake(
+            name="skips-batch-of-one",
+            message="A batch of one row has a mean too (only BatchNorm's variance needs two): "
+            "update for every non-empty batch.",
+            code=_class(
+                "RunningMean",
+                _RUNNING_INIT + "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 1:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(dim=0))\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+        Mistake(
+            name="keepdim-buffer",
+            message="mean(dim=0, keepdim=True) reshapes the buffer to (1, F): running_mean "
+            "keeps its shape (F,).",
+            code=_class(
+                "RunningMean",
+                _RUNNING_INIT + "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean = (1 - self.momentum) * self.running_mean"
+                " + self.momentum * x.mean(dim=0, keepdim=True)\n"
+                "        return x - self.running_mean\n",
+            ),
+        ),
+    ],
+    "capture_activations": [
+        Mistake(
+            name="restores-top-mode-only",
+            message="model.train(was_training) sets every submodule to the model's mode: a "
+            "caller's model with some parts in eval mode is changed. Do not change modes.",
+            code=_capture(
+                run="    was_training = model.training\n"
+                "    model.eval()\n"
+                "    try:\n        model(x)\n    finally:\n"
+                "        model.train(was_training)\n"
+                "        for h in handles:\n            h.remove()\n"
+            ),
+        ),
+        Mistake(
+            name="unfreezes-on-restore",
+            message="model.requires_grad_(True) afterwards unfreezes parameters the caller had "
+            "frozen: leave requires_grad alone (detach in the hook).",
+            code=_capture(
+                run="    model.requires_grad_(False)\n"
+                "    try:\n        model(x)\n    finally:\n"
+                "        model.requires_grad_(True)\n"
+                "        for h in handles:\n            h.remove()\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        Mistake(
+            name="layernorm-bias-false",
+            message="nn.LayerNorm(..., bias=False) has a weight but bias None: check each of "
+            "them for None.",
+            code=(
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                + _INIT_LINEAR
+                + "    elif isinstance(module, nn.LayerNorm) and module.elementwise_affine:\n"
+                "        nn.init.ones_(module.weight)\n"
+                "        nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+        Mistake(
+            name="replaces-parameters",
+            message="Assigning a new nn.Parameter replaces the caller's parameter (an optimizer "
+            "still holds the old one, a frozen weight trains again): fill it in place with nn.init.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                "        w = torch.empty_like(module.weight)\n"
+                "        nn.init.kaiming_normal_(w, nonlinearity='relu')\n"
+                "        module.weight = nn.Parameter(w)\n"
+                "        if module.bias is not None:\n"
+                "            module.bias = nn.Parameter(torch.zeros_like(module.bias))\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        if module.weight is not None:\n"
+                "            nn.init.ones_(module.weight)\n"
+                "        if module.bias is not None:\n"
+                "            nn.init.zeros_(module.bias)\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        Mistake(
+            name="head-to-encoder-device",
+            message="next(encoder.parameters()) fails for an encoder without parameters "
+            "(nn.Flatten()): store the parts as they are given.",
+            code=_encoder("return self.head(self.encoder(x))").replace(
+                "self.head = head", "self.head = head.to(next(encoder.parameters()).device)"
+            ),
+        ),
+        Mistake(
+            name="swap-reads-head-weight",
+            message="Not every head has a .weight (an nn.Sequential, nn.Identity): swap_head "
+            "replaces the head with new_head as it is.",
+            code=_encoder("return self.head(self.encoder(x))").replace(
+                "old, self.head = self.head, new_head",
+                "old, self.head = self.head, new_head.to(self.head.weight.device, self.head.weight.dtype)",
+            ),
+        ),
+    ],
+    "freeze_except": [
+        Mistake(
+            name="names-per-trainable-module",
+            message="Names collected module by module follow the order of trainable (and repeat "
+            "for nested names): return them in model.named_parameters() order, once each.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    model.requires_grad_(False)\n"
+                "    names = []\n"
+                "    for t in trainable:\n"
+                "        sub = model.get_submodule(t)\n"
+                "        sub.requires_grad_(True)\n"
+                "        names += [n for n, _ in sub.named_parameters(prefix=t)]\n"
+                "    return names\n"
+            ),
+        ),
+        Mistake(
+            name="substring-match",
+            message="'0.' also occurs inside '10.weight': a module covers the names that start "
+            "with its name + '.', not every name that contains it.",
+            code=_freeze("'' in trainable or any(t + '.' in name for t in trainable)"),
+        ),
+    ],
+}
+for _key, _extra in _REVIEW.items():
+    MISTAKES[_key] = [*MISTAKES[_key], *_extra]

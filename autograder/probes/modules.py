@@ -175,6 +175,8 @@ def build_count_model(name: str) -> nn.Module:
         return nn.Sequential(layer, nn.ReLU(), layer)  # one layer used twice: one set of weights
     if name == "empty":
         return nn.Sequential()
+    if name == "twin-norms":  # two Parameters of equal shape and value: still two
+        return nn.Sequential(nn.LayerNorm(4), nn.LayerNorm(4))
     if name == "conv":
         model = nn.Sequential(nn.Conv2d(3, 4, 3, bias=False), nn.BatchNorm2d(4), nn.Flatten())
         model[1].bias.requires_grad_(False)
@@ -393,6 +395,8 @@ def build_init_layer(spec: dict) -> nn.Module:
             for p in module.parameters():
                 p.uniform_(0.5, 1.5)  # neither ones, zeros nor a Kaiming draw
     module = module.to(getattr(torch, spec["dtype"]))
+    if spec.get("frozen"):  # frozen by the caller: initialised in place, still frozen
+        module.requires_grad_(False)
     torch.manual_seed(1000 + spec["seed"])
     return module
 
@@ -425,8 +429,11 @@ def build_encoder_part(spec: dict) -> nn.Module:
     (Linear(hidden, classes); the hook doubles), in ``dtype``."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.get("seed", 0))
-        if spec["part"] == "encoder":
-            part: nn.Module = nn.Sequential(nn.Linear(spec["n_in"], spec["hidden"]), nn.ReLU())
+        if spec["part"] == "encoder" and spec.get("plain_encoder"):  # no parameters at all
+            part: nn.Module = nn.Sequential(nn.ReLU())
+            part.register_forward_hook(_shift_output)
+        elif spec["part"] == "encoder":
+            part = nn.Sequential(nn.Linear(spec["n_in"], spec["hidden"]), nn.ReLU())
             part.register_forward_hook(_shift_output)
         else:
             part = nn.Linear(spec["hidden"], spec["classes"])
@@ -439,7 +446,8 @@ def probe_swap_head(EncoderClassifier, case: dict) -> dict:
     the state_dict keys and parameter count after, the outputs after and whether the
     encoder's hook ran for each.
 
-    case: seed (for build_encoder_parts), inputs (CPU tensors, run after the swap).
+    case: seed (for build_encoder_parts), inputs (CPU tensors, run after the swap). Then
+    the old head swapped back in: what that returned, and the output on the first input.
     """
     seen: dict = {}
     with _steps(case["seed"]):
@@ -457,6 +465,10 @@ def probe_swap_head(EncoderClassifier, case: dict) -> dict:
             before = len(calls)
             _forward(seen, f"swapped out {i}", model, x)
             seen[f"swapped hook ran {i}"] = len(calls) > before
+        # and back: the head replaced now is the Sequential (no .weight of its own)
+        back = _run(seen, "swap back", _call_method, model, "swap_head", head)
+        seen["returned the new head"] = back is new_head
+        _forward(seen, "back out", model, case["inputs"][0])
     return seen
 
 

@@ -60,6 +60,24 @@ RIGHT_ANSWERS = {
                 "        return x\n"
             ),
         ),
+        RightAnswer(
+            name="views-input",
+            why="x.view(x.shape[0], sizes[0]) asks for the shape x already has, which any "
+            "tensor (non-contiguous and empty ones too) can give: a no-op, not a mistake.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.layers = nn.Sequential(*layers[:-1])\n"
+                "        self.in_features = sizes[0]\n"
+                "    def forward(self, x):\n"
+                "        return self.layers(x.view(x.shape[0], self.in_features))\n"
+            ),
+        ),
     ],
     "ResidualBlock": [
         RightAnswer(
