@@ -106,7 +106,9 @@ CONV_OUTPUT_SIZE = Contract(
 @uses(CONV_OUTPUT_SIZE)
 def check_conv_output_size(conv_output_size) -> None:
     """The contract against a real convolution, then: a kernel that does not fit raises."""
-    for size, k, s, p, d in [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1), (1, 2, 1, 0, 1)]:
+    # the last two: (size + 2p - span) / stride in (-1, 0), which int() truncates to 0
+    cases = [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1), (1, 2, 1, 0, 1), (4, 3, 2, 0, 2)]
+    for size, k, s, p, d in [*cases, (5, 4, 3, 0, 2)]:
         what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
         case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
         try:
@@ -252,7 +254,40 @@ BATCH_NORM = Contract(
 
 @uses(BATCH_NORM)
 def check_batch_norm(batch_norm) -> None:
-    """The contract: against F.batch_norm on every input family, the caller's tensors kept."""
+    """The contract: against F.batch_norm on every input family, the caller's tensors kept;
+    then: the new running statistics are new tensors, with no graph (buffers)."""
+    g = torch.Generator().manual_seed(44)
+    for training in (True, False):
+        case = {
+            "x": torch.randn(4, 3, 2, generator=g, dtype=torch.float64),
+            "running_mean": torch.randn(3, generator=g, dtype=torch.float64),
+            "running_var": torch.rand(3, generator=g, dtype=torch.float64) + 0.5,
+            "weight": torch.rand(3, generator=g, dtype=torch.float64) + 0.5,
+            "bias": torch.randn(3, generator=g, dtype=torch.float64),
+            "training": training,
+        }
+        mode = "training=True" if training else "training=False"
+        what = f"batch_norm(x of shape (4, 3, 2) requiring grad, ..., {mode})"
+        seen = observe(probes.probe_batch_norm_stats, batch_norm, case, what)
+        for name, shared, graph in zip(
+            ("new_running_mean", "new_running_var"), seen["shared"], seen["graph"], strict=True
+        ):
+            if shared:
+                raise CheckError(
+                    _(
+                        "{what} returned the caller's own tensor (or a view of it) as "
+                        "{name}: return a new tensor (.clone()), even when its values are "
+                        "unchanged."
+                    ).format(what=what, name=name)
+                )
+            if graph:
+                raise CheckError(
+                    _(
+                        "{what}: {name} requires grad. Running statistics are buffers, as "
+                        "F.batch_norm keeps them: update them from the detached batch "
+                        "statistics (mean.detach()), so they carry no graph."
+                    ).format(what=what, name=name)
+                )
 
 
 # ---------------------------------------------------------------------------------------
@@ -538,7 +573,14 @@ def check_split_heads(split_heads) -> None:
         observe(call, split_heads, {"args": [torch.zeros(2, 3, 10), 4]}, what)
     except AnswerRaised as err:
         if err.type_name == "ValueError":
-            return
+            if "10" in err.message and "4" in err.message:
+                return
+            raise CheckError(
+                _(
+                    "{what} raised ValueError({message!r}): name both numbers in the message, "
+                    "the 10 channels and the 4 heads, so the caller sees what to fix."
+                ).format(what=what, message=err.message)
+            ) from None
         raise CheckError(
             _(
                 "{what} raised {error}: check that C is divisible by n_heads first and "
@@ -569,7 +611,9 @@ def _draw_encoder_layer(d: Draw) -> Inputs:
         "d_model": n_heads * d.size(max(2, -(-4 // n_heads)), 4),
         "n_heads": n_heads,
         "d_ff": d.size(1, 8),
-        "activation": d.draw(st.sampled_from(["relu", "gelu"])),
+        # silu: neither relu nor gelu (layer.activation_relu_or_gelu is 0)
+        "activation": d.draw(st.sampled_from(["relu", "gelu", "silu"])),
+        "eps": d.draw(st.sampled_from([1e-5, 0.1])),  # layer_norm_eps: norm1.eps, not 1e-5
         "norm_first": d.draw(st.booleans()),
         "training": d.draw(st.booleans()),
         "seed": d.draw(st.integers(0, 99)),
@@ -577,7 +621,8 @@ def _draw_encoder_layer(d: Draw) -> Inputs:
     }
     label = (
         f"a layer with d_model={spec['d_model']}, nhead={n_heads}, "
-        f"norm_first={spec['norm_first']}, activation={spec['activation']!r}, in "
+        f"norm_first={spec['norm_first']}, activation={spec['activation']!r}, "
+        f"layer_norm_eps={spec['eps']}, in "
         f"{'train' if spec['training'] else 'eval'} mode"
     )
     x = d.tensor(d.size(1, 3), d.size(1, 5), spec["d_model"])

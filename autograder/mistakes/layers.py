@@ -138,6 +138,34 @@ MISTAKES = {
             message="Sizes are Python ints: torch.div(..., rounding_mode='floor') returns a tensor; use // on ints.",
             code="def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n    span = dilation * (kernel_size - 1) + 1\n    if size + 2 * padding < span:\n        raise ValueError('the kernel does not fit')\n    return torch.div(torch.tensor(size + 2 * padding - span), stride, rounding_mode='floor') + 1\n",
         ),
+        Mistake(
+            name="fit-checked-after-truncating",
+            message="int() truncates towards zero: a negative (size + 2*padding - span) / stride "
+            "above -1 becomes 0 and the size 1. Check that the span fits before dividing.",
+            code=(
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    out = int((size + 2 * padding - dilation * (kernel_size - 1) - 1) / stride) + 1\n"
+                "    if out < 1:\n"
+                "        raise ValueError('the kernel does not fit')\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="exact-fit-rejected",
+            message="A kernel that spans exactly the padded input fits once: raise only when "
+            "its span is larger.",
+            code=_conv(
+                check="    if size + 2 * padding <= span:\n        raise ValueError('too big')\n"
+            ),
+        ),
+        Mistake(
+            name="fit-checked-without-dilation",
+            message="The dilated kernel spans dilation*(k - 1) + 1 positions: check that span, "
+            "not kernel_size.",
+            code=_conv(
+                check="    if size + 2 * padding < kernel_size:\n        raise ValueError('too big')\n"
+            ),
+        ),
     ],
     "receptive_field": [
         Mistake(
@@ -294,6 +322,26 @@ MISTAKES = {
                 "    return y, layer.running_mean.clone(), layer.running_var.clone()\n"
             ),
         ),
+        Mistake(
+            name="running-statistics-not-detached",
+            message="The running statistics are buffers: update them from the detached batch "
+            "statistics, so they carry no graph.",
+            code=_bn(update=_BN_UPDATE.replace(".detach()", "")),
+        ),
+        Mistake(
+            name="running-variance-biased",
+            message="The running variance is updated with the unbiased batch variance "
+            "(divide by the count minus one).",
+            code=_bn(update=_BN_UPDATE.replace("x.var(dim=dims)", "var")),
+        ),
+        Mistake(
+            name="eval-returns-the-callers-tensors",
+            message="Return new running statistics in eval mode too (clones), never the "
+            "caller's own tensors.",
+            code=_bn().replace(
+                "running_mean.clone(), running_var.clone()", "running_mean, running_var"
+            ),
+        ),
     ],
     "mean_embedding": [
         Mistake(
@@ -375,6 +423,16 @@ MISTAKES = {
             message="squeeze() also drops a batch axis of size 1: the result is always (B, dim).",
             code="def mean_embedding(tokens, embedding, pad_id):\n    keep = (tokens != pad_id).unsqueeze(-1)\n    return ((embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)).squeeze()\n",
         ),
+        Mistake(
+            name="nan-mean-of-only-pads",
+            message="A row of only pads has no mean: its NaN must become zeros (clamp the count).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    vectors = embedding(tokens)\n"
+                "    keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "    return vectors.masked_fill(~keep, float('nan')).nanmean(1)\n"
+            ),
+        ),
     ],
     "causal_mask": [
         Mistake(
@@ -441,6 +499,25 @@ MISTAKES = {
             name="square-mask-cut",
             message="Cutting a (t_q, t_q) triangle loses the cached keys: the mask is (t_q, t_k).",
             code="def causal_mask(t_q, t_k, device=None):\n    return torch.ones(t_q, t_q, dtype=torch.bool, device=device).tril()\n",
+        ),
+        Mistake(
+            name="one-query-fast-path-on-the-cpu",
+            message="The one-query row is made without device=: it lands on the CPU.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    if t_q == 1:\n"
+                "        return torch.ones(1, t_k, dtype=torch.bool)\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q)\n"
+            ),
+        ),
+        Mistake(
+            name="triangle-cut-from-a-square-on-the-cpu",
+            message="The square triangle is made without device=, then moved only when a device is given.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    full = torch.ones(t_k, t_k, dtype=torch.bool).tril()\n"
+                "    return full[t_k - t_q:] if device is None else full[t_k - t_q:].to('cpu')\n"
+            ),
         ),
     ],
     "attention": [
@@ -551,6 +628,54 @@ MISTAKES = {
                 "    return scores.softmax(-1) @ v\n"
             ),
         ),
+        Mistake(
+            name="three-axes-only",
+            message="q may have any number of leading batch axes: k.transpose(-2, -1), not an "
+            "einsum written for (B, T, D).",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = torch.einsum('bqd,bkd->bqk', q, k) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="float32-scale",
+            message="torch.tensor(d, dtype=torch.float32).sqrt() is a float32 root: float64 "
+            "scores divided by it are off by about 1e-8. Use math.sqrt.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scale = torch.sqrt(torch.tensor(q.shape[-1], dtype=torch.float32))\n"
+                "    scores = q @ k.transpose(-2, -1) / scale\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="masked-with-minus-1e9",
+            message="-1e9 does not fit in float16: fill hidden scores with float('-inf').",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, -1e9)\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="float32-log-mask-added",
+            message="log(mask.float()) is a float32 tensor: added to float16 scores it makes "
+            "them float32. Use scores.masked_fill(~mask, float('-inf')).",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores + torch.log(mask.float())\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
     ],
     "split_heads": [
         Mistake(
@@ -602,6 +727,28 @@ MISTAKES = {
                 "    b, t, c = x.shape\n"
                 "    d = c // n_heads\n"
                 "    return x[..., : n_heads * d].reshape(b, t, n_heads, d).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="error-names-no-numbers",
+            message="The ValueError must name both numbers, C and n_heads.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                "        raise ValueError('the width must be divisible by the head count')\n"
+                "    return x.reshape(b, t, n_heads, c // n_heads).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="viewed-with-minus-one",
+            message="x.view(b, t, n_heads, -1) fails on a non-contiguous x and on an empty one.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                "        raise ValueError(f'{c} channels, {n_heads} heads')\n"
+                "    return x.view(b, t, n_heads, -1).transpose(1, 2)\n"
             ),
         ),
     ],
@@ -688,6 +835,27 @@ MISTAKES = {
                 "merged = torch.zeros(b, t, c) + (weights @ v).transpose(1, 2).reshape(b, t, c)\n"
                 "        return attn.out_proj(merged)",
             ),
+        ),
+        Mistake(
+            name="layer-norm-default-eps",
+            message="F.layer_norm's default eps is 1e-5; the layer's norms have their own "
+            "(layer.norm1.eps): call layer.norm1 itself.",
+            code=_encoder(
+                prelude="    def n1(z):\n"
+                "        return F.layer_norm(z, (c,), layer.norm1.weight, layer.norm1.bias)\n\n"
+                "    def n2(z):\n"
+                "        return F.layer_norm(z, (c,), layer.norm2.weight, layer.norm2.bias)\n\n"
+            )
+            .replace("= layer.norm1(", "= n1(")
+            .replace("(layer.norm1(x))", "(n1(x))")
+            .replace("(layer.norm2(x))", "(n2(x))")
+            .replace("return layer.norm2(", "return n2("),
+        ),
+        Mistake(
+            name="activation-from-the-fast-path-flag",
+            message="Use layer.activation itself: activation_relu_or_gelu is 0 for any "
+            "activation other than relu and gelu.",
+            code=_encoder(activation="(F.gelu if layer.activation_relu_or_gelu == 2 else F.relu)"),
         ),
     ],
 }

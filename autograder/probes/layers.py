@@ -40,9 +40,27 @@ def probe_mean_embedding(mean_embedding, case: dict) -> dict:
     return seen
 
 
+def probe_batch_norm_stats(batch_norm, case: dict) -> dict:
+    """Whether the returned running statistics share memory with the caller's, or need grad."""
+    x = case["x"].clone().requires_grad_(True)
+    weight = case["weight"].clone().requires_grad_(True)
+    bias = case["bias"].clone().requires_grad_(True)
+    mean, var = case["running_mean"], case["running_var"]
+    _y, new_mean, new_var = batch_norm(x, mean, var, weight, bias, training=case["training"])
+    pairs = ((new_mean, mean), (new_var, var))
+    return {
+        "shared": [
+            isinstance(new, torch.Tensor)
+            and new.untyped_storage().data_ptr() == old.untyped_storage().data_ptr()
+            for new, old in pairs
+        ],
+        "graph": [bool(getattr(new, "requires_grad", False)) for new, _old in pairs],
+    }
+
+
 def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
     """A seeded nn.TransformerEncoderLayer (batch_first, no dropout) in the case's mode."""
-    activation = {"relu": "relu", "gelu": "gelu"}[case["activation"]]
+    activation = {"relu": "relu", "gelu": "gelu", "silu": nn.SiLU()}[case["activation"]]
     with torch.random.fork_rng(devices=[]):  # the layer's own init must not move the global RNG
         layer = nn.TransformerEncoderLayer(
             case["d_model"],
@@ -52,6 +70,7 @@ def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
             activation=activation,
             batch_first=True,
             norm_first=case["norm_first"],
+            layer_norm_eps=case.get("eps", 1e-5),
         )
     g = torch.Generator().manual_seed(case["seed"])
     with torch.no_grad():
