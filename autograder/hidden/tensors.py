@@ -27,6 +27,39 @@ def _close(got, expected: torch.Tensor, what: str, tol: tuple[float, float] | No
     by the caller when it fails."""
     rtol, atol = tol or TOLERANCE.get(expected.dtype, (0.0, 0.0))
     assert_close(got, expected.detach(), rtol=rtol, atol=atol, what=what)
+    _exactly(got, expected, what)
+
+
+def _exactly(got, expected: torch.Tensor, what: str) -> None:
+    """Integers compared exactly: assert_close compares in float64, which cannot tell int64
+    values above 2**53 apart (a round trip through float64 would pass it)."""
+    if (
+        expected.dtype.is_floating_point
+        or expected.dtype.is_complex
+        or expected.device.type == "meta"
+        or not isinstance(got, torch.Tensor)
+        or got.shape != expected.shape
+        or got.device.type == "meta"
+    ):
+        return
+    g, e = got.detach().cpu(), expected.detach().cpu()
+    differ = g != e
+    if bool(differ.any()):
+        at = tuple(int(i) for i in differ.nonzero()[0])
+        raise CheckError(
+            _(
+                "{what} differs from the expected integers at {n} of {total} positions. First "
+                "at index {at}: got {got}, expected {expected}. Integers must be exact: a round "
+                "trip through float32 (above 2**24) or float64 (above 2**53) rounds them."
+            ).format(
+                what=what,
+                n=int(differ.sum()),
+                total=differ.numel(),
+                at=at,
+                got=int(g[at]),
+                expected=int(e[at]),
+            )
+        )
 
 
 def _hinted(hint: Callable[[object, torch.Tensor, Inputs], str]) -> Callable:
@@ -65,7 +98,8 @@ def _reference_labels(labels: list, device: torch.device) -> torch.Tensor:
 
 _LABEL = st.one_of(
     st.integers(-100, 20),  # -100 is the usual "ignore this position" label
-    st.integers(2**24 + 1, 2**62),  # not exact in float32 (above 2**24) nor float64 (2**53)
+    # odd and above 2**54: exact neither in float32 (above 2**24) nor in float64 (2**53)
+    st.integers(2**53, 2**61).map(lambda v: 2 * v + 1),
     st.integers(-(2**62), -(2**31) - 1),  # too small for int32
 )
 
@@ -202,13 +236,14 @@ def check_shared_and_copied(shared_and_copied) -> None:
 
 
 def _draw_any_dtype(d: Draw, *shape: int) -> torch.Tensor:
-    """A float32 tensor, or (in the values family) uint8 or int64 values beyond float32's
-    exact range: the answer must work for any dtype without a round trip through floats."""
+    """A float32 tensor, or (in the values family) uint8 or int64 values beyond float64's
+    exact range (2**53; so beyond float32's too): the answer must work for any dtype without a
+    round trip through floats."""
     kind = d.draw(st.sampled_from(["float", "uint8", "int64"])) if d.family == "values" else "float"
     if kind == "uint8":
         return d.integers(*shape, low=0, high=256).to(torch.uint8)
     if kind == "int64":
-        return d.integers(*shape, low=2**40, high=2**41)
+        return d.integers(*shape, low=2**54, high=2**55)
     return d.tensor(*shape)
 
 
@@ -233,7 +268,10 @@ def _to_nchw_hint(got, expected: torch.Tensor, inputs: Inputs) -> str:
         "axis needs permute(0, 3, 1, 2)."
     )
     if not x.dtype.is_floating_point:
-        hint += _(" (Integer values above 2**24 change in a round trip through float32.)")
+        hint += _(
+            " (Integer values above 2**24 change in a round trip through float32, above 2**53 "
+            "through float64.)"
+        )
     return hint
 
 
@@ -295,6 +333,40 @@ FLATTEN_FEATURES = Contract(
 @uses(FLATTEN_FEATURES)
 def check_flatten_features(flatten_features) -> None:
     """The contract: 2-d to 5-d, N = 0 and 1, non-contiguous, any dtype, gradients, device."""
+
+
+# ---------------------------------------------------------------------------------------------
+# "No Python loops" (exercises 5 to 8): the number of torch calls must not grow with the sizes.
+
+_LOOP_SIZES = (2, 5)
+
+
+def _no_loops(answer, exercise: str) -> None:
+    """Call the answer on inputs with every size 2, then 5: a vectorised answer makes the same
+    number of torch calls on both, a Python loop over an axis makes more on the larger."""
+    seen = observe(
+        probes.probe_loop_calls,
+        answer,
+        {"exercise": exercise, "sizes": list(_LOOP_SIZES)},
+        f"{exercise}(...)",
+    )
+    small, large = seen["calls"]
+    if large > small:
+        raise CheckError(
+            _(
+                "{name} makes {small} torch calls on inputs whose sizes are all {n_small} and "
+                "{large} on inputs whose sizes are all {n_large}: the work is done in a Python "
+                "loop (over a batch, a channel, a point or a row), which the text rules out. "
+                "Express it with tensor operations on whole tensors (broadcasting, reductions "
+                "with dim=, torch.where, matmul or einsum)."
+            ).format(
+                name=exercise,
+                small=small,
+                large=large,
+                n_small=_LOOP_SIZES[0],
+                n_large=_LOOP_SIZES[1],
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +516,7 @@ NORMALIZE_PER_CHANNEL = Contract(
 def check_normalize_per_channel(normalize_per_channel) -> None:
     """The contract: W == C, constant channels, several eps, every dtype, non-contiguous,
     gradients, another device; x left as it was."""
+    _no_loops(normalize_per_channel, "normalize_per_channel")
 
 
 def _fmt(values: torch.Tensor) -> str:
@@ -508,7 +581,11 @@ def _compare_distances(got, expected: torch.Tensor, what: str, inputs: Inputs) -
             )
         else:
             g, e = got.detach().double(), expected.double()
-            if a.shape[0] == b.shape[0] and torch.allclose(g, e.T, rtol=1e-3, atol=1e-3):
+            if (
+                a.shape[0] == b.shape[0]
+                and torch.allclose(g, e.T, rtol=1e-3, atol=1e-3)
+                and not torch.allclose(e, e.T, rtol=1e-3, atol=1e-3)
+            ):
                 hint = _(" It is the transpose of the answer: row i must belong to a[i].")
             elif torch.allclose(g, e**2, rtol=1e-3, atol=1e-3):
                 hint = _(" These are squared distances: take the square root.")
@@ -540,6 +617,7 @@ PAIRWISE_DISTANCES = Contract(
 def check_pairwise_distances(pairwise_distances) -> None:
     """The contract: N != M, empty sets, a set against itself (no NaN), every dtype,
     non-contiguous, gradients, another device; a and b left as they were; no torch.cdist."""
+    _no_loops(pairwise_distances, "pairwise_distances")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -603,6 +681,7 @@ MASKED_MEAN = Contract(
 def check_masked_mean(masked_mean) -> None:
     """The contract: padding large, NaN or infinite; lengths 0 to T; B = 0; every dtype,
     non-contiguous, gradients, x and lengths on another device; both left as they were."""
+    _no_loops(masked_mean, "masked_mean")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -686,3 +765,4 @@ ATTENTION_SCORES = Contract(
 def check_attention_scores(attention_scores) -> None:
     """The contract: T != S, D = 1, every dtype, non-contiguous (heads split off with a
     transpose), gradients, another device; q and k left as they were."""
+    _no_loops(attention_scores, "attention_scores")

@@ -68,6 +68,35 @@ MISTAKES = {
                 "    return out\n"
             ),
         ),
+        Mistake(
+            name="empty-list-made-on-the-cpu",
+            message="The early return for an empty list builds its tensor on the CPU: the empty batch must be on device too. torch.tensor(labels, dtype=torch.int64, device=device) handles an empty list without a special case.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    if not labels:\n"
+                "        return torch.zeros(0, dtype=torch.int64)\n"
+                "    return torch.tensor(labels, dtype=torch.int64, device=device)\n"
+            ),
+        ),
+        Mistake(
+            name="squeezes-one-label",
+            message="squeeze() turns a list of one label into a 0-d tensor: the output has shape (N,) for every N, including 1.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, dtype=torch.int64, device=device).squeeze()\n"
+            ),
+        ),
+        Mistake(
+            name="float64-then-long",
+            message="A detour through float64 rounds labels above 2**53: build the int64 tensor directly, torch.tensor(labels, dtype=torch.int64, device=device).",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, dtype=torch.float64, device=device).long()\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         Mistake(
@@ -154,6 +183,24 @@ MISTAKES = {
                 "    return torch.from_numpy(a), torch.stack([torch.tensor(r) for r in a])\n"
             ),
         ),
+        Mistake(
+            name="both-forced-float64",
+            message="Keep the array's own dtype: an int or float32 array must give int or float32 tensors, and a cast to float64 makes shared a copy.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.as_tensor(a, dtype=torch.float64), torch.tensor(a, dtype=torch.float64)\n"
+            ),
+        ),
+        Mistake(
+            name="shared-through-ravel",
+            message="a.ravel() copies a non-contiguous array: the tensor shares the copy, not a. torch.from_numpy(a) shares any array with positive strides.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    return torch.from_numpy(a.ravel()).view(a.shape), torch.tensor(a)\n"
+            ),
+        ),
     ],
     "to_nchw": [
         Mistake(
@@ -236,6 +283,27 @@ MISTAKES = {
                 "    return x.view(n, h * w, c).transpose(1, 2).reshape(n, c, h, w)\n"
             ),
         ),
+        Mistake(
+            name="permutes-the-data-attribute",
+            message="x.data is x without its autograd history: the result has no gradient. Permute x itself.",
+            code=("import torch\ndef to_nchw(x):\n    return x.data.permute(0, 3, 1, 2)\n"),
+        ),
+        Mistake(
+            name="clone-detach-copy",
+            message="clone().detach() cuts the gradient: a layer after to_nchw could not train what came before. permute alone is a view and keeps the history.",
+            code=(
+                "import torch\ndef to_nchw(x):\n    return x.permute(0, 3, 1, 2).clone().detach()\n"
+            ),
+        ),
+        Mistake(
+            name="float64-round-trip",
+            message="A trip through float64 changes int64 values above 2**53: permute x itself, in its own dtype.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return x.double().permute(0, 3, 1, 2).to(x.dtype)\n"
+            ),
+        ),
     ],
     "flatten_features": [
         Mistake(
@@ -287,6 +355,35 @@ MISTAKES = {
             name="casts-to-float",
             message="Flattening must not change the dtype: .float() turns int64 and half inputs into float32.",
             code=("def flatten_features(x):\n    return x.flatten(1).float()\n"),
+        ),
+        Mistake(
+            name="empty-batch-made-by-hand",
+            message="The early return for an empty batch builds a float32 tensor on the CPU: x may be another dtype or on a GPU. x.flatten(1) handles N = 0 without a special case (or x.new_zeros).",
+            code=(
+                "import math, torch\n"
+                "def flatten_features(x):\n"
+                "    if x.shape[0] == 0:\n"
+                "        return torch.zeros(0, math.prod(x.shape[1:]))\n"
+                "    return x.reshape(x.shape[0], -1)\n"
+            ),
+        ),
+        Mistake(
+            name="numpy-round-trip",
+            message="A trip through NumPy loses the gradient and the device (and fails on a GPU tensor): stay in torch, x.flatten(1).",
+            code=(
+                "import math, torch\n"
+                "def flatten_features(x):\n"
+                "    return torch.from_numpy(x.detach().cpu().numpy().reshape(x.shape[0], math.prod(x.shape[1:]))).to(x.device)\n"
+            ),
+        ),
+        Mistake(
+            name="float64-round-trip",
+            message="A trip through float64 changes int64 values above 2**53: flatten x itself, in its own dtype.",
+            code=(
+                "import torch\n"
+                "def flatten_features(x):\n"
+                "    return x.double().flatten(1).to(x.dtype)\n"
+            ),
         ),
     ],
     "normalize_per_channel": [
@@ -422,6 +519,52 @@ MISTAKES = {
                 "    return (x - mean) / torch.sqrt(var + eps)\n"
             ),
         ),
+        Mistake(
+            name="wrong-default-eps",
+            message="The default eps is 1e-5, as the signature says: with a small-variance channel another default changes the result.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-8):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="float32-result-for-half",
+            message="Computing in float32 is fine, but the result must come back in x's dtype: .to(x.dtype) at the end.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    x = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
+        Mistake(
+            name="batchnorm-module-with-running-stats",
+            message="nn.BatchNorm2d built inside the function has float32 running-statistics buffers on the CPU: x on a GPU (or float64) does not fit it. Compute the statistics yourself.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    return nn.BatchNorm2d(x.shape[1], eps=eps, affine=False)(x)\n"
+            ),
+        ),
+        Mistake(
+            name="loop-over-channels",
+            message="A Python loop over the channels does C times the work one tensor operation does; the text asks for no loops: reduce over dims (0, 2, 3) with keepdim=True.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    out = []\n"
+                "    for c in range(x.shape[1]):\n"
+                "        xc = x[:, c]\n"
+                "        out.append((xc - xc.mean()) / torch.sqrt(xc.var(correction=0) + eps))\n"
+                "    return torch.stack(out, dim=1)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         Mistake(
@@ -527,6 +670,37 @@ MISTAKES = {
                 "    if len(a) == 0 or len(b) == 0:\n"
                 "        return torch.zeros(len(a), len(b))\n"
                 "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="cdist-through-torch-functional",
+            message="torch.functional.cdist is torch.cdist: the text asks for broadcasting.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    return torch.functional.cdist(a, b)\n"
+            ),
+        ),
+        Mistake(
+            name="float32-result-for-half",
+            message="The distances come back in the inputs' dtype: a float16 input computed in float32 must be cast back (.to(a.dtype)).",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    if a.dtype in (torch.float16, torch.bfloat16):\n"
+                "        a, b = a.float(), b.float()\n"
+                "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="loop-over-b",
+            message="A loop over the points of b is what the exercise replaces: a[:, None, :] - b[None, :, :] forms every difference at once.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    if len(b) == 0:\n"
+                "        return a.new_zeros(len(a), 0)\n"
+                "    return torch.stack([((a - bj) ** 2).sum(1).sqrt() for bj in b], dim=1)\n"
             ),
         ),
     ],
@@ -652,6 +826,54 @@ MISTAKES = {
                 "    return total / lengths.clamp(min=1).float()[:, None]\n"
             ),
         ),
+        Mistake(
+            name="empty-batch-made-by-hand",
+            message="The early return for an empty batch builds a float32 tensor on the CPU: use x.new_zeros(0, x.shape[2]), or drop the special case.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    if x.shape[0] == 0:\n"
+                "        return torch.zeros(0, x.shape[2])\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    mask = (steps[None, :] < lengths[:, None])[:, :, None]\n"
+                "    total = torch.where(mask, x, torch.zeros_like(x)).sum(1)\n"
+                "    return total / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="clamps-lengths-in-place",
+            message="lengths.clamp_(min=1) changes the caller's lengths (0 becomes 1): use lengths.clamp(min=1), which makes a new tensor.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    mask = (steps[None, :] < lengths[:, None])[:, :, None]\n"
+                "    total = torch.where(mask, x, torch.zeros_like(x)).sum(1)\n"
+                "    return total / lengths.clamp_(min=1)[:, None].to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="zeros-made-on-the-cpu",
+            message="torch.zeros(x.shape) is a float32 CPU tensor: torch.where cannot mix it with x on a GPU. Use torch.zeros_like(x) or a plain 0.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    mask = (steps[None, :] < lengths[:, None])[:, :, None]\n"
+                "    total = torch.where(mask, x, torch.zeros(x.shape)).sum(1)\n"
+                "    return total / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="loop-over-rows",
+            message="A loop over the rows (x[i, :n].mean(0)) is the slow answer the exercise replaces: build the (B, T) mask and reduce the whole batch at once.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    rows = [x[i, :n].sum(0) / max(int(n), 1) for i, n in enumerate(lengths.tolist())]\n"
+                "    return torch.stack(rows) if rows else x.new_zeros(0, x.shape[2])\n"
+            ),
+        ),
     ],
     "attention_scores": [
         Mistake(
@@ -724,6 +946,25 @@ MISTAKES = {
                 "def attention_scores(q, k):\n"
                 "    with torch.no_grad():\n"
                 "        return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="integer-square-root",
+            message="math.isqrt(D) is the integer square root (1 for D = 2 or 3): divide by math.sqrt(D).",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    return q @ k.transpose(-2, -1) / math.isqrt(q.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="loop-over-heads",
+            message="A loop over the heads is what batched matmul does for you: q @ k.transpose(-2, -1) multiplies every (batch, head) pair at once.",
+            code=(
+                "import math, torch\n"
+                "def attention_scores(q, k):\n"
+                "    heads = [q[:, h] @ k[:, h].transpose(-2, -1) for h in range(q.shape[1])]\n"
+                "    return torch.stack(heads, dim=1) / math.sqrt(q.shape[-1])\n"
             ),
         ),
     ],

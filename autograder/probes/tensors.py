@@ -115,3 +115,44 @@ def probe_shared_and_copied(shared_and_copied, case: dict) -> dict:
     copied[last] = 55
     seen["array_last_after_copied_write"] = a[last].item()
     return seen
+
+
+# ---------------------------------------------------------------------------------------------
+# "No Python loops": the torch calls an answer makes must not grow with its input's sizes.
+
+
+class _CountCalls(torch.overrides.TorchFunctionMode):
+    """While active, counts every torch function and tensor method called."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _loop_inputs(exercise: str, n: int) -> tuple:
+    """Inputs of the exercise with every size n (lengths 0, 1, ... so both cases are alike)."""
+    g = torch.Generator().manual_seed(n)
+    if exercise == "normalize_per_channel":
+        return (torch.randn(n, n, n, n, generator=g),)
+    if exercise == "pairwise_distances":
+        return (torch.randn(n, n, generator=g), torch.randn(n, n, generator=g) + 3.0)
+    if exercise == "masked_mean":
+        return (torch.randn(n, n + 1, n, generator=g), torch.arange(n) % (n + 1))
+    if exercise == "attention_scores":
+        return (torch.randn(n, n, n, n, generator=g), torch.randn(n, n, n + 1, n, generator=g))
+    raise ValueError(exercise)
+
+
+def probe_loop_calls(answer, case: dict) -> dict:
+    """How many torch calls the answer makes on inputs of each size in ``case["sizes"]``."""
+    counts = []
+    for n in case["sizes"]:
+        args = _loop_inputs(case["exercise"], n)
+        with _CountCalls() as mode:
+            answer(*args)
+        counts.append(mode.calls)
+    return {"calls": counts}

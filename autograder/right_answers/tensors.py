@@ -35,6 +35,15 @@ RIGHT_ANSWERS = {
                 "    return torch.from_numpy(np.array(labels, dtype=np.int64)).to(device)\n"
             ),
         ),
+        RightAnswer(
+            name="tensor-then-long",
+            why="torch.tensor infers int64 from Python ints (and float32 from an empty list); .long() makes both int64 without a detour through floats for the non-empty case.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(labels, device=device).long()\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         RightAnswer(
@@ -112,6 +121,15 @@ RIGHT_ANSWERS = {
                 "import torch\n"
                 "def flatten_features(x):\n"
                 "    return torch.flatten(x, start_dim=1, end_dim=-1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="reshape-minus-one-first",
+            why="-1 in the batch position is inferred from the product of the other sizes, which is never 0 here: it works for N = 0.",
+            code=(
+                "import math, torch\n"
+                "def flatten_features(x):\n"
+                "    return x.reshape(-1, math.prod(x.shape[1:]))\n"
             ),
         ),
     ],
@@ -215,6 +233,16 @@ RIGHT_ANSWERS = {
                 "    weights = mask.to(x.dtype) / lengths.clamp(min=1).to(x.dtype)[:, None]\n"
                 "    clean = torch.where(mask[:, :, None], x, torch.zeros((), dtype=x.dtype, device=x.device))\n"
                 "    return torch.einsum('bt,btf->bf', weights, clean)\n"
+            ),
+        ),
+        RightAnswer(
+            name="nan-to-num-then-mask",
+            why="nan_to_num turns NaN into 0 and inf into the largest finite float, so multiplying by the mask zeroes every padding value.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    mask = (torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None])[:, :, None]\n"
+                "    return (torch.nan_to_num(x) * mask).sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
             ),
         ),
     ],
