@@ -237,7 +237,16 @@ def check_fit_linear(fit_linear) -> None:
         shape=(8, 2), lr=0.1, steps=3
     )
     case = {"x": x, "y": y, "lr": 0.1, "num_steps": 3}
-    if not observe(probes.probe_fit_linear, fit_linear, case, what)["global_rng_untouched"]:
+    seen = observe(probes.probe_fit_linear, fit_linear, case, what)
+    if seen.get("optimizers"):
+        raise CheckError(
+            _(
+                "{what} used torch.optim ({names}): the exercise asks for gradient descent "
+                "written by hand. Update w and b in place inside torch.no_grad() (w -= lr * "
+                "w.grad) and zero both gradients yourself."
+            ).format(what=what, names=", ".join(seen["optimizers"]))
+        )
+    if not seen["global_rng_untouched"]:
         raise CheckError(
             _(
                 "{what} reseeded or drew from the global random generator (torch.manual_seed, "
@@ -311,7 +320,7 @@ def check_accumulated_grad(accumulated_grad) -> None:
     """The contract, then the text's memory rule: loss_fn is called once per micro-batch of
     micro_size rows (a full-batch loss gives the same gradient and keeps every row's graph)."""
     g = _gen(30)
-    for n, micro in ((8, 2), (10, 4), (7, 3)):
+    for n, micro in ((8, 2), (10, 4), (7, 3), (6, 4)):
         x, y = _randn(n, 3, g=g), _randn(n, 1, g=g)
         w = _randn(3, 1, g=g)
         what = _("accumulated_grad(x of shape {shape}, micro_size={micro})").format(
@@ -481,6 +490,21 @@ def check_HuberFunction(HuberFunction) -> None:
         raise CheckError(
             _("HuberFunction should be a class that subclasses torch.autograd.Function.")
         )
+    if not kind.get("x_unchanged", True):
+        raise CheckError(
+            _(
+                "HuberFunction changed the caller's x (forward or backward wrote into it, e.g. "
+                "x.clamp_() on the saved x): use out-of-place operations, x.clamp(-delta, delta)."
+            )
+        )
+    if not kind.get("saves_x", True):
+        raise CheckError(
+            _(
+                "HuberFunction.forward did not save x with ctx.save_for_backward(x), as the text "
+                "asks: keep the tensors backward needs there, not as attributes such as ctx.x "
+                "(saved tensors are checked for in-place changes and freed after backward())."
+            )
+        )
 
 
 # Exercises 6 and 7 -----------------------------------------------------------------------
@@ -560,6 +584,24 @@ def check_second_derivative(second_derivative) -> None:
     hint = {_NO_GRAPH: _create_graph_hint()}
     if _observe(probes.probe_second_derivative, second_derivative, case, what, hint)["x_touched"]:
         raise _not_leave_caller(what)
+    _check_on_meta(second_derivative, {"function": "x**3", "shape": [2, 3]}, "second_derivative")
+
+
+def _check_on_meta(answer, case: dict, name: str) -> None:
+    """The device family takes PyTorch's "expected device meta but got cpu" (a grad_outputs
+    made on the CPU) for inconclusive: ask once more, and name it."""
+    what = _("{name}(x of shape {shape} on the meta device, as a GPU would be)").format(
+        name=name, shape=tuple(case["shape"])
+    )
+    error = observe(probes.probe_on_meta, answer, case, what)["device_error"]
+    if error:
+        raise CheckError(
+            _(
+                "{what} mixed devices: {error}. A tensor made with torch.ones(x.shape), "
+                "torch.zeros(...) or torch.tensor(...) lands on the CPU: use torch.ones_like(x) "
+                "(or .sum() before torch.autograd.grad) so it lives where x does."
+            ).format(what=what, error=error)
+        )
 
 
 def _reference_hvp(f, x, v):
@@ -605,5 +647,15 @@ def check_hvp(hvp) -> None:
     what = _("hvp({name}, x of shape {shape})").format(name="x @ A @ x", shape=(3,))
     case = {"function": "x @ A @ x", "a": a, "c": c, "x": x, "v": v, "leaf": True}
     hint = {_NO_GRAPH: _create_graph_hint()}
-    if _observe(probes.probe_hvp, hvp, case, what, hint)["x_touched"]:
+    seen = _observe(probes.probe_hvp, hvp, case, what, hint)
+    if seen.get("formed_hessian"):
+        raise CheckError(
+            _(
+                "{what} called {calls}, which builds the whole Hessian (D * D numbers); the text "
+                "asks for H @ v without forming it. Differentiate twice: g = grad(f(x), x, "
+                "create_graph=True), then grad((g * v).sum(), x)."
+            ).format(what=what, calls=_(" and ").join(seen["formed_hessian"]))
+        )
+    if seen["x_touched"]:
         raise _not_leave_caller(what)
+    _check_on_meta(hvp, {"shape": [3]}, "hvp")

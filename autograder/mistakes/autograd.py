@@ -181,6 +181,31 @@ MISTAKES = {
                 "    return 2 / n * x.T @ r, grad_b\n"
             ),
         ),
+        Mistake(
+            name="stores-grads-on-callers-tensors",
+            message="Writing w.grad and b.grad changes the caller's tensors: return new tensors "
+            "and leave w and b (and their .grad) as they were.",
+            code=(
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    w.grad = 2 / n * x.T @ r\n"
+                "    b.grad = 2 / n * r.sum(dim=0)\n"
+                "    return w.grad, b.grad\n"
+            ),
+        ),
+        Mistake(
+            name="bias-grad-through-item",
+            message="torch.tensor([... .item()]) is a new float32 CPU tensor: build grad_b from r "
+            "(r.sum(dim=0)) so it keeps the inputs' dtype and device.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    return 2 / n * x.T @ r, torch.tensor([2 / n * r.sum().item()])\n"
+            ),
+        ),
     ],
     "fit_linear": [
         Mistake(
@@ -265,6 +290,40 @@ MISTAKES = {
             code=_fit_linear(_NO_GRAD_UPDATE).replace(
                 "    return w, b, losses\n",
                 "        if len(losses) == num_steps:\n            return w, b, losses\n",
+            ),
+        ),
+        Mistake(
+            name="uses-torch-optim",
+            message="The exercise asks for gradient descent written by hand, no torch.optim: "
+            "update w and b in place inside torch.no_grad() and zero their gradients yourself.",
+            code=(
+                "import torch\n"
+                "def fit_linear(x, y, lr, num_steps):\n"
+                "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    opt = torch.optim.SGD([w, b], lr=lr)\n"
+                "    losses = []\n"
+                "    for _ in range(num_steps):\n"
+                "        opt.zero_grad()\n"
+                "        loss = ((x @ w + b - y) ** 2).mean()\n"
+                "        losses.append(loss.item())\n"
+                "        loss.backward()\n"
+                "        opt.step()\n"
+                "    return w, b, losses\n"
+            ),
+        ),
+        Mistake(
+            name="requires-grad-before-to",
+            message="torch.zeros(..., requires_grad=True).to(x) is a copy, not a leaf, when x is "
+            "float64 or on a GPU: its .grad stays None. Create the leaves with dtype= and device=.",
+            code=_fit_linear(_NO_GRAD_UPDATE)
+            .replace(
+                "torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)",
+                "torch.zeros(x.shape[1], 1, requires_grad=True).to(x)",
+            )
+            .replace(
+                "torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)",
+                "torch.zeros(1, requires_grad=True).to(x)",
             ),
         ),
     ],
@@ -368,6 +427,29 @@ MISTAKES = {
                 "    return w.grad\n"
             ),
         ),
+        Mistake(
+            name="all-forwards-first",
+            message="Running every micro-batch's forward before the first backward() keeps all "
+            "their graphs alive at once: call backward() right after each micro-batch's loss.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    losses = [loss_fn(w, xb, yb) * len(xb) / n\n"
+                "              for xb, yb in zip(x.split(micro_size), y.split(micro_size))]\n"
+                "    for loss in losses:\n"
+                "        loss.backward()\n"
+            ),
+        ),
+        Mistake(
+            name="chunk-by-count",
+            message="x.chunk(k) with k = ceil(N / micro_size) can make pieces of other sizes "
+            "(N = 6, micro_size = 4: 3 + 3 rows): x.split(micro_size) makes micro_size rows each.",
+            code=_accumulated(
+                "    w.grad = None\n"
+                "    k = -(-n // micro_size)\n"
+                "    for xb, yb in zip(x.chunk(k), y.chunk(k)):\n"
+                "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+            ),
+        ),
     ],
     "round_ste": [
         Mistake(
@@ -433,6 +515,27 @@ MISTAKES = {
                 "def round_ste(x):\n"
                 "    flat = x.view(-1)\n"
                 "    return (flat + (flat.round() - flat).detach()).view(x.shape)\n"
+            ),
+        ),
+        Mistake(
+            name="rounds-detached-alias-in-place",
+            message="x.detach() shares x's memory: round_() on it rounds the caller's x. Use the "
+            "out-of-place x.round().",
+            code=(
+                "def round_ste(x):\n"
+                "    correction = x.detach().round_() - x.detach()\n"
+                "    return x + correction\n"
+            ),
+        ),
+        Mistake(
+            name="sets-requires-grad-on-caller",
+            message="x.requires_grad_() changes the caller's tensor; the result requires grad "
+            "exactly when x does: x + (x.round() - x).detach().",
+            code=(
+                "def round_ste(x):\n"
+                "    if not x.requires_grad:\n"
+                "        x.requires_grad_(True)\n"
+                "    return x + (x.round() - x).detach()\n"
             ),
         ),
     ],
@@ -583,6 +686,36 @@ MISTAKES = {
                 + _HUBER_BACKWARD
             ),
         ),
+        Mistake(
+            name="x-kept-on-ctx",
+            message="Save x with ctx.save_for_backward(x), not as ctx.x: saved tensors are checked "
+            "for in-place changes and do not leak the graph.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.x = x\n"
+                "        ctx.delta = delta\n"
+                "        return torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5 * delta))\n\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        return grad_output * ctx.x.clamp(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
+        Mistake(
+            name="clamps-saved-x-in-place",
+            message="x.clamp_() in backward overwrites the saved x, which is the caller's tensor: "
+            "use the out-of-place x.clamp(-delta, delta).",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        return grad_output * x.clamp_(-ctx.delta, ctx.delta), None\n"
+            ),
+        ),
     ],
     "second_derivative": [
         Mistake(
@@ -713,6 +846,37 @@ MISTAKES = {
                 "    return d2f.view(x.shape)\n"
             ),
         ),
+        Mistake(
+            name="zeros-float32",
+            message="torch.zeros(x.shape) is float32 whatever x is: return torch.zeros_like(x).",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(x).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros(x.shape)\n"
+                "    (df,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros(x.shape)\n"
+                "    (d2f,) = torch.autograd.grad(df.sum(), x)\n"
+                "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="grad-outputs-on-cpu",
+            message="torch.ones(x.shape) is a float32 CPU tensor: grad_outputs must match x's "
+            "dtype and device (torch.ones_like(x)), or reduce with .sum().",
+            code=_second(
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(x)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (df,) = torch.autograd.grad(out, x, torch.ones(x.shape), create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (d2f,) = torch.autograd.grad(df, x, torch.ones(x.shape))\n"
+                "    return d2f\n"
+            ),
+        ),
     ],
     "hvp": [
         Mistake(
@@ -840,6 +1004,47 @@ MISTAKES = {
                 "        return torch.zeros(x.shape, dtype=x.dtype)\n"
                 "    (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
                 "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="requires-grad-on-caller-then-off",
+            message="requires_grad_(False) at the end does not restore a caller's x that required "
+            "grad: work on x.detach().clone().requires_grad_(True).",
+            code=_hvp(
+                "    x.requires_grad_(True)\n"
+                "    out = f(x)\n"
+                "    hv = torch.zeros_like(x)\n"
+                "    if out.requires_grad:\n"
+                "        (g,) = torch.autograd.grad(out, x, create_graph=True)\n"
+                "        if g.requires_grad:\n"
+                "            (hv,) = torch.autograd.grad((g * v).sum(), x)\n"
+                "    x.requires_grad_(False)\n"
+                "    return hv\n"
+            ),
+        ),
+        Mistake(
+            name="finite-difference-of-gradient",
+            message="A finite difference of the gradient only approximates H @ v (badly in "
+            "float32): differentiate (g * v).sum() exactly, with create_graph=True.",
+            code=_hvp(
+                "    def grad_at(t):\n"
+                "        t = t.detach().clone().requires_grad_(True)\n"
+                "        out = f(t)\n"
+                "        if not out.requires_grad:\n"
+                "            return torch.zeros_like(t)\n"
+                "        return torch.autograd.grad(out, t)[0]\n"
+                "    eps = 1e-4\n"
+                "    return (grad_at(x + eps * v) - grad_at(x - eps * v)) / (2 * eps)\n"
+            ),
+        ),
+        Mistake(
+            name="torch-func-hessian",
+            message="torch.func.hessian forms the whole Hessian (D * D numbers): the text asks "
+            "for H @ v without it. Differentiate (g * v).sum() once more instead.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    return torch.func.hessian(f)(x.detach()) @ v\n"
             ),
         ),
     ],

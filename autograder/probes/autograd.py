@@ -35,15 +35,27 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
     """What ``fit_linear(x, y, lr, num_steps)`` returned, and whether it left x and y alone."""
     x, y = case["x"], case["y"]
     x_before, y_before = x.clone(), y.clone()
-    with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
-        torch.manual_seed(2718 + case["num_steps"])
-        rng_before = torch.random.get_rng_state()
-        result = fit_linear(x, y, case["lr"], case["num_steps"])
-        rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
+    optimizers: list[str] = []  # torch.optim optimizers made while it ran (the text: by hand)
+    original = torch.optim.Optimizer.__init__
+
+    def noting(self, *args, **kwargs):
+        optimizers.append(type(self).__name__)
+        original(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = noting
+    try:
+        with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
+            torch.manual_seed(2718 + case["num_steps"])
+            rng_before = torch.random.get_rng_state()
+            result = fit_linear(x, y, case["lr"], case["num_steps"])
+            rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
+    finally:
+        torch.optim.Optimizer.__init__ = original
     return {
         "result": result,
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
         "global_rng_untouched": rng_untouched,
+        "optimizers": sorted(set(optimizers)),
     }
 
 
@@ -117,9 +129,30 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
 def probe_huber_class(HuberFunction, case: dict) -> dict:
     """Whether the answer is a class that subclasses torch.autograd.Function."""
     is_class = isinstance(HuberFunction, type)
+    is_function = is_class and issubclass(HuberFunction, torch.autograd.Function)
+    saves_x = True  # whether forward kept x with ctx.save_for_backward (the text asks for it)
+    x_unchanged = True  # whether forward and backward left the caller's x as it was
+    if is_function:
+        x = torch.tensor([-2.0, -0.5, 0.25, 1.5], dtype=torch.float64, requires_grad=True)
+        before = x.detach().clone()
+        try:
+            out = HuberFunction.apply(x, 1.0)
+            saved = out.grad_fn.saved_tensors
+            saves_x = any(
+                isinstance(t, torch.Tensor)
+                and t.shape == x.shape
+                and torch.equal(t.detach().double(), before)
+                for t in saved
+            )
+            out.sum().backward()
+        except Exception:  # the contract has reported any failure of apply or backward
+            pass
+        x_unchanged = torch.equal(x.detach(), before)
     return {
         "is_class": is_class,
-        "is_function": is_class and issubclass(HuberFunction, torch.autograd.Function),
+        "is_function": is_function,
+        "saves_x": saves_x,
+        "x_unchanged": x_unchanged,
     }
 
 
@@ -151,6 +184,23 @@ def _touched(x: torch.Tensor, case: dict) -> bool:
     return x.requires_grad != bool(case.get("leaf")) or x.grad is not None
 
 
+def probe_on_meta(answer, case: dict) -> dict:
+    """The answer (second_derivative or hvp) called with x (and v) on the meta device, as a
+    GPU would be: ``device_error``, PyTorch's words when it mixed devices, else ``""``."""
+    x = torch.zeros(case["shape"], device="meta")
+    if "function" in case:
+        args = (ELEMENTWISE[case["function"]], x)
+    else:
+        args = (lambda t: (t**4).sum(), x, torch.zeros(case["shape"], device="meta"))
+    try:
+        answer(*args)
+    except Exception as err:  # only a device mix-up is this probe's business
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        if "expected device" in text or "same device" in text:
+            return {"device_error": text[:300]}
+    return {"device_error": ""}
+
+
 def probe_second_derivative(second_derivative, case: dict) -> dict:
     """The returned f'' and whether the caller's x was left alone (values, flags, .grad)."""
     x = _caller_x(case)
@@ -177,9 +227,30 @@ def probe_hvp(hvp, case: dict) -> dict:
     x = _caller_x(case)
     v = case["v"]
     x_before, v_before = x.detach().clone(), v.clone()
-    result = hvp(f, x, v)
+    formed: list[str] = []  # torch.func transforms that build the whole Hessian (the text: not)
+    originals = {name: getattr(torch.func, name) for name in ("hessian", "jacrev", "jacfwd")}
+
+    def noting(name):
+        def transform(*args, **kwargs):
+            formed.append(f"torch.func.{name}")
+            return originals[name](*args, **kwargs)
+
+        return transform
+
+    try:
+        for name in originals:
+            setattr(torch.func, name, noting(name))
+        result = hvp(f, x, v)
+    finally:
+        for name, original in originals.items():
+            setattr(torch.func, name, original)
     touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
-    return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
+    return {
+        "result": result,
+        "x_touched": touched,
+        "v_unchanged": torch.equal(v, v_before),
+        "formed_hessian": sorted(set(formed)),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
