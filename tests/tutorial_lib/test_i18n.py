@@ -118,6 +118,12 @@ def test_each_lessons_messages_are_translated(lesson, lang):
     assert not missing, f"{path} has no {lang} entry for:\n" + "\n".join(map(repr, missing))
     wrong = _placeholders_differ(own)
     assert not wrong, f"{path.name}: placeholders differ between msgid and msgstr: {wrong}"
+    # And nothing else: an entry whose message the lesson no longer uses is dead weight a
+    # translator would keep revising (contracts replaced many hand-written messages).
+    stale = sorted(set(own) - lesson_messages(lesson) - {""})
+    assert not stale, f"{path} translates messages its lesson no longer uses:\n" + "\n".join(
+        map(repr, stale)
+    )
 
 
 def test_chinese_messages_where_the_environment_asks(english, monkeypatch):
