@@ -21,10 +21,13 @@ hold no reference answers and no expected values.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import torch
 
 from autograder import wire
 from tutorial_lib.checks import CheckError, call_failure_message, learner_call, learner_frames
@@ -100,10 +103,25 @@ def call(fn: Callable, case: dict) -> Any:
 def run_probe(probe: Callable, student: Any, case: Any) -> str:
     """Run ``probe(student, case)`` and encode what happened: a value or the exception raised."""
     try:
-        value = probe(student, case)
+        with _process_modes_kept():
+            value = probe(student, case)
     except Exception as err:  # the student's code may raise anything; report it as data
         return wire.encode({"raised": _raised(err)})
     return wire.encode({"value": value})
+
+
+@contextlib.contextmanager
+def _process_modes_kept():
+    """Put back what an answer can switch for the whole process: autograd and the default
+    dtype. An answer that turns autograd off and raises before turning it on again (on an
+    input the probe chose) must not fail the learner's later cells, nor, replayed in the
+    grader by the misconception matcher, the next submission's checks."""
+    dtype = torch.get_default_dtype()
+    try:
+        with torch.set_grad_enabled(torch.is_grad_enabled()):
+            yield
+    finally:
+        torch.set_default_dtype(dtype)
 
 
 # At most this many of the student's traceback lines cross, the last ones (a deep recursion

@@ -26,8 +26,6 @@ import re
 import time
 from dataclasses import dataclass, field
 
-import torch
-
 from autograder import boundary, course, wire
 from tutorial_lib.checks import CheckError
 
@@ -111,21 +109,8 @@ class InProcessChannel:
         if name not in self.namespace:
             return wire.encode({"missing": name})
         probe = getattr(importlib.import_module(probe_module), probe_name)
-        with contextlib.redirect_stdout(io.StringIO()), _process_modes_kept():
+        with contextlib.redirect_stdout(io.StringIO()):
             return boundary.run_probe(probe, self.namespace[name], wire.decode(case_json))
-
-
-@contextlib.contextmanager
-def _process_modes_kept():
-    """Put back what an answer run in this process can switch for the whole process: autograd
-    and the default dtype. A catalogued mistake (torch.set_grad_enabled(False) left on, when
-    the misconception matcher replays it in the grader) must not decide the next check."""
-    dtype = torch.get_default_dtype()
-    try:
-        with torch.set_grad_enabled(torch.is_grad_enabled()):
-            yield
-    finally:
-        torch.set_default_dtype(dtype)
 
 
 @dataclass
