@@ -244,7 +244,8 @@ def check_make_loss_fn(make_loss_fn) -> None:
                     )
                 )
             )
-    for unknown in ("ranking", ""):
+    # other spellings of the three names are "any other name" too
+    for unknown in ("ranking", "", "MultiClass", " regression"):
         seen = observe(
             probes.probe_make_loss_fn_unknown,
             make_loss_fn,
@@ -260,6 +261,14 @@ def check_make_loss_fn(make_loss_fn) -> None:
                     "ValueError (a dict lookup raises KeyError: catch it and raise ValueError, or "
                     "test each name with if)."
                 ).format(unknown=unknown, raised=seen["raised"])
+            )
+        if unknown.strip().lower() in _REF_LOSSES:
+            raise CheckError(
+                _(
+                    "make_loss_fn({unknown!r}) returned a loss; only the exact names "
+                    "'multiclass', 'multilabel' and 'regression' are tasks, and any other name "
+                    "raises ValueError: compare the name as it is, without lower() or strip()."
+                ).format(unknown=unknown)
             )
         raise CheckError(
             _(
@@ -455,21 +464,26 @@ def _check_schedule_use(seen: dict, ref: dict, what: str, batches: int) -> None:
     )
 
 
-def _contract_model(d: Draw, classes: int, dropout: float) -> Build:
+def _contract_model(d: Draw, classes: int, dropout: float, may_freeze: bool = False) -> Build:
     """The model argument of a contract: seeded, in a drawn mode; outside the device family
-    its .grad may already hold the caller's gradients."""
+    its .grad may already hold the caller's gradients; with ``may_freeze``, its first layer
+    may be frozen by the caller (requires_grad False)."""
     training = d.draw(st.booleans())
     grads = d.family != "device" and d.draw(st.booleans())
+    frozen = may_freeze and d.draw(st.booleans())
     spec = {
         "seed": d.draw(st.integers(0, 99)),
         "classes": classes,
         "dropout": dropout,
         "training": training,
         "grads": grads,
+        "frozen": frozen,
     }
     label = _("a model in {mode} mode").format(mode="train" if training else "eval")
     if grads:
         label += _(" (its .grad already set by the caller)")
+    if frozen:
+        label += _(" (its first layer frozen by the caller)")
     return Build(probes.build_contract_model, spec, label)
 
 
@@ -563,7 +577,7 @@ def _draw_evaluate(d: Draw) -> Inputs:
     """A model in either mode (its dropout is p=0, so a forward in the wrong mode gives the
     same values: the hand-written probe names that mistake), a loader, a loss with or
     without label smoothing."""
-    model = _contract_model(d, 3, 0.0)
+    model = _contract_model(d, 3, 0.0, may_freeze=True)
     loss = _contract_loss("classification", d.draw(st.sampled_from([0.0, 0.2])))
     return Inputs((model, _contract_loader(d, "classification"), loss, _contract_device(d)))
 
@@ -651,8 +665,17 @@ def check_evaluate(evaluate) -> None:
     weights, gradients) untouched, both x and y on the device. Here: eval mode and no
     gradients inside, autograd on and the global random state untouched afterwards."""
     device = get_device()
-    for seed, n, batch, start_training in [(0, 40, 8, True), (1, 37, 8, False)]:
+    for seed, n, batch, start_training, grad_off, once in [
+        (0, 40, 8, True, False, False),
+        (1, 37, 8, False, False, False),
+        (2, 21, 8, True, True, False),  # called with gradients already off
+        (3, 19, 4, False, False, True),  # a loader that can be read once
+    ]:
         what = f"evaluate ({n} samples in batches of {batch})"
+        if grad_off:
+            what = _("{what}, called with gradients off").format(what=what)
+        if once:
+            what = _("{what}, on a stream of batches that can be read once").format(what=what)
         case = {
             "device": device,
             "seed": seed,
@@ -660,12 +683,14 @@ def check_evaluate(evaluate) -> None:
             "batch": batch,
             "start_training": start_training,
             "label_smoothing": 0.0,
+            "grad_off": grad_off,
+            "once": once,
         }
         seen = observe(probes.probe_evaluate, evaluate, case, what)
-        _check_evaluated(seen, what)
+        _check_evaluated(seen, what, grad_off)
 
 
-def _check_evaluated(seen: dict, what: str) -> None:
+def _check_evaluated(seen: dict, what: str, grad_off: bool = False) -> None:
     calls = seen["calls"]
     if not calls:
         raise CheckError(_("{what} never called the model.").format(what=what))
@@ -683,7 +708,16 @@ def _check_evaluated(seen: dict, what: str) -> None:
                 "batch and wastes memory. Wrap the loop in `with torch.no_grad():`."
             ).format(what=what)
         )
-    if not seen["grad_enabled_after"]:
+    if grad_off and seen["grad_enabled_after"]:
+        raise CheckError(
+            _(
+                "after {what} gradients are switched on: the caller had them off, and an "
+                "evaluation must leave that as it found it. `with torch.no_grad():` around the "
+                "loop restores the previous state; torch.set_grad_enabled(True) at the end "
+                "does not."
+            ).format(what=what)
+        )
+    if not grad_off and not seen["grad_enabled_after"]:
         raise CheckError(
             _(
                 "after {what} gradients are switched off for the whole program: the next "
@@ -740,7 +774,7 @@ def _warmup_hint(family: str, inputs: Inputs) -> str:
     warmup, total, step = inputs.args[1:]
     if step < warmup:
         where = _("During warm-up the factor is step / warmup_steps (0 at step 0, 1 at the end).")
-    elif step >= total:
+    elif step >= total and step > warmup:  # at step == total == warmup progress is still 0
         where = _("After total_steps the factor stays at 0: clamp progress to at most 1.")
     else:
         where = _(
@@ -869,6 +903,15 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
                 "weights in step (when the loss improves) and load it with "
                 "model.load_state_dict."
             ).format(what=what, name=name, message=message)
+        )
+    if seen.get("same_parameters") is False:
+        raise CheckError(
+            _(
+                "{what}: after restore_best the model's parameters are other tensor objects than "
+                "before, so the caller's optimizer no longer updates them (load_state_dict with "
+                "assign=True, or parameters replaced). Load with model.load_state_dict(best), "
+                "which copies the stored values into the existing parameters."
+            ).format(what=what)
         )
     start = probes.model_state(probes.build_stop_model(seed, device))
     # the probe adds 1 to every weight and buffer before each step
@@ -1342,6 +1385,23 @@ def check_load_checkpoint(load_checkpoint) -> None:
                 "default), so that a checkpoint that does not fit the model raises an error."
             ).format(dropped=dropped)
         )
+    checkpoint = _ref_checkpoint(model, optimizer, scheduler, 0)
+    seen = observe(
+        probes.probe_load_checkpoint_pickled,
+        load_checkpoint,
+        {**setup.case(setup.seed + 1), "checkpoint": checkpoint},
+        "load_checkpoint",
+    )
+    if seen["raised"] is None:
+        raise CheckError(
+            _(
+                "load_checkpoint read a checkpoint that also holds a pickled Python object "
+                "without a word: it unpickled the file with weights_only=False, which runs "
+                "whatever code such an object names. Read it with torch.load(path, "
+                "map_location=device, weights_only=True), which refuses anything but tensors "
+                "and plain data."
+            )
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -1522,6 +1582,15 @@ def check_DigitsCNN(DigitsCNN) -> None:
                 "layer's output as it is: CrossEntropyLoss applies log-softmax itself."
             ).format(ending=ending)
         )
+    if seen.get("device_mix"):
+        raise CheckError(
+            _(
+                "DigitsCNN, moved with its batch to another device (here PyTorch's 'meta' "
+                "device, as a GPU would be), mixed devices: {error}. A tensor made in forward "
+                "with torch.zeros, torch.ones, torch.linspace... lands on the CPU unless you pass "
+                "device=x.device (or use x.new_ones, torch.ones_like)."
+            ).format(error=seen["device_mix"])
+        )
     if not seen["conv_used"]:
         raise CheckError(
             _(
@@ -1632,7 +1701,8 @@ def _draw_train_logged(d: Draw) -> Inputs:
     writer = Build(probes.build_recording_writer, {}, _("a writer"))
     num_epochs, max_norm = d.size(1, 3), d.draw(st.sampled_from([0.05, 0.5, 100.0]))
     loss = _contract_loss("classification")
-    return Inputs((model, loader, loss, optimizer, scheduler, writer, "cpu", num_epochs, max_norm))
+    device = _contract_device(d)  # 'meta' in the device family: x and y both moved there
+    return Inputs((model, loader, loss, optimizer, scheduler, writer, device, num_epochs, max_norm))
 
 
 def _logged_hint(family: str, inputs: Inputs) -> str:
@@ -1655,7 +1725,7 @@ TRAIN_LOGGED = Contract(
     "train_logged",
     _ref_train_logged,
     _draw_train_logged,
-    families=("values", "edges"),
+    families=("values", "edges", "device"),
     mutates=(0, 3, 5),  # the model and optimizer train; the writer records
     arg_names=(
         "model",
@@ -1716,6 +1786,14 @@ def _logged_case(train_logged, device, seed, n, batch, num_epochs, max_norm, shu
                 "{what} changed the global random state in a way training alone does not (only "
                 "dropout should draw from it). Do not call torch.manual_seed or draw random "
                 "numbers inside train_logged: seeding is the caller's choice."
+            ).format(what=what)
+        )
+    if seen["closes"]:
+        raise CheckError(
+            _(
+                "{what} closed the writer it was given. Call writer.flush() at the end instead: "
+                "the writer belongs to the caller, who may log more after the run (validation "
+                "losses, say) and closes it."
             ).format(what=what)
         )
     if seen["event_files"] != 1:

@@ -1529,3 +1529,359 @@ MISTAKES["train_logged"] += [
         ),
     ),
 ]
+
+# Red-team round (from the notebook text alone): candidates appended at each list's end.
+MISTAKES["make_loss_fn"] += [
+    Mistake(
+        name="case-insensitive-task-name",
+        message="Only the three names are tasks: 'MultiClass' or ' regression' is 'any other "
+        "name' and must raise ValueError, not be normalised with lower()/strip().",
+        code=(
+            "from torch import nn\n"
+            "def make_loss_fn(task):\n"
+            "    task = task.strip().lower()\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="log-sum-exp-without-max",
+        message="logits.exp() overflows to inf on confident logits: log_softmax (or "
+        "CrossEntropyLoss) subtracts the maximum first and stays finite.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class ExpCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        log_p = logits - logits.exp().sum(dim=1, keepdim=True).log()\n"
+            "        return -log_p.gather(1, y[:, None]).mean()\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return ExpCE()\n" + _LOSS_REST
+        ),
+    ),
+    Mistake(
+        name="multilabel-in-float64",
+        message="Computing the loss in float64 returns a float64 loss for float32 logits: "
+        "compute it in the dtype it is given.",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class DoubleBCE(nn.Module):\n"
+            "    def forward(self, logits, y):\n"
+            "        return nn.functional.binary_cross_entropy_with_logits(logits.double(), y.double())\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n        return DoubleBCE()\n"
+            "    if task == 'regression':\n        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+]
+
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="counts-samples-in-a-first-pass",
+        message="Read the loader once: a first pass to count the samples draws another "
+        "shuffle (and doubles the loading work); count len(x) in the training loop.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    n = sum(len(x) for x, _ in loader)\n    total = 0.0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+    Mistake(
+        name="targets-cast-to-long",
+        message="y may be float targets (B, D) for a regression: cast nothing, move y to the "
+        "device as it is.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device).long()\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+    Mistake(
+        name="skips-batches-of-one",
+        message="Train on every batch, a batch of one included: skipping it leaves samples "
+        "out of the epoch.",
+        code=_TRAIN_HEAD
+        + (
+            "    model.train()\n    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n        if len(x) < 2:\n            continue\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n        optimizer.zero_grad()\n"
+            "        loss.backward()\n        optimizer.step()\n"
+            "        if scheduler is not None:\n            scheduler.step()\n"
+        )
+        + _TRAIN_LOOP_END,
+    ),
+]
+
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="unfreezes-parameters",
+        message="Switching requires_grad off and back on for every parameter unfreezes the "
+        "ones the caller had frozen: use torch.no_grad() and leave the flags alone.",
+        code=_EVAL_HEAD
+        + "    was_training = model.training\n    model.eval()\n"
+        + "    for p in model.parameters():\n        p.requires_grad_(False)\n"
+        + _EVAL_LOOP
+        + "    for p in model.parameters():\n        p.requires_grad_(True)\n"
+        + "    model.train(was_training)\n    return total / count, correct / count\n",
+    ),
+    Mistake(
+        name="grad-switched-back-on",
+        message="torch.set_grad_enabled(True) at the end turns gradients on even for a caller "
+        "that had them off: `with torch.no_grad():` restores the state it found.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    torch.set_grad_enabled(False)\n"
+            "    total, correct, count = 0.0, 0, 0\n"
+            "    for x, y in loader:\n        x, y = x.to(device), y.to(device)\n"
+            "        logits = model(x)\n"
+            "        total += loss_fn(logits, y).item() * len(x)\n"
+            "        correct += (logits.argmax(dim=1) == y).sum().item()\n"
+            "        count += len(x)\n"
+            "    torch.set_grad_enabled(True)\n"
+            "    model.train(was_training)\n    return total / count, correct / count\n"
+        ),
+    ),
+    Mistake(
+        name="counts-samples-in-a-first-pass",
+        message="Read the loader once: a first pass only to count the samples doubles the "
+        "loading work, and a stream of batches can be read only once.",
+        code=_EVAL_HEAD
+        + (
+            "    was_training = model.training\n    model.eval()\n"
+            "    n = sum(len(y) for _, y in loader)\n"
+            "    total, correct = 0.0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            correct += (logits.argmax(dim=1) == y).sum().item()\n"
+            "    model.train(was_training)\n    return total / n, correct / n\n"
+        ),
+    ),
+]
+
+MISTAKES["make_warmup_cosine"] += [
+    Mistake(
+        name="warmup-inclusive-at-zero",
+        message="With warmup_steps=0 there is no warm-up: step 0 already has the full factor "
+        "1. Test step < warmup_steps (strict).",
+        code=_SCHED_HEAD
+        + (
+            "        if step <= warmup_steps:\n            return step / max(1, warmup_steps)\n"
+            "        progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * progress))\n"
+        )
+        + _SCHED_TAIL,
+    ),
+    Mistake(
+        name="sequential-library-schedulers",
+        message="The task asks for a LambdaLR with this factor; LinearLR plus "
+        "CosineAnnealingLR in a SequentialLR is another object with its own rules.",
+        code=(
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    S = torch.optim.lr_scheduler\n"
+            "    warm = S.LinearLR(optimizer, start_factor=1e-8, end_factor=1.0, total_iters=max(1, warmup_steps))\n"
+            "    cos = S.CosineAnnealingLR(optimizer, T_max=max(1, total_steps - warmup_steps))\n"
+            "    return S.SequentialLR(optimizer, [warm, cos], milestones=[warmup_steps])\n"
+        ),
+    ),
+    Mistake(
+        name="factor-as-tensor",
+        message="Return a Python number: a tensor factor turns every learning rate into a tensor.",
+        code=_SCHED_HEAD
+        + (
+            "        if step < warmup_steps:\n            return torch.tensor(step / warmup_steps)\n"
+            "        progress = min(1.0, (step - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + torch.cos(torch.tensor(math.pi * progress)))\n"
+        )
+        + _SCHED_TAIL,
+    ),
+]
+
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="class-level-shared-state",
+        message="A dict made in the class body is shared by every EarlyStopping: one "
+        "stopper's best weights leak into another's restore_best. Make it in __init__.",
+        code=(
+            "import math\n"
+            "class EarlyStopping:\n"
+            "    best_state = {}\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad_epochs = math.inf, 0\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad_epochs = val_loss, 0\n"
+            f"            self.best_state.update({_CLONE})\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state:\n"
+            "            model.load_state_dict(self.best_state)\n"
+        ),
+    ),
+    Mistake(
+        name="restore-with-assign",
+        message="load_state_dict(..., assign=True) makes the stored copies the model's new "
+        "parameters: the caller's optimizer no longer holds them, and further training "
+        "changes the stored best. Load without assign (it copies into the parameters).",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            f"            self.best_loss, self.bad_epochs, self.best_state = val_loss, 0, {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+            restore="if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state, assign=True)",
+        ),
+    ),
+    Mistake(
+        name="snapshot-only-once",
+        message="Store a new copy at every improvement, not only the first time: otherwise "
+        "restore_best goes back to the first improving epoch.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad_epochs = val_loss, 0\n"
+            "            if self.best_state is None:\n"
+            f"                self.best_state = {_CLONE}\n"
+            "        else:\n            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+]
+
+MISTAKES["save_checkpoint"] += [
+    Mistake(
+        name="eval-then-train-around-saving",
+        message="model.train() after saving puts a model that was in eval mode into train "
+        "mode: saving needs no mode at all, so change none.",
+        code=_SAVE_HEAD
+        + (
+            "    model.eval()\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+            "    model.train()\n"
+        ),
+    ),
+]
+
+MISTAKES["load_checkpoint"] += [
+    Mistake(
+        name="weights-only-off",
+        message="Load with weights_only=True: weights_only=False unpickles whatever objects "
+        "the file holds, code included.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=False)\n"
+            "    model.load_state_dict(checkpoint['model'])\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="train-mode-after-loading",
+        message="Loading restores weights, not a mode: leave the model's mode to the caller.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'])\n"
+            "    model.train()\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="zero-grad-after-loading",
+        message="Loading must not touch the gradients: optimizer.zero_grad() there throws "
+        "away what the caller had accumulated.",
+        code=_LOAD_HEAD
+        + (
+            "    checkpoint = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(checkpoint['model'])\n"
+            "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+            "    scheduler.load_state_dict(checkpoint['scheduler'])\n"
+            "    optimizer.zero_grad()\n"
+            "    return checkpoint['epoch']\n"
+        ),
+    ),
+]
+
+MISTAKES["train_logged"] += [
+    Mistake(
+        name="closes-the-writer",
+        message="Flush, do not close: the writer is the caller's, who may log more after the "
+        "run (validation losses, say).",
+        code=_logged(flush="    writer.close()\n"),
+    ),
+    Mistake(
+        name="targets-left-on-cpu",
+        message="Move both x and y to the device: a target left on the CPU meets logits on the "
+        "GPU in the loss.",
+        code=_logged().replace(
+            "        x, y = x.to(device), y.to(device)\n", "        x = x.to(device)\n"
+        ),
+    ),
+    Mistake(
+        name="new-writer-on-its-folder",
+        message="Use the writer you were given: a second SummaryWriter on its folder writes a "
+        "second event file.",
+        code=_logged(flush="    writer.flush()\n").replace(
+            "    step = 0\n",
+            "    from torch.utils.tensorboard import SummaryWriter\n"
+            "    writer = SummaryWriter(writer.log_dir)\n    step = 0\n",
+        ),
+    ),
+]
+
+MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="normalises-input-in-place",
+        message="x.sub_(0.5) changes the caller's batch: normalise out of place (x = x - 0.5).",
+        code=_CNN_BODY.format(end="", after="").replace(
+            "        return self.net(x)", "        return self.net(x.sub_(0.5).div_(0.5))"
+        ),
+    ),
+    Mistake(
+        name="extra-channel-made-on-cpu",
+        message="torch.ones(...) without device= lands on the CPU: on a GPU torch.cat meets "
+        "the batch on another device. Use x.new_ones or torch.ones_like(x).",
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.net = nn.Sequential(\n"
+            "            nn.Conv2d(2, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "            nn.Flatten(), nn.Linear(128, 10))\n"
+            "    def forward(self, x):\n"
+            "        ones = torch.ones(len(x), 1, 8, 8)  # a constant channel, the conv's 'bias'\n"
+            "        return self.net(torch.cat([x, ones], dim=1))\n"
+        ),
+    ),
+    Mistake(
+        name="features-detached",
+        message="features.detach() stops the gradient at the convolutions: they never train. "
+        "Let the gradient flow through the whole network.",
+        code=_CNN_BODY.format(end="", after="").replace(
+            "        return self.net(x)",
+            "        return self.net[6:](self.net[:6](x).detach())",
+        ),
+    ),
+]

@@ -9,6 +9,8 @@ schedules arrive as tables of factors in the case; nothing here knows the right 
 
 from __future__ import annotations
 
+import copy
+import fractions
 import os
 import shutil
 import tempfile
@@ -107,6 +109,8 @@ def build_contract_model(spec: dict) -> nn.Module:
         if spec.get("grads"):
             for p in model.parameters():
                 p.grad = torch.randn_like(p)
+    if spec.get("frozen"):  # the caller froze the first layer (fine-tuning the head only)
+        model[0].requires_grad_(False)
     model.train(spec["training"])
     return model
 
@@ -313,10 +317,14 @@ def probe_evaluate(evaluate, case: dict) -> dict:
     is still on and whether the global random state moved. (The result, the model's modes,
     weights and gradients afterwards are the contract's: autograder/hidden/training.py.)"""
     model, loader, loss_fn = build_eval_run(case)
+    if case.get("once"):
+        loader = ReadOnceLoader(loader)
     torch.manual_seed(case["seed"] + 2000)
     rng_before = torch.get_rng_state()
     grad_before = torch.is_grad_enabled()
     try:
+        # a caller may evaluate with gradients already off: they must stay off afterwards
+        torch.set_grad_enabled(not case.get("grad_off", False))
         evaluate(model, loader, loss_fn, case["device"])
         grad_after = torch.is_grad_enabled()
     finally:
@@ -326,6 +334,23 @@ def probe_evaluate(evaluate, case: dict) -> dict:
         "grad_enabled_after": grad_after,
         "rng_changed": not torch.equal(rng_before, torch.get_rng_state()),
     }
+
+
+class ReadOnceLoader:
+    """A stream of batches that can be read once (a generator, a loader over a stream):
+    iterating it a second time raises. It has no len() and no .dataset."""
+
+    def __init__(self, loader):
+        self.loader, self.read = loader, False
+
+    def __iter__(self):
+        if self.read:
+            raise RuntimeError(
+                "this loader is a stream of batches that can be read only once, and it was "
+                "iterated a second time: count the samples in the loop that evaluates them"
+            )
+        self.read = True
+        return iter(self.loader)
 
 
 # ---------------------------------------------------------------------------------------
@@ -389,12 +414,15 @@ def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
         seen["steps"].append(
             {"returned": _type_or_repr(got), "best_loss": as_data(stopper.best_loss)}
         )
+    params_before = [id(p) for p in model.parameters()]
     try:
         stopper.restore_best(model)
     except Exception as err:  # reported after the steps
         seen["restore_raised"] = _raised(err)
         return seen
     seen["restored"] = model_state(model)
+    # the caller's optimizer holds these very tensors: restoring copies into them
+    seen["same_parameters"] = [id(p) for p in model.parameters()] == params_before
     return seen
 
 
@@ -527,6 +555,26 @@ def probe_load_checkpoint_mismatch(load_checkpoint, case: dict) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def probe_load_checkpoint_pickled(load_checkpoint, case: dict) -> dict:
+    """Load a checkpoint that also holds a pickled object (under an extra key): what was
+    raised, if anything (weights_only=True refuses such a file)."""
+    folder = tempfile.mkdtemp(prefix="ckpt-probe-")
+    try:
+        path = os.path.join(folder, "checkpoint.pt")
+        # a plain Python object (from the standard library): weights_only=True refuses it
+        torch.save({**case["checkpoint"], "note": fractions.Fraction(1, 3)}, path)
+        model, optimizer, scheduler = build_resume_objects(
+            case["device"], case["init_seed"], case["lr_factors"]
+        )
+        try:
+            load_checkpoint(path, model, optimizer, scheduler, case["device"])
+        except Exception as err:  # weights_only refusing the object is what is asked
+            return {"raised": type(err).__name__}
+        return {"raised": None}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---------------------------------------------------------------------------------------
 # Exercise 8: DigitsCNN
 # ---------------------------------------------------------------------------------------
@@ -569,6 +617,9 @@ def build_digits_batch(spec: dict) -> torch.Tensor:
     return x.to(getattr(torch, spec["dtype"]))
 
 
+_DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
+
+
 def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
     """Type, parameter count, forward FLOPs for one image (as FlopCounterMode counts them),
     whether there is a 4-d (convolution) weight and whether it gets a gradient (the
@@ -608,6 +659,15 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
             seen["flops"] = int(counter.get_total_flops())
         except Exception:  # the outputs above already tell what is wrong
             pass
+    seen["device_mix"] = None  # a tensor made in forward without device= (on a GPU: fails)
+    if len(seen["outputs"]) == len(case["inputs"]):
+        try:
+            on_meta = copy.deepcopy(model).to("meta").eval()
+            with torch.no_grad():
+                on_meta(torch.empty(2, 1, 8, 8, device="meta"))
+        except Exception as err:  # only mixed devices count: meta cannot run everything
+            if any(words in str(err) for words in _DEVICE_MIX):
+                seen["device_mix"] = _first_line(err)
     seen["conv_used"] = None
     if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:
         model.train()
@@ -800,6 +860,7 @@ def probe_train_logged(train_logged, case: dict) -> dict:
             "rng": torch.get_rng_state(),
             "calls": writer.calls,
             "unflushed": len(writer.calls) - writer.flushed_upto,
+            "closes": writer.closes,  # the caller closes the writer, not train_logged
             **events,
         }
         writer.close()  # what the caller does at the end of the run
