@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -501,8 +502,10 @@ def probe_lora_linear(LoRALinear, case: dict) -> dict:
     seen["out_init"] = out.detach().clone()
     if out.requires_grad:
         out.sum().backward()
-        seen["grad_A"] = _tensor_or_none(getattr(getattr(layer, "lora_A", None), "grad", None))
-        seen["grad_B"] = _tensor_or_none(getattr(getattr(layer, "lora_B", None), "grad", None))
+        with warnings.catch_warnings():  # .grad of a non-leaf factor warns (on stderr)
+            warnings.simplefilter("ignore")
+            seen["grad_A"] = _tensor_or_none(getattr(getattr(layer, "lora_A", None), "grad", None))
+            seen["grad_B"] = _tensor_or_none(getattr(getattr(layer, "lora_B", None), "grad", None))
     seen["base_grad"] = base.weight.grad is not None
     return seen
 
