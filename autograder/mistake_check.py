@@ -60,6 +60,12 @@ class LessonMistakeReport:
         return [r for r in self.right if r.error is not None]
 
 
+# What one mistake can switch for the whole kernel when its visible test calls it (autograd
+# off, left off, as 09's grad-mode-left-off does), put back before the next one runs: each
+# mistake is judged as if it were alone in the solution (probes restore these themselves).
+RESET_MODES = "import torch\ntorch.set_grad_enabled(True)\ntorch.set_default_dtype(torch.float32)"
+
+
 def check_lesson(lesson: str) -> LessonMistakeReport:
     """Run the solution once, then swap in every catalogued mistake for its exercise."""
     nb = notebook.read(course.solution_notebook(lesson))
@@ -97,6 +103,7 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
                             ex.grade_id, mistake.name, error, passes_visible=passes_visible
                         )
                     )
+                    session.run_source(RESET_MODES)  # a mistake's modes stay with it
                 for answer in rights.get(ex.grade_id, []):
                     error = session.run_source(answer.code) or session.run_source(ex.test_source)
                     report.right.append(RightOutcome(ex.grade_id, answer.name, error))
