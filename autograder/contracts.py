@@ -17,7 +17,11 @@ The families, each reusable by any exercise whose inputs are tensors:
 - ``dtypes``: float16, bfloat16 and float64 inputs; the result keeps the reference's dtype.
 - ``strides``: the same values in a non-contiguous layout (``.view`` breaks, ``.reshape`` works).
 - ``device``: the inputs on PyTorch's ``meta`` device, so a tensor made without ``device=``
-  shows on a CPU-only grader as it would on a GPU (PyTorch refuses to mix the two).
+  shows on a CPU-only grader as it would on a GPU (PyTorch refuses to mix the two). An
+  answer that needs values (``.item()``, a loop on ``x.norm()``), which ``meta`` cannot
+  run, is called once more on tensors that keep their values and refuse to mix with plain
+  CPU ones, and a call that mixes devices is refused even where ``meta``'s kernels
+  would not check (``probes/devices.py``).
 - ``grad``: the result's graph reaches the inputs and its gradients equal the reference's.
 - ``once``: list arguments arrive as streams that can be read once (a generator, a loader).
 - ``memory``: the bytes autograd keeps for backward, at their peak during the call, are at
@@ -29,7 +33,8 @@ builds the answer's copy, the grader the reference's; a module counts as changed
 state, modes, requires_grad flags, gradients or hooks differ after the call.
 
 In every family the arguments must come back unchanged (unless the contract says which
-may change) and the exercise's forbidden shortcuts raise while the answer runs.
+may change), autograd's mode and the default dtype as they were, and the exercise's
+forbidden shortcuts raise while the answer runs.
 
 Runs are derandomized (the same notebook always gets the same score) and budgeted: each
 family draws a few examples, and at most :data:`PROBE_BUDGET` probes run per family, the
@@ -70,6 +75,15 @@ EXAMPLES = 8  # inputs drawn per family before shrinking
 # the same; a fixed seed spares Hypothesis hashing the source at every call, and keeps the
 # draws from changing whenever this file is edited.)
 SEED = 1602057732771641025714973450934382553949948571985099510297410148200175936541243889569960391279210207773431987883944
+
+
+def family_seed(family: str, dtype: torch.dtype | None = None) -> int:
+    """Each family (and each precision of ``dtypes``) draws from a seed of its own: with one
+    seed for all, every family repeated the same few choices, so an option that the first
+    draws missed (one of a ``sampled_from``'s, say) was missed by every family alike."""
+    k = FAMILIES.index(family) * (len(OTHER_DTYPES) + 1)
+    return SEED + k + (OTHER_DTYPES.index(dtype) + 1 if dtype is not None else 0)
+
 
 # The tolerances of the contract being judged (its own, over TOLERANCE), for compare_values.
 _TOLERANCE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("tolerance", default=None)
@@ -251,7 +265,7 @@ def _check_family(contract: Contract, answer: Any, family: str, dtype=None) -> N
     """One family's run; ``dtypes`` runs once per precision in OTHER_DTYPES (``dtype``)."""
     runner = _Runner(contract, answer, family)
 
-    @seed(SEED)
+    @seed(family_seed(family, dtype))
     @settings(
         max_examples=contract.examples if dtype is None else max(2, contract.examples // 2),
         database=None,  # nothing written to disk, nothing remembered between students
@@ -381,6 +395,20 @@ class _Runner:
                 )
                 .format(what=what, calls=_(" and ").join(seen["broken"]), rule=rule)
                 .strip()
+            )
+        if seen.get("modes"):
+            before, after = seen["modes"]
+            switched = ", ".join(
+                f"{name}: {before[name]} -> {after[name]}"
+                for name in before
+                if before[name] != after[name]
+            )
+            raise CheckError(
+                _(
+                    "{what} left a setting of the whole process switched ({switched}): the "
+                    "caller's later code would run with it. Switch modes in a `with` block "
+                    "(torch.no_grad(), torch.enable_grad()) or put them back before returning."
+                ).format(what=what, switched=switched)
             )
         changed = [i for i in seen.get("changed", []) if i not in c.mutates + c.may_change]
         if changed:

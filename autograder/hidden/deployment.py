@@ -716,7 +716,10 @@ def _reference_export_gated(model: nn.Module, example: torch.Tensor):
 
 def _draw_export_gated(d: Draw) -> Inputs:
     """GatedNet(D) in training or eval mode; an example of shape (N, D) on either branch."""
-    spec = {"dim": d.size(1, 8), "device": "cpu", "train": d.draw(st.booleans())}
+    # The first (simplest) draw is in train mode for values, in eval mode for edges: with two
+    # examples a family, both modes the answer must put back are met.
+    train = d.draw(st.booleans()) != (d.family == "values")
+    spec = {"dim": d.size(1, 8), "device": "cpu", "train": train}
     sign = d.draw(st.sampled_from([1.0, -1.0]))
     example = d.tensor(d.size(1, 4), spec["dim"], low=0.1, high=1.0) * sign
     mode = "training" if spec["train"] else "eval"

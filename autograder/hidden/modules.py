@@ -954,11 +954,11 @@ def _draw_freeze(d: Draw) -> Inputs:
         "training": not d.draw(st.booleans()),  # shrinks to train mode
     }
     names = _FREEZE_MODULES[kind]
-    if kind == "deep" and d.family != "edges":  # '1' and '10' together, often
-        names = [*names, "1", "10", "1"]
+    if kind == "deep" and d.family != "edges":  # '1' and '10' together, and '0', often
+        names = [*names, "1", "10", "1", "0", "0"]
     elif kind == "deep":  # one name that '10.weight' starts with ('1') or contains ('0.')
-        names = ["1", "0", ""]
-    count = d.draw(st.integers(0, 1 if d.family == "edges" else 3))
+        names = ["0", "1", ""]
+    count = d.draw(st.integers(1 if kind == "deep" else 0, 1 if d.family == "edges" else 3))
     trainable = [d.draw(st.sampled_from(names)) for _name in range(count)]
     label = {
         "nested": "nn.Sequential(encoder=nn.Sequential(nn.Linear, nn.ReLU, nn.Linear), "

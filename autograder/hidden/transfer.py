@@ -711,7 +711,9 @@ def _draw_fine_tune(d: Draw) -> Inputs:
     spec = {"seed": d.draw(st.integers(0, 99)), "rng": 1000 + d.draw(st.integers(0, 99))}
     x, y = d.tensor(n, 1, 8, 8), d.integers(n, high=num_classes)
     num_epochs = d.size(1, 3, empty_ok=True)
-    backbone_lr, head_lr = d.draw(st.sampled_from([(1e-3, 1e-2), (0.0, 1e-2), (1e-2, 0.0)]))
+    # (a backbone at 1e-2 is too sensitive to AdamW's open weight decay: a near-zero gradient
+    # that Adam scales to a whole step changes sign with it)
+    backbone_lr, head_lr = d.draw(st.sampled_from([(1e-3, 1e-2), (0.0, 1e-2), (1e-3, 0.0)]))
     pretrained = Build(probes.build_contract_pretrained, spec, _("a pretrained DigitNet"))
     args = (pretrained, x, y, num_classes, num_epochs, backbone_lr, head_lr)
     return Inputs((*args, d.tensor(3, 1, 8, 8)))

@@ -326,6 +326,20 @@ MISTAKES = {
                 "torch.zeros(1, requires_grad=True).to(x)",
             ),
         ),
+        Mistake(
+            name="leaves-made-on-cpu",
+            message="torch.zeros(..., dtype=x.dtype) without device= lands on the CPU: on a GPU, "
+            "x @ w fails. Create w and b with device=x.device.",
+            code=_fit_linear(_NO_GRAD_UPDATE)
+            .replace(
+                "torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)",
+                "torch.zeros(x.shape[1], 1, dtype=x.dtype, requires_grad=True)",
+            )
+            .replace(
+                "torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)",
+                "torch.zeros(1, dtype=x.dtype, requires_grad=True)",
+            ),
+        ),
     ],
     "accumulated_grad": [
         Mistake(

@@ -184,23 +184,6 @@ def _touched(x: torch.Tensor, case: dict) -> bool:
     return x.requires_grad != bool(case.get("leaf")) or x.grad is not None
 
 
-def probe_on_meta(answer, case: dict) -> dict:
-    """The answer (second_derivative or hvp) called with x (and v) on the meta device, as a
-    GPU would be: ``device_error``, PyTorch's words when it mixed devices, else ``""``."""
-    x = torch.zeros(case["shape"], device="meta")
-    if "function" in case:
-        args = (ELEMENTWISE[case["function"]], x)
-    else:
-        args = (lambda t: (t**4).sum(), x, torch.zeros(case["shape"], device="meta"))
-    try:
-        answer(*args)
-    except Exception as err:  # only a device mix-up is this probe's business
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        if "expected device" in text or "same device" in text:
-            return {"device_error": text[:300]}
-    return {"device_error": ""}
-
-
 def probe_second_derivative(second_derivative, case: dict) -> dict:
     """The returned f'' and whether the caller's x was left alone (values, flags, .grad)."""
     x = _caller_x(case)

@@ -20,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from autograder.probes import devices
+
 
 class RuleBroken(Exception):
     """Raised inside an answer that calls what its exercise's text forbids."""
@@ -417,8 +419,9 @@ class _Held:
         return held.t
 
 
-# What a mix of devices says, in the words PyTorch uses for it.
-DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
+# What a mix of devices says, in the words PyTorch uses for it ("... is not on the expected
+# device", autograd's "invalid gradient ... expected device meta but got cpu").
+DEVICE_MIX = ("expected device", "Expected all tensors to be on the same device")
 
 
 def probe_contract(answer: Callable, case: dict) -> dict:
@@ -454,8 +457,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
             fn, call, obj = answer_callable(answer, args, case)
-            with SavedTensors() if family == "memory" else nullcontext() as saved:
+            modes = process_modes()
+            one_device = devices.OneDevice() if family == "device" else nullcontext()
+            with SavedTensors() if family == "memory" else nullcontext() as saved, one_device:
                 seen = run_forbidding(fn, call, kwargs, functions)
+            modes_after = process_modes()
             if case.get("view") and not seen["broken"]:  # objects as the data they stand for
                 seen["result"] = probe_function(case["view"])(seen["result"])
     except (RuntimeError, NotImplementedError) as err:
@@ -463,7 +469,12 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             raise
         if any(words in str(err) for words in DEVICE_MIX):
             return {"device_mix": str(err).splitlines()[0][:300]}
+        with_values = _on_stand_in(answer, case, functions)
+        if with_values is not None:
+            return with_values
         return {"inconclusive": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
+    if family == "device" and one_device.mixed:  # mixed, and the answer caught the error
+        return {"device_mix": f"{devices.MIXED} (in {one_device.mixed[0]})"}
     result = seen["result"]
     changed = [
         i
@@ -471,6 +482,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         if b is not None and not same_snapshot(snapshot(a), b)
     ]
     seen = {"broken": seen["broken"], "changed": changed}
+    if modes_after != modes:  # the caller's autograd or default dtype, left switched
+        seen["modes"] = [modes, modes_after]
     if saved is not None:
         seen["saved_peak"] = saved.peak
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
@@ -501,6 +514,46 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             seen["param_grads"] = grads[len(grad_args) :]
             seen["grad_output_changed"] = not all(map(torch.equal, weights, kept))
     return seen | {"result": result}
+
+
+def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
+    """The device family once more, on tensors that keep their values (``devices.py``), for
+    an answer that ``meta`` could not run because it reads values; None where that cannot
+    tell either: a class or a built object (it would need moving too), or another error."""
+    if case.get("construct") is not None or case.get("method"):
+        return None
+    args = built_all(case["args"])
+    sent = [type(a) is dict and "build" in a for a in case["args"]]
+    if any(b and not _plain_function(a) for a, b in zip(args, sent, strict=True)):
+        return None  # a built model or dataset: its tensors would need moving too
+    args = [devices.stand_in(a) for a in args]
+    placed = devices.Placed()
+    try:
+        with warnings.catch_warnings(), placed:
+            warnings.simplefilter("ignore")
+            seen = run_forbidding(answer, args, dict(case.get("kwargs", {})), functions)
+    except Exception as err:  # the answer's own error: meta's verdict (inconclusive) stands
+        if devices.MIXED in str(err) and not placed.transformed:
+            return {"device_mix": devices.MIXED}
+        return None
+    if placed.transformed:
+        return None  # torch.func's tensors lose the stand-in's class: no verdict either way
+    return {"broken": seen["broken"], "changed": [], "result": devices.describe(seen["result"])}
+
+
+def _plain_function(obj: Any) -> bool:
+    """A built function (``f`` to differentiate), which holds no tensors of its own."""
+    return callable(obj) and not isinstance(obj, torch.nn.Module) and not hasattr(obj, "__len__")
+
+
+def process_modes() -> dict:
+    """What an answer can switch for the whole process, as data: autograd on or off, and the
+    default dtype (``boundary.run_probe`` puts both back after every probe; this says
+    whether the answer left them switched, which the caller's later code would meet)."""
+    return {
+        "torch.is_grad_enabled()": torch.is_grad_enabled(),
+        "torch.get_default_dtype()": str(torch.get_default_dtype()),
+    }
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -23,6 +23,7 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.flop_counter import FlopCounterMode
 
+from autograder.probes.contract import DEVICE_MIX
 from tutorial_lib.data import load_digits, train_val_split
 
 # ---------------------------------------------------------------------------------------
@@ -617,9 +618,6 @@ def build_digits_batch(spec: dict) -> torch.Tensor:
     return x.to(getattr(torch, spec["dtype"]))
 
 
-_DEVICE_MIX = ("is not on the expected device", "Expected all tensors to be on the same device")
-
-
 def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
     """Type, parameter count, forward FLOPs for one image (as FlopCounterMode counts them),
     whether there is a 4-d (convolution) weight and whether it gets a gradient (the
@@ -666,7 +664,7 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
             with torch.no_grad():
                 on_meta(torch.empty(2, 1, 8, 8, device="meta"))
         except Exception as err:  # only mixed devices count: meta cannot run everything
-            if any(words in str(err) for words in _DEVICE_MIX):
+            if any(words in str(err) for words in DEVICE_MIX):
                 seen["device_mix"] = _first_line(err)
     seen["conv_used"] = None
     if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:

@@ -75,6 +75,38 @@ def wrong_in_place(x):  # the caller's tensor changed
     return x
 
 
+def wrong_grad_left_off(x):  # autograd switched off for the caller's later code
+    torch.set_grad_enabled(False)
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_default_dtype(x):  # the process's default dtype left at float64
+    torch.set_default_dtype(torch.float64)
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_matmul_with_cpu(x):  # meta's matmul does not check devices; a GPU's does
+    c = x.shape[-1]
+    return x - x @ (torch.ones(c, c, dtype=x.dtype) / c)
+
+
+def right_reading_values(x):  # needs values (meta has none): judged on the stand-in device
+    if x.numel() and x.abs().max().item() == 0.0:
+        return torch.zeros_like(x)
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_device_reading_values(x):  # reads values, then makes a CPU tensor on a rare path
+    if x.abs().sum().item() >= 0.0:
+        return x - x.mean(-1, keepdim=True) + torch.zeros(x.shape, dtype=x.dtype)
+    return x
+
+
+def wrong_result_read_back(x):  # values read back into a new tensor: on the CPU
+    rows = [[v - sum(r) / len(r) for v in r] for r in x.tolist()]
+    return torch.tensor(rows, dtype=x.dtype).reshape(x.shape)
+
+
 def stub(x):
     raise NotImplementedError
 
@@ -85,7 +117,7 @@ def failure(answer, contract=CENTER) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("answer", [reference_center, right_by_sum])
+@pytest.mark.parametrize("answer", [reference_center, right_by_sum, right_reading_values])
 def test_right_answers_pass_every_family(answer):
     CENTER.check(answer)
 
@@ -98,9 +130,14 @@ def test_right_answers_pass_every_family(answer):
         (wrong_float32, "dtype"),
         (wrong_view, "non-contiguous"),
         (wrong_device, "meta"),
+        (wrong_matmul_with_cpu, "[inputs on the meta device]"),
+        (wrong_device_reading_values, "standing in for a GPU"),
+        (wrong_result_read_back, "returned a tensor on cpu"),
         (wrong_no_grad, "no gradient history"),
         (wrong_detached_mean, "gradient that flows back to x"),
         (wrong_in_place, "changed its argument x"),
+        (wrong_grad_left_off, "torch.is_grad_enabled(): True -> False"),
+        (wrong_default_dtype, "torch.get_default_dtype(): torch.float32 -> torch.float64"),
     ],
 )
 def test_each_family_rejects_its_mistake_and_names_the_input(answer, words):

@@ -1,0 +1,153 @@
+"""Another device on a CPU-only grader, for the contracts' ``device`` family.
+
+The family runs an answer with its inputs on PyTorch's ``meta`` device: a tensor made
+without ``device=`` lands on the CPU, and mixing the two should fail as it would on a GPU.
+Two gaps, each closed here:
+
+- Many of ``meta``'s kernels do not check devices (``matmul``, ``F.linear``,
+  ``F.embedding``, ``index_select``, ``gather``, in-place arithmetic accept a CPU tensor):
+  :class:`OneDevice` refuses, as a GPU does, any call that mixes the inputs' device with a
+  CPU tensor.
+- ``meta`` holds no values: an answer that needs one (``x.norm() > limit`` in a loop,
+  ``.item()``, ``.tolist()``) cannot run there. :class:`StandIn` is a CPU tensor standing
+  for one on another device: it keeps its values and refuses to mix with a plain tensor.
+  Tensors made while :class:`Placed` is active are stand-ins too when the answer says where
+  to put them (``device=x.device``, ``.to(x.device)``), and plain when it does not
+  (``torch.zeros(n)``, ``torch.tensor`` of values read back); ``x.new_zeros`` and
+  ``torch.zeros_like(x)`` follow x. What a stand-in cannot tell: a device written out as
+  ``"cpu"`` counts as placed (here the inputs' device is the CPU too).
+
+In both, what a GPU also lets a CPU tensor meet is allowed: a 0-d tensor (a scalar),
+indexing with CPU indices, copying or assigning CPU values in, and moving (``.to``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+MIXED = (
+    "Expected all tensors to be on the same device, but found at least two devices: the "
+    "inputs' device (standing in for a GPU) and cpu"
+)
+
+# What a GPU lets a CPU tensor take part in: indexing with CPU indices, assigning or copying
+# CPU values in, moving.
+_MAY_MIX = {
+    torch.Tensor.__getitem__,
+    torch.Tensor.__setitem__,
+    torch.Tensor.index_put_,
+    torch.Tensor.index_put,
+    torch.Tensor.copy_,
+    torch.Tensor.to,
+}
+# What leaves the device: values read back, or a tensor moved to the CPU on purpose.
+_LEAVES = {torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.item}
+
+
+def _mixes(func, args, kwargs, elsewhere) -> bool:
+    """Whether the call meets a tensor on the inputs' device (``elsewhere(t)``) and a CPU one
+    that is not 0-d, in a call that a GPU would refuse."""
+    if func in _MAY_MIX:
+        return False
+    tensors = _tensors((args, kwargs))
+    return any(map(elsewhere, tensors)) and any(
+        not elsewhere(t) and t.device.type == "cpu" and t.dim() > 0 for t in tensors
+    )
+
+
+class OneDevice(TorchFunctionMode):
+    """While active, a call that mixes a ``meta`` tensor with a CPU one raises, as on a GPU;
+    ``mixed`` names the calls that did, even where the answer caught the error."""
+
+    def __init__(self):
+        super().__init__()
+        self.mixed: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if _mixes(func, args, kwargs, lambda t: t.device.type == "meta"):
+            self.mixed.append(getattr(func, "__name__", str(func)))
+            raise RuntimeError(f"{MIXED} (in {self.mixed[-1]})")
+        return func(*args, **kwargs)
+
+
+class StandIn(torch.Tensor):
+    """A CPU tensor standing for one on another device (see the module's docstring)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = _tensors((args, kwargs))
+        transformed = any(map(_wrapped, tensors))  # torch.func's wrappers: not ours to judge
+        if not transformed and _mixes(func, args, kwargs, lambda t: isinstance(t, StandIn)):
+            raise RuntimeError(MIXED)
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*args, **kwargs)
+        return out if func in _LEAVES else stand_in(out)
+
+
+class Placed(TorchFunctionMode):
+    """While active, a tensor made with a device named (``device=``, ``.to(device)``) is a
+    stand-in: the answer put it where its inputs are. ``transformed`` says whether the
+    answer used a ``torch.func`` transform (grad, jacfwd, vmap): its wrapped tensors drop
+    the stand-in's class, so such a run cannot tell devices apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.transformed = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not self.transformed and any(map(_wrapped, _tensors((args, kwargs)))):
+            self.transformed = True
+        out = func(*args, **kwargs)
+        named = kwargs.get("device") is not None
+        if func is torch.Tensor.to:  # .to(device), .to("cuda"), .to(other_tensor)
+            named = named or any(isinstance(a, (torch.device, str, StandIn)) for a in args[1:])
+        return stand_in(out) if named else out
+
+
+def stand_in(value: Any) -> Any:
+    """``value``'s plain tensors as stand-ins (in tuples, lists and PyTorch's named tuples)."""
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        return value.as_subclass(StandIn)
+    if isinstance(value, list):
+        return [stand_in(v) for v in value]
+    if isinstance(value, tuple) and not isinstance(value, torch.Size):
+        items = [stand_in(v) for v in value]
+        return tuple(items) if type(value) is tuple else type(value)(items)
+    return value
+
+
+def describe(value: Any) -> Any:
+    """A result as ``contract.describe_meta`` gives one from ``meta``: a stand-in as on the
+    inputs' device (``"meta"``), a plain tensor as on the CPU."""
+    if isinstance(value, torch.Tensor):
+        device = "meta" if isinstance(value, StandIn) else "cpu"
+        return {"device": device, "dtype": value.dtype, "shape": list(value.shape)}
+    if isinstance(value, (list, tuple)):
+        return [describe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: describe(v) for k, v in value.items()}
+    return value
+
+
+def _wrapped(t: torch.Tensor) -> bool:
+    """A tensor inside a ``torch.func`` transform, or a forward-mode dual tensor."""
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and functorch.is_functorch_wrapped_tensor(t):
+        return True
+    return torch.autograd.forward_ad.unpack_dual(t).tangent is not None
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
