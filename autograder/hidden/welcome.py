@@ -50,6 +50,8 @@ def _compare_device(got, expected: torch.device, what: str, inputs: Inputs) -> N
         hint = _(" Leave out the index or use 0: torch.device({type!r}).").format(
             type=expected.type
         )
+    elif got.type == "cpu" and cuda and mps:
+        hint = _(" Both are available here: CUDA comes first, so return torch.device('cuda').")
     elif got.type == "cpu" and mps:
         hint = _(
             " MPS is available here (mps_available=True): return torch.device('mps'). Use "
@@ -76,7 +78,36 @@ PICK_DEVICE = Contract(
 
 @uses(PICK_DEVICE)
 def check_pick_device(pick_device) -> None:
-    """The contract: every combination of available back-ends, CUDA, then MPS, then CPU."""
+    """The contract: every combination of available back-ends, CUDA, then MPS, then CPU;
+    then the same combinations while torch claims this machine has every accelerator, and
+    none: the answer decides from its arguments, not from the machine it runs on."""
+    for available in (True, False):
+        seen = observe(
+            probes.probe_pick_device_elsewhere,
+            pick_device,
+            {"available": available},
+            _("pick_device on a machine with every accelerator")
+            if available
+            else _("pick_device on a machine with no accelerator"),
+        )
+        for cuda, mps, got in seen["results"]:
+            expected = _reference_device(cuda, mps)
+            check_type(got, torch.device, f"pick_device({cuda}, {mps})")
+            if same_device(got, expected):
+                continue
+            where = (
+                _("on a machine that has CUDA and MPS")
+                if available
+                else _("on a machine with neither CUDA nor MPS")
+            )
+            raise CheckError(
+                _(
+                    "pick_device({cuda}, {mps}) returned {got} {where}, expected {expected}: "
+                    "decide from the arguments only. torch.cuda.is_available() and "
+                    "torch.backends.mps.is_available() describe the machine the code runs on, "
+                    "not the one the caller asks about."
+                ).format(cuda=cuda, mps=mps, got=got, where=where, expected=expected)
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,9 +122,14 @@ def _reference_halve(x: torch.Tensor, limit: float) -> torch.Tensor:
 
 def _draw_halving(d: Draw) -> Inputs:
     """x of shape (D,) and a limit: a norm exactly at the limit after some halvings (3-4-5,
-    exact in every dtype), or random values under, near and far over the limit."""
+    exact in every dtype; in float32 also 24 and 60 halvings, past a loop capped at 10 or 20
+    tries, and still far from float32's overflow in x.norm()), or random values under, near
+    and far over the limit."""
     if d.draw(st.booleans()):
-        return Inputs((torch.tensor([3.0, 4.0]) * 2 ** d.draw(st.integers(0, 3)), 5.0))
+        # float16 ends at 65504: the far ones only where the family keeps x in float32
+        far = [] if d.family == "dtypes" else [24, 60]
+        k = d.draw(st.sampled_from([0, 1, 2, 3, *far]))
+        return Inputs((torch.tensor([3.0, 4.0]) * 2.0**k, 5.0))
     limit = d.draw(st.sampled_from([0.3, 1.0, 2.5, 7.0, 40.0]))
     return Inputs((d.tensor(d.size(1, 8), low=-10.0, high=10.0), limit))
 
@@ -124,7 +160,8 @@ HALVE_UNTIL_SMALL = Contract(
     "halve_until_small",
     _reference_halve,
     _draw_halving,
-    families=("values", "edges", "dtypes", "strides", "grad"),  # meta has no norm to compare
+    # (meta has no norm to compare: the device family runs on stand-ins that keep values)
+    families=("values", "edges", "dtypes", "strides", "grad", "device"),
     arg_names=("x", "limit"),
     compare=_compare_halving,
 )
@@ -194,12 +231,13 @@ def _compare_value_and_grad(got, expected: tuple, what: str, inputs: Inputs) -> 
 
 # No grad family: the reference's result has no graph (a float and a .grad), so the engine
 # has nothing to differentiate and does not run the answer there. The hand-written lines of
-# the check hand over an x that requires grad instead. No device family: meta has no value.
+# the check hand over an x that requires grad instead. The device family runs on stand-ins
+# that keep values (meta has none to return with .item()).
 VALUE_AND_GRAD = Contract(
     "value_and_grad",
     _reference_value_and_grad,
     _draw_function_and_point,
-    families=("values", "edges", "dtypes", "strides"),
+    families=("values", "edges", "dtypes", "strides", "device"),
     arg_names=("f", "x"),
     compare=_compare_value_and_grad,
 )
@@ -241,7 +279,9 @@ def _caller_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
 def check_value_and_grad(value_and_grad) -> None:
     """The contract (several functions at random points, every dtype, x plain or requiring
     grad, x's values and requires_grad kept), then: a caller's .grad, already there or None,
-    stays as it was, and no gradient reaches the leaf a non-leaf x was computed from."""
+    stays as it was, no gradient reaches the leaf a non-leaf x was computed from, the
+    caller's grad mode is left as it was, and the gradient comes from autograd (f gets a
+    tensor it tracks at least once), not from finite differences."""
     device = get_device()
     for name, x_cpu, kind, old_grad in _caller_cases():
         x = x_cpu.to(device)
@@ -290,6 +330,15 @@ def check_value_and_grad(value_and_grad) -> None:
                     "starts empty."
                 )
             raise CheckError(f"{err}{hint}") from None
+        if not seen["autograd"]:
+            raise CheckError(
+                _(
+                    "{what}: f was never called on a tensor that requires grad, so the gradient "
+                    "did not come from autograd (finite differences only approximate it). Ask "
+                    "autograd: leaf = x.detach().clone().requires_grad_(True), y = f(leaf), "
+                    "y.backward(), then leaf.grad."
+                ).format(what=what)
+            )
         _check_caller_untouched(what, seen, x, kind, old_grad)
 
 
@@ -298,6 +347,16 @@ def _check_caller_untouched(what, seen, x, kind, old_grad) -> None:
     if not torch.equal(seen["x_after"], x):
         raise CheckError(
             _("{what} changed the values of the caller's x.{fix}").format(what=what, fix=fix)
+        )
+    before_mode, after_mode = seen["grad_mode"]
+    if before_mode != after_mode:
+        raise CheckError(
+            _(
+                "{what} changed the caller's grad mode: torch.is_grad_enabled() was {before} "
+                "before the call and {after} after it. Leave it as it was: if you need "
+                "gradients on, use `with torch.enable_grad():` around your computation, not "
+                "torch.set_grad_enabled(...)."
+            ).format(what=what, before=before_mode, after=after_mode)
         )
     wanted_rg = kind != "plain"
     if seen["x_requires_grad"] != wanted_rg:

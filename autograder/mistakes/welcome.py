@@ -49,6 +49,41 @@ MISTAKES = {
                 "    return torch.device('cpu')\n"
             ),
         ),
+        Mistake(
+            name="also-asks-torch-about-cuda",
+            message="Decide from the arguments only: cuda_available or torch.cuda.is_available() "
+            "picks CUDA on every GPU machine, even when the caller says CUDA is not available.",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    if cuda_available or torch.cuda.is_available():\n"
+                "        return torch.device('cuda')\n"
+                "    if mps_available:\n        return torch.device('mps')\n"
+                "    return torch.device('cpu')\n"
+            ),
+        ),
+        Mistake(
+            name="table-misses-both",
+            message="A table of the cases you thought of forgets (True, True): with both "
+            "available, CUDA comes first, not the CPU.",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    names = {(True, False): 'cuda', (False, True): 'mps'}\n"
+                "    return torch.device(names.get((cuda_available, mps_available), 'cpu'))\n"
+            ),
+        ),
+        Mistake(
+            name="also-asks-torch-about-mps",
+            message="Decide from the arguments only: mps_available or "
+            "torch.backends.mps.is_available() picks MPS on every Mac, even when the caller "
+            "says it is not available.",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    if cuda_available:\n        return torch.device('cuda')\n"
+                "    if mps_available or torch.backends.mps.is_available():\n"
+                "        return torch.device('mps')\n"
+                "    return torch.device('cpu')\n"
+            ),
+        ),
     ],
     "halve_until_small": [
         Mistake(
@@ -147,6 +182,94 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        while x.norm() > limit:\n"
                 "            x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="capped-loop",
+            message="A fixed number of tries stops too early on a large x: keep halving while "
+            "the norm is over the limit, however many halvings that takes.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    for _ in range(20):  # enough for any sensible input\n"
+                "        if x.norm() <= limit:\n"
+                "            break\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="l1-norm",
+            message="x.abs().sum() is the L1 norm: the text asks for the Euclidean norm, x.norm().",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    while x.abs().sum() > limit:\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="detached-copy-when-small",
+            message="When x is already small, x.detach().clone() cuts it from the graph: return "
+            "x itself (or a computation from it) so its gradient, 1, still reaches it.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    if x.norm() <= limit:\n"
+                "        return x.detach().clone()  # a copy, so the caller's x is safe\n"
+                "    while x.norm() > limit:\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="in-place-when-plain",
+            message="x.div_(2) on an x without requires_grad still writes into the caller's "
+            "tensor: build a new one, x = x / 2, whether or not it asks for gradients.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    while x.norm() > limit:\n"
+                "        if x.requires_grad:\n"
+                "            x = x / 2\n"
+                "        else:\n"
+                "            x.div_(2)  # no autograd here, so in place is fine\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="float32-halving-factor",
+            message="torch.tensor([0.5]) is a float32 tensor made on the CPU: it turns a half "
+            "x into float32 (and fails on a GPU). Multiply by the number 0.5 instead.",
+            code=(
+                "import torch\ndef halve_until_small(x, limit):\n"
+                "    half = torch.tensor([0.5])\n"
+                "    while x.norm() > limit:\n"
+                "        x = x * half\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="switches-on-callers-grad",
+            message="x.requires_grad_(True) on an x that came without gradients changes the "
+            "caller's tensor: the text says such an x works the same, so leave its flag alone.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    if not x.requires_grad:\n"
+                "        x.requires_grad_(True)  # so the result stays in the graph\n"
+                "    while x.norm() > limit:\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="halves-made-on-cpu",
+            message="torch.ones(len(x)) is made on the CPU: on a GPU, x times it fails. x / 2 "
+            "needs no tensor of halves (or make it with torch.full_like(x, 0.5)).",
+            code=(
+                "import torch\n"
+                "def halve_until_small(x, limit):\n"
+                "    halves = torch.ones(len(x), dtype=x.dtype) / 2\n"
+                "    while x.norm() > limit:\n"
+                "        x = x * halves\n"
                 "    return x\n"
             ),
         ),
@@ -250,6 +373,124 @@ MISTAKES = {
                 "    grad = x.grad.clone()\n"
                 "    x.requires_grad_(was)\n"
                 "    return y.item(), grad\n"
+            ),
+        ),
+        Mistake(
+            name="reuses-a-leaf-across-calls",
+            message="A leaf kept between calls keeps its .grad too: gradients add up from one "
+            "call to the next. Make a fresh copy at every call: x.detach().clone().",
+            code=(
+                "import torch\n"
+                "_leaf = None\n"
+                "def value_and_grad(f, x):\n"
+                "    global _leaf\n"
+                "    if _leaf is None or _leaf.shape != x.shape:\n"
+                "        _leaf = torch.zeros_like(x, requires_grad=True)\n"
+                "    with torch.no_grad():\n"
+                "        _leaf.copy_(x)\n"
+                "    y = f(_leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), _leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="squeezed-grad",
+            message="squeeze() drops the axes of size 1: the gradient must keep x's shape, "
+            "(1, 3) as (1, 3).",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    return y.item(), x.grad.squeeze()\n"
+            ),
+        ),
+        Mistake(
+            name="grad-mode-left-off",
+            message="torch.set_grad_enabled(False) at the end switches gradients off for the "
+            "caller's code too: leave the caller's grad mode as it was (use "
+            "`with torch.enable_grad():` if you need it on).",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    torch.set_grad_enabled(True)\n"
+                "    x = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(x)\n"
+                "    y.backward()\n"
+                "    torch.set_grad_enabled(False)  # tidy up\n"
+                "    return y.item(), x.grad\n"
+            ),
+        ),
+        Mistake(
+            name="finite-differences",
+            message="Central differences only approximate the gradient, and the text asks "
+            "autograd for it: make the copy require grad and call backward() on f's value.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    x = x.detach().clone()\n"
+                "    xd, h = x.double(), 1e-5  # float64 for precise differences\n"
+                "    slopes = []\n"
+                "    for i in range(x.numel()):\n"
+                "        e = torch.zeros(x.numel(), dtype=xd.dtype, device=x.device)\n"
+                "        e[i] = h\n"
+                "        e = e.reshape(x.shape)\n"
+                "        slopes.append((f(xd + e) - f(xd - e)) / (2 * h))\n"
+                "    grad = torch.stack(slopes).reshape(x.shape)\n"
+                "    return f(x).item(), grad.to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="flat-view",
+            message="x.view(-1) fails on a non-contiguous x (a transposed one, say): f takes x "
+            "as it is, with its own shape; use reshape if you ever need to flatten.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(leaf.view(-1))  # f only needs the numbers\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="clears-callers-grad",
+            message="x.grad = None on the caller's tensor throws away a gradient they had: "
+            "your copy's .grad starts empty anyway, so leave theirs alone.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    if x.grad is not None:\n"
+                "        x.grad = None  # start clean\n"
+                "    leaf = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="deepcopy-keeps-grad",
+            message="copy.deepcopy(x) copies the caller's .grad too (and refuses a tensor that "
+            "is the result of an operation): the copy's gradient starts from theirs. "
+            "x.detach().clone() copies the values only.",
+            code=(
+                "import copy\n"
+                "def value_and_grad(f, x):\n"
+                "    leaf = copy.deepcopy(x).requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="copy-rebuilt-on-cpu",
+            message="torch.tensor(x.tolist()) rebuilds the copy on the CPU whatever x's device: "
+            "the gradient comes back on the CPU. x.detach().clone() keeps x's device.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    leaf = torch.tensor(x.tolist(), dtype=x.dtype, requires_grad=True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad\n"
             ),
         ),
     ],

@@ -33,6 +33,42 @@ def _caller_tensor(base: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.T
     return (leaf if kind == "leaf" else leaf * 1), leaf
 
 
+def _machine_claims(available: bool) -> dict[tuple[object, str], object]:
+    """What torch says about this machine's accelerators, replaced so that it claims every
+    one (``available``) or none: the (module, attribute) pairs and their stand-ins."""
+    accelerator = torch.device("cuda") if available else None
+    claims = {
+        (torch.cuda, "is_available"): lambda: available,
+        (torch.cuda, "device_count"): lambda: int(available),
+        (torch.backends.mps, "is_available"): lambda: available,
+        (torch.backends.mps, "is_built"): lambda: available,
+    }
+    if hasattr(torch, "accelerator"):  # torch 2.6 and later
+        claims[(torch.accelerator, "is_available")] = lambda *a, **k: available
+        claims[(torch.accelerator, "current_accelerator")] = lambda *a, **k: accelerator
+        claims[(torch.accelerator, "device_count")] = lambda *a, **k: int(available)
+    return claims
+
+
+def probe_pick_device_elsewhere(pick_device, case: dict) -> dict:
+    """pick_device on every pair of flags while torch claims that this machine has every
+    accelerator (``case["available"]``) or none: an answer that decides from its arguments
+    gives the same devices either way. The claims are put back afterwards."""
+    claims = _machine_claims(bool(case["available"]))
+    saved = {key: getattr(*key) for key in claims}
+    results = []
+    try:
+        for (module, attr), stand_in in claims.items():
+            setattr(module, attr, stand_in)
+        for cuda in (False, True):
+            for mps in (False, True):
+                results.append([cuda, mps, pick_device(cuda, mps)])
+    finally:
+        for (module, attr), original in saved.items():
+            setattr(module, attr, original)
+    return {"results": results}
+
+
 def probe_halve_until_small(halve_until_small, case: dict) -> dict:
     """The output, whether it requires gradients, d(out.sum())/d(the caller's leaf), and the
     caller's x afterwards (it must not have changed)."""
@@ -49,6 +85,21 @@ def probe_halve_until_small(halve_until_small, case: dict) -> dict:
     return seen
 
 
+def _differentiated(t) -> bool:
+    """Whether autograd tracks ``t`` in any of its modes: reverse (requires_grad, as in
+    backward() or torch.func.grad), forward (a dual tensor of torch.autograd.forward_ad) or
+    a torch.func transform (jacfwd, jvp). A plain tensor, or a batch of them under vmap
+    alone, is not: f evaluated on it gives values, not derivatives."""
+    if not isinstance(t, torch.Tensor):
+        return False
+    if t.requires_grad:
+        return True
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and functorch.is_gradtrackingtensor(t):
+        return True
+    return torch.autograd.forward_ad.unpack_dual(t).tangent is not None
+
+
 def probe_value_and_grad(value_and_grad, case: dict) -> dict:
     """The returned (value, grad) and what became of the caller's x (and of its leaf)."""
     kind = case.get("kind", "plain")
@@ -57,9 +108,18 @@ def probe_value_and_grad(value_and_grad, case: dict) -> dict:
         x.grad = case["old_grad"].detach().clone()  # a gradient the caller already had
     with warnings.catch_warnings():  # reading .grad of a non-leaf warns; the answer may too
         warnings.simplefilter("ignore")
-        result = value_and_grad(FUNCTIONS[case["function"]], x)
+        grad_mode = torch.is_grad_enabled()
+        function, differentiable = FUNCTIONS[case["function"]], []
+
+        def f(t):  # notes whether f ever gets a tensor that autograd tracks
+            differentiable.append(_differentiated(t))
+            return function(t)
+
+        result = value_and_grad(f, x)
         seen = {
             "result": result,
+            "autograd": any(differentiable),  # False: the gradient came from elsewhere
+            "grad_mode": [grad_mode, torch.is_grad_enabled()],  # the caller's, before and after
             "x_requires_grad": x.requires_grad,
             "x_grad": x.grad if x.is_leaf else None,
             "leaf_grad": leaf.grad if (leaf is not None and leaf is not x) else None,

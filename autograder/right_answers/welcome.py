@@ -29,6 +29,22 @@ RIGHT_ANSWERS = {
                 "    return next(torch.device(name) for ok, name in order if ok)\n"
             ),
         ),
+        RightAnswer(
+            name="match-statement",
+            why="A match on the pair of flags instead of an if chain: CUDA whenever it is "
+            "available, else MPS, else the CPU.",
+            code=(
+                "import torch\n"
+                "def pick_device(cuda_available, mps_available):\n"
+                "    match (cuda_available, mps_available):\n"
+                "        case (True, _):\n"
+                "            return torch.device('cuda')\n"
+                "        case (_, True):\n"
+                "            return torch.device('mps')\n"
+                "        case _:\n"
+                "            return torch.device('cpu')\n"
+            ),
+        ),
     ],
     "halve_until_small": [
         RightAnswer(
@@ -69,6 +85,19 @@ RIGHT_ANSWERS = {
                 "    return halve_until_small(x / 2, limit)\n"
             ),
         ),
+        RightAnswer(
+            name="scale-factor",
+            why="Takes the norm once and halves a Python scale factor (norm * scale is exact, "
+            "a power of two), then returns x * scale: one operation in the graph, x's dtype "
+            "and device kept, and x * 1.0 (a new tensor with x's values) when no halving is due.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    norm, scale = x.norm(), 1.0\n"
+                "    while norm * scale > limit:\n"
+                "        scale /= 2\n"
+                "    return x * scale\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         RightAnswer(
@@ -105,6 +134,30 @@ RIGHT_ANSWERS = {
                 "    y = f(leaf)\n"
                 "    y.backward()\n"
                 "    return y.item(), leaf.grad\n"
+            ),
+        ),
+        RightAnswer(
+            name="functional-vjp",
+            why="torch.autograd.functional.vjp returns f's output and its vector-Jacobian "
+            "product, the gradient for a scalar f; it differentiates its own copy, so no "
+            ".grad and no requires_grad flag of the caller changes.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    value, grad = torch.autograd.functional.vjp(f, x.detach().clone())\n"
+                "    return float(value), grad\n"
+            ),
+        ),
+        RightAnswer(
+            name="forward-mode-jacfwd",
+            why="torch.func.jacfwd differentiates f in forward mode: the same exact gradient "
+            "(the Jacobian of a scalar f has x's shape), no .grad touched, no finite "
+            "differences; the value is f at a plain copy.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    x = x.detach().clone()\n"
+                "    return f(x).item(), torch.func.jacfwd(f)(x)\n"
             ),
         ),
     ],
