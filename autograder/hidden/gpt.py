@@ -48,10 +48,15 @@ def _reference_loss(logits, tokens, ignore_index=-100):
 
 
 def _draw_next_token_loss(d: Draw) -> Inputs:
-    """(B, T, V) logits, T from 2; targets ignored unevenly across rows; another ignore_index."""
+    """(B, T, V) logits, T from 2, moderate or as confident as a trained model's (up to 100:
+    exp overflows, log(p + eps) caps the loss); targets ignored unevenly across rows; another
+    ignore_index."""
     b, t, v = d.size(1, 4), d.size(2, 7), d.size(2, 9)
-    logits = d.tensor(b, t, v, low=-4.0, high=4.0)
     ignore = d.draw(st.sampled_from([None, 0, -1, 3]))
+    if ignore == 3:
+        v = max(v, 4)  # an ignore_index that is a token id (or negative), not one past V
+    span = d.draw(st.sampled_from([4.0, 100.0]))
+    logits = d.tensor(b, t, v, low=-span, high=span)
     hidden = -100 if ignore is None else ignore
     tokens = d.integers(b, t, low=0, high=v)
     if d.draw(st.booleans()):  # row i loses a different share of its targets than row j
@@ -66,6 +71,12 @@ def _loss_hint(family: str, inputs: Inputs) -> str:
         return _(
             "Pass ignore_index on to F.cross_entropy: the caller chose another value than "
             "-100, and those targets must not count."
+        )
+    if float(inputs.args[0].abs().max()) > 10:
+        return _(
+            "These logits are as large as a confident model's: take log-probabilities with "
+            "log_softmax or F.cross_entropy (stable), not log(softmax + eps), which caps the "
+            "loss, nor exp without subtracting the max, which overflows."
         )
     return _(
         "Score logits[:, i] against tokens[:, i + 1] and average over the counted targets, all "
@@ -230,11 +241,13 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
         }
         for b, t, start in calls
     ]
+    case_calls[0]["idx"][1, :2] = torch.tensor([0, vocab - 1])  # the first and last rows learn
     case = {
         "vocab_size": vocab, "context": context, "d_model": d_model,
         "device": device, "calls": case_calls,
     }  # fmt: skip
-    got_calls = observe(probes.probe_GPTEmbedding, GPTEmbedding, case, name)["calls"]
+    seen_calls = observe(probes.probe_GPTEmbedding, GPTEmbedding, case, name)
+    got_calls = seen_calls["calls"]
     for (b, t, s), got in zip(calls, got_calls, strict=True):
         what = f"{name}(idx of shape ({b}, {t}), start={s})"
         if s + t > context:
@@ -266,6 +279,14 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
         if s + t > context:
             continue
         what = f"{name}(idx of shape ({b}, {t}), start={s})"
+        if got.get("sparse"):
+            raise CheckError(
+                _(
+                    "{what}: the tables' gradients are sparse (nn.Embedding(..., sparse=True)), "
+                    "and AdamW, which trains the GPT, refuses sparse gradients: use "
+                    "nn.Embedding(vocab_size, d_model) as the text says."
+                ).format(what=what)
+            )
         if got["tok_grad"] is None or got["pos_grad"] is None:
             raise CheckError(
                 _(
@@ -282,6 +303,25 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
         sends = _("the gradient {what} sends to {table}")
         assert_close(got["tok_grad"], tok_grad, what=sends.format(what=what, table="tok"))
         assert_close(got["pos_grad"], pos_grad, what=sends.format(what=what, table="pos"))
+    if seen_calls.get("device_mix"):
+        raise CheckError(
+            _(
+                "{name} moved to another device (here PyTorch's 'meta' device, as a GPU would "
+                "be) mixed devices: {error}. The positions must be made on idx's device "
+                "(torch.arange(..., device=idx.device)); a tensor kept as a plain attribute "
+                "does not move with the module (register_buffer does)."
+            ).format(name=name, error=seen_calls["device_mix"])
+        )
+    tok_std, pos_std = seen_calls["init_std"]
+    if not (0.75 < tok_std < 1.25 and 0.75 < pos_std < 1.25):
+        raise CheckError(
+            _(
+                "GPTEmbedding(64, 32, 16)'s tables start with standard deviations {tok:.3f} "
+                "(tok) and {pos:.3f} (pos), where nn.Embedding's default initialisation gives "
+                "about 1: leave the default initialisation alone, as the text asks (the GPT "
+                "sets its own)."
+            ).format(tok=tok_std, pos=pos_std)
+        )
 
 
 _EMBEDDING_NAMES = ("tok.weight", "pos.weight")
@@ -299,18 +339,25 @@ def _reference_attention(q, k, v):
 
 
 def _draw_causal_attention(d: Draw) -> Inputs:
-    """Leading axes (none to two), T_q <= T_k (one query, several, all), D != D_v."""
+    """Leading axes (none to two), T_q <= T_k (one query, several, all), D != D_v; queries
+    moderate or large (scores up to a few hundred: exp without the max subtracted overflows)."""
     lead = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
     t_k = d.size(1, 6)
     t_q = d.draw(st.integers(1, t_k))
     dim, dim_v = d.size(1, 8), d.size(1, 6)
-    return Inputs(
-        (d.tensor(*lead, t_q, dim), d.tensor(*lead, t_k, dim), d.tensor(*lead, t_k, dim_v))
-    )
+    span = d.draw(st.sampled_from([2.0, 40.0]))
+    q = d.tensor(*lead, t_q, dim, low=-span, high=span)
+    return Inputs((q, d.tensor(*lead, t_k, dim), d.tensor(*lead, t_k, dim_v)))
 
 
 def _causal_hint(family: str, inputs: Inputs) -> str:
     q, k, v = inputs.args
+    if q.numel() and float(q.abs().max()) > 10:
+        return _(
+            "These scores are large (a sharp attention): mask them with -inf BEFORE a softmax "
+            "(it subtracts the max); exp without the max overflows, and masking after the "
+            "softmax leaves rows whose allowed weights all underflowed to 0."
+        )
     if q.shape[-1] != v.shape[-1]:
         return _("Scale the scores by sqrt(D), the width of q and k (not v's).")
     if q.shape[-2] < k.shape[-2]:
@@ -363,7 +410,9 @@ class _ReferenceBlock(nn.Module):
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
         heads = _reference_attention(q, k, v).transpose(1, 2).reshape(b, t, c)
         x = x + self.proj(heads)
-        return x + self.mlp(self.ln2(x)), (k, v)
+        # The cache returned detached: its values are compared, but the text asks nothing of
+        # its gradients (an answer may detach what it stores), so ``grad`` follows y alone.
+        return x + self.mlp(self.ln2(x)), (k.detach(), v.detach())
 
 
 _BLOCK_NAMES = tuple(
@@ -411,6 +460,13 @@ def check_Block(Block) -> None:
     the submodules, not their order): the output, the keys and values with the cache, the
     gradient to x, in every family."""
     seen = _parameter_names(Block, (8, 2), "Block(8, 2)", _BLOCK_NAMES)
+    if seen.get("n_heads") != 2:
+        raise CheckError(
+            _(
+                "Block(8, 2).n_heads is {got!r}, expected 2: store the number of heads as "
+                "self.n_heads, as the text asks (the attention maps read block.n_heads)."
+            ).format(got=seen.get("n_heads"))
+        )
     _as_registered(BLOCK, seen["names"]).check(Block)
 
 
@@ -431,13 +487,15 @@ def _reference_probs(logits, temperature=1.0, top_k=None):
 
 def _draw_next_token_probs(d: Draw) -> Inputs:
     """(B, V) logits without ties (steps of 0.25, exact in every dtype drawn), one row far above
-    the others; temperatures above and below 1; top_k of 1, below V, V and above V."""
+    the others; temperatures above and below 1, and 0.01 (the lesson's own: a logit of 1
+    becomes 100, so exp overflows unless each row's max is subtracted first); top_k of 1,
+    below V, V and above V."""
     b, v = d.size(1, 4), d.size(1, 9)
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
     logits = torch.stack([torch.randperm(v, generator=g) for _row in range(b)]).float() * 0.25
     logits[0] += d.draw(st.sampled_from([0.0, 3.0]))  # a top-k over the whole batch shows
     kwargs = {}
-    temperature = d.draw(st.sampled_from([None, 0.7, 1.8, 0.5]))
+    temperature = d.draw(st.sampled_from([None, 0.7, 1.8, 0.5, 0.01]))
     if temperature is not None:
         kwargs["temperature"] = temperature
     top_k = d.draw(st.sampled_from([None, 1, 2, 3, v, v + 3]))
@@ -450,12 +508,21 @@ def _compare_probs(got, expected, what: str, inputs: Inputs) -> None:
     """Rows that sum to 1, each row's own top-k; then the default comparison."""
     if isinstance(got, torch.Tensor) and got.shape == expected.shape and got.numel():
         sums = got.detach().to(torch.float64).sum(-1)
-        if bool(sums.isnan().any()) and "top_k" in inputs.kwargs:
+        if bool(sums.isnan().any()) and _rows_lost_to_batch_top_k(sums.isnan(), inputs):
             raise CheckError(
                 _(
                     "{what}: a row came out NaN, every logit in it masked. Keep the top_k largest "
                     "logits of EACH row (topk along dim=-1, each row's own k-th value), not the "
                     "whole batch's."
+                ).format(what=what)
+            )
+        if bool(sums.isnan().any()):
+            raise CheckError(
+                _(
+                    "{what}: a row came out NaN. Divided by a small temperature, logits become "
+                    "large: exp overflows to inf (or a row far below another underflows to 0) "
+                    "and inf / inf, 0 / 0 are NaN. Use F.softmax, or subtract EACH row's max "
+                    "(amax(dim=-1, keepdim=True)) before exp."
                 ).format(what=what)
             )
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-2):
@@ -466,6 +533,18 @@ def _compare_probs(got, expected, what: str, inputs: Inputs) -> None:
                 ).format(what=what, sums=sums.tolist())
             )
     compare_values(got, expected, what, inputs)
+
+
+def _rows_lost_to_batch_top_k(nan_rows: torch.Tensor, inputs: Inputs) -> bool:
+    """Whether the NaN rows are rows whose every logit is below the whole batch's k-th largest
+    (a top-k over the batch masks them entirely), not an overflow of a softmax by hand."""
+    (logits,) = inputs.args
+    top_k = inputs.kwargs.get("top_k")
+    if top_k is None or top_k >= logits.shape[-1]:
+        return False
+    kth = logits.flatten().topk(min(top_k, logits.numel())).values[-1]
+    lost = logits.amax(dim=-1) < kth
+    return bool((lost[nan_rows.to(lost.device)]).all())
 
 
 def _probs_hint(family: str, inputs: Inputs) -> str:
@@ -491,7 +570,9 @@ NEXT_TOKEN_PROBS = Contract(
     compare=_compare_probs,
     arg_names=("logits",),
     hint=_probs_hint,
-    tolerance=FLOAT64_EXACT,
+    # the text asks for no float64 precision: a softmax taken in float32 and cast back (the
+    # usual care for half-precision logits) is off by about 1e-7 on float64 logits
+    tolerance={torch.float64: (1e-5, 1e-7)},
 )
 
 
@@ -516,10 +597,11 @@ def _reference_sample(model, idx, max_new_tokens, temperature, top_k, generator)
 def _draw_sample(d: Draw) -> Inputs:
     """A stand-in model of several contexts; a batch of one, a one-token prompt, a prompt that
     fills or overflows the context; no new token, a few, or enough to run past the context;
-    temperatures above and below 1, top-k or not."""
+    temperatures above and below 1, top-k or not. The model holds gradients (the caller's,
+    which the sampler must leave as they are)."""
     vocab, context = d.size(2, 9), d.size(1, 7)
     spec = {"vocab_size": vocab, "context": context, "dim": 6, "seed": d.draw(st.integers(0, 99)),
-            "device": "cpu"}  # fmt: skip
+            "device": "cpu", "grads": True}  # fmt: skip
     idx = d.integers(d.size(1, 3), d.size(1, 9), low=0, high=vocab)
     new = d.size(0, 12, empty_ok=True)
     temperature = d.draw(st.sampled_from([1.0, 0.5, 1.5]))
@@ -558,8 +640,10 @@ SAMPLE_CACHED = Contract(
 @uses(SAMPLE_CACHED)
 def check_sample_cached(sample_cached) -> None:
     """The contract: the tokens of the uncached sampler, token for token. By hand, on a
-    stand-in model that records its calls: the cache really used (one new position per call
-    while it has room), no gradients, a full window only when the cache is full."""
+    stand-in model that records its calls: the cache really used (one new position per call,
+    at every step while it has room), no gradients, a full window only when the cache is
+    full; with generator=None, the tokens of the global random state, seeded alike on both
+    sides; on the meta device (a GPU's stand-in), no tensor made on the CPU."""
     device = get_device()
     g = torch.Generator().manual_seed(1106)
     configs = [  # vocab, context, B, T_prompt, new, temperature, top_k
@@ -610,6 +694,70 @@ def check_sample_cached(sample_cached) -> None:
                     "needed: reuse the cache while it holds fewer than `context` positions."
                 ).format(what=what, full_windows=full_windows, allowed=allowed)
             )
+        cached_calls = sum(1 for c in calls if c[1] > 0)
+        possible = min(new - 1, context - min(t, context))  # steps before the cache is full
+        if cached_calls < possible:
+            raise CheckError(
+                _(
+                    "{what} fed a new token with the cache {cached} times where {possible} "
+                    "steps had room in it: the cache was dropped before it was full. Feed the "
+                    "new token alone with the cache while the cache holds fewer than "
+                    "`context` positions (not context - 1)."
+                ).format(what=what, cached=cached_calls, possible=possible)
+            )
+    # Without a generator, both samplers draw from the global random state, seeded alike.
+    vocab, context, b, t, new = 7, 5, 2, 3, 6
+    toy = {"vocab_size": vocab, "context": context, "dim": 6, "seed": 65, "device": device}
+    idx = torch.randint(0, vocab, (b, t), generator=g).to(device)
+    case = toy | {"idx": idx, "max_new_tokens": new, "temperature": 1.0, "top_k": None,
+                  "global_seed": 75}  # fmt: skip
+    what = (
+        f"sample_cached(model with context {context}, idx of shape ({b}, {t}), {new}, "
+        "generator=None)"
+    )
+    got = observe(probes.probe_sample_cached, sample_cached, case, what)["out"]
+    with torch.random.fork_rng(devices=[idx.device] if idx.is_cuda else []):
+        torch.manual_seed(75)
+        expected = _reference_sample(probes.build_toy(toy), idx, new, 1.0, None, None)
+    if not isinstance(got, torch.Tensor) or not torch.equal(got.cpu(), expected.cpu()):
+        raise CheckError(
+            _(
+                "{what} drew {got} where sample() from the same global random state draws "
+                "{expected}: with generator=None, pass None on to torch.multinomial (it then "
+                "draws from PyTorch's global generator, as sample() does), do not make one."
+            ).format(
+                what=what,
+                got=got.tolist() if isinstance(got, torch.Tensor) else repr(got)[:80],
+                expected=expected.tolist(),
+            )
+        )
+    # On the meta device (a GPU's stand-in): tokens gathered in a tensor made without device=
+    # mix devices, which a CPU-only grader would not see otherwise.
+    vocab, context, b, t, new, tau, top_k = configs[1]
+    case = {"vocab_size": vocab, "context": context, "dim": 6, "seed": 61,
+            "idx": torch.randint(0, vocab, (b, t), generator=g), "max_new_tokens": new,
+            "temperature": tau, "top_k": top_k, "gen_seed": 71}  # fmt: skip
+    what = (
+        f"sample_cached(model with context {context}, idx of shape ({b}, {t}), {new}, "
+        f"temperature={tau}, top_k={top_k}) [inputs on the meta device]"
+    )
+    seen = observe(probes.probe_sample_cached_on_meta, sample_cached, case, what)
+    if "device_mix" in seen:
+        raise CheckError(
+            _(
+                "{what}: with the model and the prompt on another device (here PyTorch's "
+                "'meta' device, as a GPU would be), the answer mixed devices: {error}. A "
+                "tensor made with torch.zeros, torch.tensor... lands on the CPU unless you pass "
+                "device=idx.device (or build it with idx.new_zeros)."
+            ).format(what=what, error=seen["device_mix"])
+        )
+    if "device" in seen and seen["device"] != "meta":
+        raise CheckError(
+            _(
+                "{what} returned a tensor on {device}, not on the prompt's device (meta, "
+                "standing in for a GPU): keep the tokens where idx is."
+            ).format(what=what, device=seen["device"])
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -682,6 +830,14 @@ def check_export_gpt(export_gpt) -> None:
         model = probes.build_toy(toy)
         model.recording = False
         for n, idx, got in zip(lengths, inputs, seen["outputs"], strict=True):
+            if isinstance(got, str) and "size()[0]" in got:  # the guard on the batch size
+                raise CheckError(
+                    _(
+                        "the program {what} returned refused idx of shape ({b}, {n}), the "
+                        "example's batch size: {error}. Export with the example as it is given "
+                        "(all its rows), so that the program takes its batch size."
+                    ).format(what=what, b=b, n=n, error=got)
+                )
             if isinstance(got, str):
                 raise CheckError(
                     _(

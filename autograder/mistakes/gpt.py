@@ -189,6 +189,129 @@ MISTAKES = {
                 "ignore_index=ignore_index)"
             ),
         ),
+        Mistake(
+            name="mask-from-inputs",
+            message="The ignored positions were read from the inputs, tokens[:, :-1], not from the "
+            "targets, tokens[:, 1:]: a target equal to ignore_index was counted, and a "
+            "counted one left out.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = tokens[:, :-1] != ignore_index\n"
+                "    logp = logits[:, :-1].log_softmax(-1)\n"
+                "    picked = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)\n"
+                "    return -(picked * keep).sum() / keep.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="divided-by-all-positions",
+            message="The summed loss was divided by all B * (T - 1) positions, ignored ones included:"
+            " average over the counted targets only (reduction='mean' with ignore_index "
+            "does).",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    v = logits.shape[-1]\n"
+                "    total = F.cross_entropy(logits[:, :-1].reshape(-1, v), tokens[:, 1:].reshape(-1),\n"
+                "                            ignore_index=ignore_index, reduction='sum')\n"
+                "    return total / tokens[:, 1:].numel()\n"
+            ),
+        ),
+        Mistake(
+            name="ignored-targets-zeroed-in-place",
+            message="targets[~keep] = 0 wrote into tokens[:, 1:], a view of the caller's tokens: "
+            "their ignored targets became 0. Use torch.where(keep, targets, 0) or masked_fill"
+            " (out of place).",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = targets != ignore_index\n"
+                "    targets[~keep] = 0\n"
+                "    logp = logits[:, :-1].log_softmax(-1)\n"
+                "    picked = logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)\n"
+                "    return -(picked * keep).sum() / keep.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="negative-means-ignored",
+            message="Only negative targets were left out (targets >= 0), which holds for -100 but not"
+            " for a caller's ignore_index of 0 or 3: compare with ignore_index itself.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = targets >= 0\n"
+                "    logp = logits[:, :-1].log_softmax(-1)\n"
+                "    picked = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)\n"
+                "    return -(picked * keep).sum() / keep.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="loss-under-no-grad",
+            message="The loss was computed under torch.no_grad() and then marked requires_grad_(): it"
+            " has the right value but no graph back to the logits, so nothing learns from it.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    v = logits.shape[-1]\n"
+                "    with torch.no_grad():\n"
+                "        loss = F.cross_entropy(logits[:, :-1].reshape(-1, v), tokens[:, 1:].reshape(-1), ignore_index=ignore_index)\n"
+                "    return loss.requires_grad_()\n"
+            ),
+        ),
+        Mistake(
+            name="logits-marked-requires-grad",
+            message="logits.requires_grad_(True) changes the caller's tensor (a leaf they did not ask"
+            " to train): the loss needs no such call, the gradient reaches logits that "
+            "already require it.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    logits.requires_grad_(True)\n"
+                "    v = logits.shape[-1]\n"
+                "    return F.cross_entropy(logits[:, :-1].reshape(-1, v), tokens[:, 1:].reshape(-1), ignore_index=ignore_index)\n"
+            ),
+        ),
+        Mistake(
+            name="weights-made-on-cpu",
+            message="torch.ones(B, T - 1) without device= lands on the CPU: with logits on a GPU the "
+            "product with the losses fails. Build the weights from the targets (targets != "
+            "ignore_index) or pass device=.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    b, t, v = logits.shape\n"
+                "    targets = tokens[:, 1:]\n"
+                "    w = torch.ones(b, t - 1)\n"
+                "    w = w * (targets != ignore_index)\n"
+                "    nll = F.cross_entropy(logits[:, :-1].transpose(1, 2), targets, ignore_index=ignore_index, reduction='none')\n"
+                "    return (nll * w).sum() / w.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="log-of-softmax-plus-eps",
+            message="log(softmax + 1e-9) caps every position's loss at about 20.7: a confidently "
+            "wrong prediction is scored far too mildly and its gradient vanishes. Use "
+            "log_softmax (or F.cross_entropy).",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = targets != ignore_index\n"
+                "    probs = logits[:, :-1].softmax(-1)\n"
+                "    picked = probs.gather(-1, torch.where(keep, targets, 0).unsqueeze(-1)).squeeze(-1)\n"
+                "    return -(torch.log(picked + 1e-9) * keep).sum() / keep.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="logsumexp-without-max",
+            message="logits.exp().sum().log() overflows to inf for large logits (exp(89) in float32, "
+            "exp(12) in float16): use torch.logsumexp or log_softmax, which subtract the max "
+            "first.",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = targets != ignore_index\n"
+                "    lg = logits[:, :-1]\n"
+                "    lse = lg.exp().sum(-1).log()\n"
+                "    picked = lg.gather(-1, torch.where(keep, targets, 0).unsqueeze(-1)).squeeze(-1)\n"
+                "    return ((lse - picked) * keep).sum() / keep.sum()\n"
+            ),
+        ),
     ],
     "GPTEmbedding": [
         Mistake(
@@ -263,6 +386,230 @@ MISTAKES = {
                 "        return out.squeeze()",
             ),
         ),
+        Mistake(
+            name="positions-made-on-cpu",
+            message="torch.arange(start, start + T) without device= makes the positions on the CPU: "
+            "with the model on a GPU the position table refuses them. Pass device=idx.device.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t))\n"
+            ),
+        ),
+        Mistake(
+            name="tables-reinitialised-small",
+            message="The tables were re-initialised with std 0.02: the text asks to leave "
+            "nn.Embedding's default (N(0, 1)) alone; the GPT sets its own initialisation.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        nn.init.normal_(self.tok.weight, std=0.02)\n"
+                "        nn.init.normal_(self.pos.weight, std=0.02)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="token-table-detached",
+            message="The token vectors were read from self.tok.weight.detach(): the values are right "
+            "but the token table never learns. Use self.tok(idx).",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok.weight.detach()[idx] + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="positions-kept-as-plain-attribute",
+            message="torch.arange(context) kept as a plain attribute stays on the CPU when the module"
+            " moves to a GPU: make the positions in forward on idx's device, or "
+            "register_buffer them.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.positions = torch.arange(context)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(self.positions[start:start + t])\n"
+            ),
+        ),
+        Mistake(
+            name="length-checked-only-with-start",
+            message="The length was checked only when start > 0: T > context with start = 0 went on "
+            "to the lookup, which raises an IndexError (on a GPU, a device-side error). Check"
+            " start + T > context always.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start and start + t > self.context:\n"
+                '            raise ValueError("too long")\n'
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="positions-under-no-grad",
+            message="The position vectors were looked up under torch.no_grad(): the values are right "
+            "but the position table never learns.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        with torch.no_grad():\n"
+                "            p = self.pos(torch.arange(start, start + t, device=idx.device))\n"
+                "        return self.tok(idx) + p\n"
+            ),
+        ),
+        Mistake(
+            name="tables-in-float64",
+            message="The tables were made in float64 (dtype=torch.float64): the embeddings come out "
+            "float64 while the rest of the model is float32. Leave the dtype to the default.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model, dtype=torch.float64)\n"
+                "        self.pos = nn.Embedding(context, d_model, dtype=torch.float64)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="sparse-gradients",
+            message="nn.Embedding(..., sparse=True) gives sparse gradients, which AdamW (used to "
+            "train the GPT) refuses: use nn.Embedding(vocab_size, d_model), as the text says.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model, sparse=True)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="max-norm-tables",
+            message="max_norm=1.0 rescales the looked-up rows in place at every call: the vectors are"
+            " not the table's. Use nn.Embedding(vocab_size, d_model), as the text says.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model, max_norm=1.0)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="padding-idx-zero",
+            message="padding_idx=0 makes token 0 (the digit '0') a padding token: its vector starts "
+            "at zero and never learns. Use nn.Embedding(vocab_size, d_model), as the text "
+            "says.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model, padding_idx=0)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
+        Mistake(
+            name="grad-scaled-by-frequency",
+            message="scale_grad_by_freq=True divides each token's gradient by how often it occurs in "
+            "the batch: not the gradient of the sum. Use nn.Embedding(vocab_size, d_model), "
+            "as the text says.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model, scale_grad_by_freq=True)\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
     ],
     "causal_attention": [
         Mistake(
@@ -328,6 +675,109 @@ MISTAKES = {
                 "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
                 "    weights = scores.masked_fill(~mask, float('-inf')).softmax(dim=-1)\n"
                 "    return weights.detach() @ v"
+            ),
+        ),
+        Mistake(
+            name="causal-only-when-square",
+            message="No mask when T_q < T_k is right for one new query only: with several new queries"
+            " the first ones saw the later ones. Use tril(diagonal=T_k - T_q) for every T_q.",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    if q.shape[-2] == k.shape[-2]:\n"
+                "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+                "    return F.scaled_dot_product_attention(q, k, v)  # the new tokens see the whole cache\n"
+            ),
+        ),
+        Mistake(
+            name="assumes-four-dims",
+            message="The answer unpacked q as (B, H, T, D) and used axes 2 and 3: the text allows any"
+            " leading axes (..., T, D). Use negative axes: shape[-2], transpose(-2, -1), "
+            "softmax(dim=-1).",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    b, h, t_q, d = q.shape\n"
+                "    t_k = k.shape[2]\n"
+                "    scores = q @ k.transpose(2, 3) / math.sqrt(d)\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    return scores.masked_fill(~mask, float('-inf')).softmax(dim=3) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="leading-dims-flattened-by-view",
+            message="q.view(-1, T, D) needs contiguous memory, and a caller's q may be a transposed "
+            "view: use reshape, or keep the leading axes (matmul and SDPA broadcast over "
+            "them).",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    *lead, t_q, d = q.shape\n"
+                "    t_k, d_v = k.shape[-2], v.shape[-1]\n"
+                "    q3, k3, v3 = q.view(-1, t_q, d), k.view(-1, t_k, d), v.view(-1, t_k, d_v)\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    out = F.scaled_dot_product_attention(q3, k3, v3, attn_mask=mask)\n"
+                "    return out.view(*lead, t_q, d_v)\n"
+            ),
+        ),
+        Mistake(
+            name="softmax-in-float32-kept",
+            message="The scores were computed in float32 and the result stayed float32: half-"
+            "precision inputs must give a half-precision result. Cast back with .to(q.dtype).",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    scores = (q.float() @ k.float().transpose(-2, -1)) / math.sqrt(q.shape[-1])\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    return scores.masked_fill(~mask, float('-inf')).softmax(-1) @ v.float()\n"
+            ),
+        ),
+        Mistake(
+            name="values-detached",
+            message="v.detach() cut the values from the graph: the output is right but no gradient "
+            "reaches v (and the projection that made it).",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    return scores.masked_fill(~mask, float('-inf')).softmax(-1) @ v.detach()\n"
+            ),
+        ),
+        Mistake(
+            name="minus-1e9-mask",
+            message="-1e9 does not fit in float16 (its largest value is 65504): masked_fill raises on"
+            " half-precision scores. Mask with float('-inf').",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    return scores.masked_fill(~mask, -1e9).softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="exp-without-max",
+            message="scores.exp() without subtracting the max overflows for sharp attention (large "
+            "scores) and gives inf / inf = nan: mask with -inf and use softmax, which "
+            "subtracts the max.",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    e = scores.exp() * mask\n"
+                "    return (e / e.sum(-1, keepdim=True)) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="masked-after-the-softmax",
+            message="The mask was applied after the softmax and the weights renormalised: where a "
+            "future key dominates, the allowed weights all underflow to 0 and the row becomes"
+            " 0 / 0 = nan. Mask with -inf before the softmax.",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) * allowed\n"
+                "    return (w / w.sum(-1, keepdim=True)) @ v\n"
             ),
         ),
     ],
@@ -446,6 +896,335 @@ MISTAKES = {
                 "        return x + self.mlp(self.ln1(x)), (k, v)"
             ),
         ),
+        Mistake(
+            name="qkv-interleaved-per-head",
+            message="qkv(ln1(x)) was split per head first, each head's 3D channels cut into q, k, v: "
+            "the text's q, k, v are the three C-wide thirds, in that order, each then split "
+            "into heads.",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        qkv = self.qkv(self.ln1(x)).reshape(b, t, h, 3 * d).transpose(1, 2)\n"
+                "        q, k, v = qkv.chunk(3, dim=-1)\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="heads-take-strided-channels",
+            message="reshape(B, T, D, H) gives head j the channels j, j + H, j + 2H...: head j holds "
+            "channels j*D .. (j+1)*D, so reshape(B, T, H, D).transpose(1, 2).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, d, h).permute(0, 3, 1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.permute(0, 2, 3, 1).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="scaled-by-model-width",
+            message="The scores were divided by sqrt(C), the model's width: each head's scores are "
+            "scaled by sqrt(D), its own width, D = C / H.",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        t_k = k.shape[2]\n"
+                "        scores = q @ k.transpose(-2, -1) / math.sqrt(c)\n"
+                "        mask = torch.ones(t, t_k, dtype=torch.bool, device=x.device).tril(t_k - t)\n"
+                "        heads = scores.masked_fill(~mask, float('-inf')).softmax(-1) @ v\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="relu-mlp",
+            message="The MLP used ReLU: the text's MLP is Linear(C, 4C), GELU, Linear(4C, C).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="gelu-tanh",
+            message="nn.GELU(approximate='tanh') is GPT-2's approximation, not the text's nn.GELU(): "
+            "the outputs differ slightly, and the grader loads weights into the text's block.",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(approximate='tanh'), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="parallel-branches",
+            message="Both branches read the block's input (parallel attention and MLP, as in GPT-J): "
+            "in the text the MLP reads x after the attention was added, y = x + mlp(ln2(x)).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        a = self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + a + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="q-and-k-swapped",
+            message="The first third of qkv(ln1(x)) was used as the keys and the second as the "
+            "queries: the order is q, k, v.",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        k, q, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="no-grad-with-cache",
+            message="The attention ran under torch.no_grad() whenever a cache was given: a cache does"
+            " not mean inference, and the block's output lost its gradient through the "
+            "attention.",
+            code=(
+                "import contextlib\n"
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        with torch.no_grad() if past is not None else contextlib.nullcontext():\n"
+                "            heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="n-heads-not-stored",
+            message="The number of heads was stored under another name: the text asks for "
+            "self.n_heads, which the attention maps read (block.n_heads).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.h = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.h\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="mask-filled-with-float32-min",
+            message="torch.finfo(torch.float32).min does not fit in float16: masked_fill raises on "
+            "half-precision scores. Mask with float('-inf') (or finfo(scores.dtype).min).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        t_k = k.shape[2]\n"
+                "        scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
+                "        mask = torch.ones(t, t_k, dtype=torch.bool, device=x.device).tril(t_k - t)\n"
+                "        heads = scores.masked_fill(~mask, torch.finfo(torch.float32).min).softmax(-1) @ v\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
+        Mistake(
+            name="mlp-on-attention-output",
+            message="The MLP read ln2 of the attention branch alone: it reads the residual stream "
+            "after the attention was added, y = x + mlp(ln2(x)).",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        a = self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        x = x + a\n"
+                "        return x + self.mlp(self.ln2(a)), (k, v)\n"
+            ),
+        ),
     ],
     "next_token_probs": [
         Mistake(
@@ -541,6 +1320,108 @@ MISTAKES = {
                 "    return F.softmax(logits, dim=-1)"
             ),
         ),
+        Mistake(
+            name="kth-value-without-keepdim",
+            message="values[:, -1] is (B,), not (B, 1): compared with (B, V) logits it lines up "
+            "with the columns, not the rows, and fails or masks the wrong tokens once B > 1. "
+            "Keep the axis: values[:, -1:].",
+            code=_PROBS.format(
+                body="    logits = logits / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1]\n"
+                "        logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                "    return F.softmax(logits, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="temperature-skipped-with-top-k",
+            message="With top_k given, the logits went to the softmax without being divided by "
+            "the temperature: both knobs apply together.",
+            code=_PROBS.format(
+                body="    if top_k is not None:\n"
+                "        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]\n"
+                "        return F.softmax(logits.masked_fill(logits < kth, float('-inf')), dim=-1)\n"
+                "    return F.softmax(logits / temperature, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="keep-mask-made-on-cpu",
+            message="torch.zeros(shape, dtype=torch.bool) without device= lands on the CPU, and "
+            "scattering GPU indices into it fails: torch.zeros_like(logits, dtype=torch.bool).",
+            code=_PROBS.format(
+                body="    scaled = logits / temperature\n"
+                "    if top_k is not None and top_k < scaled.shape[-1]:\n"
+                "        keep = torch.zeros(scaled.shape, dtype=torch.bool)\n"
+                "        keep.scatter_(-1, scaled.topk(top_k, dim=-1).indices, True)\n"
+                "        scaled = scaled.masked_fill(~keep, float('-inf'))\n"
+                "    return F.softmax(scaled, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="softmax-by-hand-without-max",
+            message="exp(logits) overflows to inf once a logit over the temperature passes 88 "
+            "(11 in float16), and inf / inf is NaN: at temperature 0.01 that is a logit of 0.9. "
+            "Use F.softmax, or subtract each row's max before exp.",
+            code=_PROBS.format(
+                body="    scaled = logits / temperature\n"
+                "    if top_k is not None and top_k < scaled.shape[-1]:\n"
+                "        kth = scaled.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        scaled = scaled.masked_fill(scaled < kth, float('-inf'))\n"
+                "    e = scaled.exp()\n"
+                "    return e / e.sum(dim=-1, keepdim=True)"
+            ),
+        ),
+        Mistake(
+            name="softmax-by-hand-batch-max",
+            message="The max subtracted before exp was the whole batch's, not each row's: a row "
+            "far below it underflows to all zeros and 0 / 0 is NaN. amax(dim=-1, keepdim=True).",
+            code=_PROBS.format(
+                body="    scaled = logits / temperature\n"
+                "    if top_k is not None and top_k < scaled.shape[-1]:\n"
+                "        kth = scaled.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        scaled = scaled.masked_fill(scaled < kth, float('-inf'))\n"
+                "    e = (scaled - scaled.max()).exp()\n"
+                "    return e / e.sum(dim=-1, keepdim=True)"
+            ),
+        ),
+        Mistake(
+            name="masked-with-float32-min",
+            message="torch.finfo(torch.float32).min does not fit in float16 (masked_fill "
+            "raises): mask with float('-inf'), which every float dtype holds.",
+            code=_PROBS.format(
+                body="    logits = logits / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        logits = logits.masked_fill(logits < kth, torch.finfo(torch.float32).min)\n"
+                "    return F.softmax(logits, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="renormalised-over-the-batch",
+            message="After zeroing the probabilities outside the top k, they were divided by the "
+            "whole batch's total: each row must be divided by its own sum.",
+            code=_PROBS.format(
+                body="    probs = F.softmax(logits / temperature, dim=-1)\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = probs.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        probs = probs * (probs >= kth)\n"
+                "        probs = probs / probs.sum()\n"
+                "    return probs"
+            ),
+        ),
+        Mistake(
+            name="masked-in-place-at-temperature-one",
+            message="At temperature 1 the division was skipped, so masked_fill_ wrote -inf into "
+            "the caller's own logits: mask out of place (masked_fill, not masked_fill_), or "
+            "always divide first (which makes a new tensor).",
+            code=_PROBS.format(
+                body="    scaled = logits if temperature == 1.0 else logits / temperature\n"
+                "    if top_k is not None and top_k < scaled.shape[-1]:\n"
+                "        kth = scaled.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        scaled.masked_fill_(scaled < kth, float('-inf'))\n"
+                "    return F.softmax(scaled, dim=-1)"
+            ),
+        ),
     ],
     "sample_cached": [
         Mistake(
@@ -615,6 +1496,121 @@ MISTAKES = {
                 "torch.multinomial(probs.squeeze(), 1, generator=generator)",
             ),
         ),
+        Mistake(
+            name="cache-rebuilt-one-step-early",
+            message="The cache was dropped while it still had room for one more position (the "
+            "test was < model.context - 1): a full window was recomputed where the new token "
+            "alone would do. Feed it with the cache while the cache holds fewer than "
+            "`context` positions.",
+            code=_sample(refill=_REFILL.replace("< model.context:", "< model.context - 1:")),
+        ),
+        Mistake(
+            name="caller-mode-changed",
+            message="model.eval() and then model.train() at the end leaves a model that the "
+            "caller had in eval mode in train mode: the caller set the mode, leave it alone.",
+            code=_sample()
+            .replace(
+                "    logits, past = model(idx", "    model.eval()\n    logits, past = model(idx", 1
+            )
+            .replace("    return idx\n", "    model.train()\n    return idx\n"),
+        ),
+        Mistake(
+            name="returned-sequence-cropped",
+            message="The prompt was cropped to its last `context` tokens and that cropped "
+            "sequence was returned: only the model's input is cropped, the result is the whole "
+            "prompt followed by the new tokens, (B, T + max_new_tokens).",
+            code=_sample().replace(
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+                "    idx = idx[:, -model.context:]\n    logits, past = model(idx)\n    for",
+            ),
+        ),
+        Mistake(
+            name="context-from-the-lesson",
+            message="The window was the lesson's LINE, not model.context: a model with another "
+            "context gets windows it cannot read, or shorter ones than sample() reads.",
+            code=_sample(prompt="idx[:, -LINE:]")
+            .replace("past[0][0].shape[2] < model.context", "past[0][0].shape[2] < LINE")
+            .replace("model(idx[:, -model.context:])", "model(idx[:, -LINE:])"),
+        ),
+        Mistake(
+            name="cache-length-from-len-past",
+            message="len(past) is the number of blocks, not the number of cached positions: the "
+            "cache is never dropped and runs past the position table. The positions are "
+            "past[0][0].shape[2].",
+            code=_sample(refill=_REFILL.replace("past[0][0].shape[2]", "len(past)")),
+        ),
+        Mistake(
+            name="new-tokens-gathered-on-cpu",
+            message="torch.zeros(B, 0, dtype=torch.long) without device= lands on the CPU, and "
+            "concatenating the GPU tokens to it fails: make it with idx.new_zeros(B, 0).",
+            code=(
+                "@torch.no_grad()\n"
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    drawn = torch.zeros(idx.shape[0], 0, dtype=torch.long)\n"
+                "    logits, past = model(idx[:, -model.context:])\n"
+                "    for step in range(max_new_tokens):\n"
+                "        probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "        new = torch.multinomial(probs, 1, generator=generator)\n"
+                "        drawn = torch.cat([drawn, new], dim=1)\n"
+                "        if step == max_new_tokens - 1:\n"
+                "            break\n"
+                "        if past[0][0].shape[2] < model.context:\n"
+                "            logits, past = model(new, past)\n"
+                "        else:\n"
+                "            logits, past = model(torch.cat([idx, drawn], 1)[:, -model.context:])\n"
+                "    return torch.cat([idx, drawn], dim=1)\n"
+            ),
+        ),
+        Mistake(
+            name="cache-full-judged-by-sequence-length",
+            message="idx.shape[1] counts the token just appended, which the cache does not hold "
+            "yet: idx.shape[1] < model.context drops the cache one step early. The cache's "
+            "positions are past[0][0].shape[2].",
+            code=_sample(refill=_REFILL.replace("past[0][0].shape[2]", "idx.shape[1]")),
+        ),
+        Mistake(
+            name="own-generator-when-none",
+            message="Without a generator, sample() draws from PyTorch's global random state; a "
+            "generator seeded here instead draws other tokens (the same ones at every call). "
+            "Pass generator on as it is, None included.",
+            code=_sample().replace(
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+                "    if generator is None:\n"
+                "        generator = torch.Generator(device=idx.device).manual_seed(0)\n"
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+            ),
+        ),
+        Mistake(
+            name="parameters-frozen",
+            message="model.requires_grad_(False) keeps the sampling free of gradients, but it "
+            "changes the caller's model for good (it no longer trains): use torch.no_grad(), "
+            "which changes nothing outside the call.",
+            code=_sample().replace(
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+                "    model.requires_grad_(False)\n"
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+            ),
+        ),
+        Mistake(
+            name="top-k-not-passed-on",
+            message="top_k was not passed on to next_token_probs, so every token could be "
+            "drawn: next_token_probs(logits[:, -1], temperature, top_k).",
+            code=_sample().replace(
+                "next_token_probs(logits[:, -1], temperature, top_k)",
+                "next_token_probs(logits[:, -1], temperature=temperature)",
+            ),
+        ),
+        Mistake(
+            name="caller-gradients-cleared",
+            message="model.zero_grad() threw away the gradients the caller's model held (a "
+            "training step may be half done): sampling under torch.no_grad() makes none, so "
+            "there is nothing to clear.",
+            code=_sample().replace(
+                "    logits, past = model(idx[:, -model.context:])\n    for",
+                "    model.zero_grad()\n    logits, past = model(idx[:, -model.context:])\n    for",
+            ),
+        ),
     ],
     "export_gpt": [
         Mistake(
@@ -658,6 +1654,42 @@ MISTAKES = {
             "theirs. Export as it is (or restore the mode afterwards).",
             code=_EXPORT.format(
                 body="    model.eval()\n"
+                "    seq = Dim('T', min=1, max=model.context)\n"
+                "    return torch.export.export(model, (example,), "
+                "dynamic_shapes={'idx': {1: seq}})"
+            ),
+        ),
+        Mistake(
+            name="mode-read-after-eval",
+            message="model.training was read after model.eval(), so the mode put back is always "
+            "eval: a model the caller had in train mode is left in eval mode. Read the mode "
+            "first (or do not change it at all).",
+            code=_EXPORT.format(
+                body="    model.eval()\n"
+                "    was_training = model.training\n"
+                "    seq = Dim('T', min=1, max=model.context)\n"
+                "    program = torch.export.export(model, (example,), "
+                "dynamic_shapes={'idx': {1: seq}})\n"
+                "    model.train(was_training)\n"
+                "    return program"
+            ),
+        ),
+        Mistake(
+            name="example-of-one-row",
+            message="The program was exported from one row of the example, so it accepts a "
+            "batch of one only: export with the example as given.",
+            code=_EXPORT.format(
+                body="    seq = Dim('T', min=1, max=model.context)\n"
+                "    return torch.export.export(model, (example[:1],), "
+                "dynamic_shapes={'idx': {1: seq}})"
+            ),
+        ),
+        Mistake(
+            name="gradients-switched-off",
+            message="requires_grad_(False) on the model's parameters changes the caller's "
+            "model (it no longer trains): an exported program needs no such change.",
+            code=_EXPORT.format(
+                body="    model.requires_grad_(False)\n"
                 "    seq = Dim('T', min=1, max=model.context)\n"
                 "    return torch.export.export(model, (example,), "
                 "dynamic_shapes={'idx': {1: seq}})"

@@ -15,29 +15,33 @@ import warnings
 import torch
 from torch import nn
 
-
-def _grad_or_none(t: torch.Tensor) -> torch.Tensor | None:
-    return None if t.grad is None else t.grad.detach().clone()
+from autograder.probes import devices
+from autograder.probes.contract import DEVICE_MIX
 
 
 def probe_parameter_names(cls, case: dict) -> dict:
     """The names of ``cls(*case["args"])``'s parameters, in the order it registers them, and
-    its ``context`` attribute: a contract fills both sides' parameters in that order."""
+    its ``context`` and ``n_heads`` attributes (None where missing; an attribute of another
+    type as its repr): a contract fills both sides' parameters in that order."""
     with torch.random.fork_rng(devices=[]):  # the module's own init must not move the global RNG
         module = cls(*case["args"])
     if not isinstance(module, nn.Module):
-        return {"names": None, "type": type(module).__name__, "context": None}
+        return {"names": None, "type": type(module).__name__, "context": None, "n_heads": None}
     names = [name for name, _p in module.named_parameters()]
+    n_heads = getattr(module, "n_heads", None)
     return {
         "names": names,
         "type": type(module).__name__,
         "context": getattr(module, "context", None),
+        "n_heads": n_heads if n_heads is None or type(n_heads) is int else repr(n_heads)[:60],
     }
 
 
 def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
     """Build the module and run each call of the case: what it raised, or the gradients that
-    ``(out * w).sum()`` sends to its two tables."""
+    ``(out * w).sum()`` sends to its two tables (and whether they are sparse). Then the first
+    call that mixed devices once the module is on the meta device, and the standard
+    deviations of a fresh GPTEmbedding(64, 32, 16)'s tables (its initialisation)."""
     with torch.random.fork_rng(devices=[]):
         module = GPTEmbedding(case["vocab_size"], case["context"], case["d_model"])
     module = module.to(case["device"])
@@ -52,10 +56,37 @@ def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
         entry = {"tok_grad": None, "pos_grad": None}
         if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == call["w"].shape:
             (out * call["w"]).sum().backward()
-            entry["tok_grad"] = _grad_or_none(module.tok.weight)
-            entry["pos_grad"] = _grad_or_none(module.pos.weight)
+            grads = [module.tok.weight.grad, module.pos.weight.grad]
+            entry["sparse"] = any(g is not None and g.is_sparse for g in grads)
+            if entry["sparse"]:  # as data, dense (the check says why it fails)
+                grads = [None if g is None else g.to_dense() for g in grads]
+            entry["tok_grad"], entry["pos_grad"] = (
+                None if g is None else g.detach().clone() for g in grads
+            )
         seen["calls"].append(entry)
+    seen["device_mix"] = _embedding_on_meta(module, case)
+    with torch.random.fork_rng(devices=[]):  # tables large enough for their spread to show
+        big = GPTEmbedding(64, 32, 16)
+    seen["init_std"] = [float(big.tok.weight.detach().std()), float(big.pos.weight.detach().std())]
     return seen
+
+
+def _embedding_on_meta(module: nn.Module, case: dict) -> str | None:
+    """The module on PyTorch's meta device (a GPU's stand-in on a CPU-only grader), called on
+    the case's first call that fits: the first call that mixed devices, or None."""
+    fits = [c for c in case["calls"] if c["start"] + c["idx"].shape[1] <= case["context"]]
+    if not fits:
+        return None
+    mode = devices.OneDevice()  # meta's lookup and products do not check devices
+    try:
+        on_meta = module.to("meta")
+        with torch.no_grad(), mode:
+            on_meta(fits[0]["idx"].to("meta"), start=fits[0]["start"])
+    except Exception as err:  # only mixed devices count: meta cannot run everything
+        message = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+        if any(words in message for words in DEVICE_MIX):
+            return message
+    return f"{mode.mixed[0]} got tensors on cpu and meta" if mode.mixed else None
 
 
 class ToyLM(nn.Module):
@@ -92,6 +123,10 @@ def build_toy(case: dict) -> ToyLM:
     with torch.random.fork_rng(devices=[]):
         model = ToyLM(case["vocab_size"], case["context"], case["dim"], case["seed"])
     model.recording = case.get("recording", True)  # int(T) would pin an exported length
+    if case.get("grads"):  # the caller's gradients, which a sampler must leave alone
+        g = torch.Generator().manual_seed(case["seed"] + 1)
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype)
     return model.to(case["device"]).train(case.get("training", False))
 
 
@@ -103,11 +138,51 @@ def build_generator(spec: dict) -> torch.Generator:
 def probe_sample_cached(sample_cached, case: dict) -> dict:
     """The tokens sampled from a ToyLM, and the model's calls: [T, start, grad enabled]."""
     model = build_toy(case)
+    idx = case["idx"]
+    args = (model, idx, case["max_new_tokens"], case["temperature"], case["top_k"])
+    if case.get("global_seed") is not None:  # generator=None: the global random state, seeded
+        with torch.random.fork_rng(devices=[idx.device] if idx.is_cuda else []):
+            torch.manual_seed(case["global_seed"])
+            out = sample_cached(*args, None)
+        return {"out": out, "calls": model.calls}
     g = torch.Generator(device=case["device"]).manual_seed(case["gen_seed"])
-    out = sample_cached(
-        model, case["idx"], case["max_new_tokens"], case["temperature"], case["top_k"], g
-    )
+    out = sample_cached(*args, g)
     return {"out": out, "calls": model.calls}
+
+
+def probe_sample_cached_on_meta(sample_cached, case: dict) -> dict:
+    """The sampler run on a ToyLM and a prompt on PyTorch's ``meta`` device (a GPU's stand-in
+    on a CPU-only grader; the generator stays on the CPU, which multinomial on meta accepts):
+    the result's device, or ``device_mix`` with PyTorch's words, or ``inconclusive`` where the
+    answer needs values (or its ``next_token_probs`` cannot run on meta: its own check says)."""
+    import inspect
+
+    model = build_toy(case | {"device": "meta"})
+    idx = case["idx"].to("meta")
+    g = torch.Generator().manual_seed(case["gen_seed"])
+    helper = getattr(inspect.unwrap(sample_cached), "__globals__", {}).get("next_token_probs")
+    try:
+        if callable(helper):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                logits = torch.zeros(idx.shape[0], case["vocab_size"], device="meta")
+                probs = helper(logits, case["temperature"], case["top_k"])
+            if not isinstance(probs, torch.Tensor) or probs.device.type != "meta":
+                return {"inconclusive": "next_token_probs: not on meta"}
+    except Exception as err:
+        return {"inconclusive": f"next_token_probs: {type(err).__name__}"}
+    try:
+        with warnings.catch_warnings(), devices.OneDevice():
+            warnings.simplefilter("ignore")
+            out = sample_cached(
+                model, idx, case["max_new_tokens"], case["temperature"], case["top_k"], g
+            )
+    except Exception as err:  # values asked of a meta tensor raise several kinds
+        message = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+        if any(words in str(err) for words in DEVICE_MIX):
+            return {"device_mix": message}
+        return {"inconclusive": f"{type(err).__name__}: {message}"}
+    return {"device": str(out.device) if isinstance(out, torch.Tensor) else None}
 
 
 def probe_export_gpt(export_gpt, case: dict) -> dict:

@@ -26,6 +26,28 @@ RIGHT_ANSWERS = {
                 "                           ignore_index=ignore_index)\n"
             ),
         ),
+        RightAnswer(
+            name="remapped-to-default-ignore",
+            why="maps the caller's ignore_index to -100 and uses F.nll_loss on log_softmax, "
+            "flattened with flatten(0, 1)",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:].masked_fill(tokens[:, 1:] == ignore_index, -100)\n"
+                "    return F.nll_loss(logits[:, :-1].log_softmax(-1).flatten(0, 1), targets.flatten())\n"
+            ),
+        ),
+        RightAnswer(
+            name="nanmean",
+            why="gathers the target log-probabilities with torch.where for the ignored ones and "
+            "averages the kept ones by boolean indexing",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens[:, 1:]\n"
+                "    keep = targets != ignore_index\n"
+                "    nll = -logits[:, :-1].log_softmax(-1).gather(-1, torch.where(keep, targets, 0)[..., None])[..., 0]\n"
+                "    return nll[keep].mean()\n"
+            ),
+        ),
     ],
     "GPTEmbedding": [
         RightAnswer(
@@ -65,6 +87,65 @@ RIGHT_ANSWERS = {
                 "        return self.pos(where)[None] + self.tok(idx)\n"
             ),
         ),
+        RightAnswer(
+            name="functional-lookups",
+            why="F.embedding on both weights, the positions expanded to idx's shape, the length "
+            "checked against the table's num_embeddings",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.pos.num_embeddings:\n"
+                '            raise ValueError(f"positions {start}..{start + t - 1} need more than {self.context} rows")\n'
+                "        where = torch.arange(start, start + t, device=idx.device).expand_as(idx)\n"
+                "        return F.embedding(idx, self.tok.weight) + F.embedding(where, self.pos.weight)\n"
+            ),
+        ),
+        RightAnswer(
+            name="positions-in-a-buffer",
+            why="keeps arange(context) in a non-persistent buffer (it moves with the module) and "
+            "slices it",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                '        self.register_buffer("positions", torch.arange(context), persistent=False)\n'
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(self.positions[start:start + t])\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-positions-moved",
+            why="makes the positions on the CPU and moves them to idx's device with .to (the "
+            "meta check must not take the move for a mix of devices)",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}')\n"
+                "        return self.tok(idx) + self.pos(torch.arange(start, start + t).to(idx.device))\n"
+            ),
+        ),
     ],
     "causal_attention": [
         RightAnswer(
@@ -89,6 +170,32 @@ RIGHT_ANSWERS = {
                 "    bias = torch.full((t_q, t_k), float('-inf'), dtype=q.dtype, device=q.device)\n"
                 "    bias = bias.triu(diagonal=t_k - t_q + 1)\n"
                 "    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)\n"
+            ),
+        ),
+        RightAnswer(
+            name="rows-of-the-square-mask",
+            why="takes the last T_q rows of the square T_k x T_k lower triangle as SDPA's bool "
+            "mask",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.size(-2), k.size(-2)\n"
+                "    square = torch.ones(t_k, t_k, dtype=torch.bool, device=q.device).tril()\n"
+                "    return F.scaled_dot_product_attention(q, k, v, attn_mask=square[t_k - t_q:])\n"
+            ),
+        ),
+        RightAnswer(
+            name="softmax-at-least-float32",
+            why="by hand in at least float32 (half inputs promoted), positions compared for the "
+            "mask, cast back to the inputs' dtype",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    work = torch.promote_types(q.dtype, torch.float32)\n"
+                "    scores = q.to(work) @ k.to(work).mT * q.shape[-1] ** -0.5\n"
+                "    pos_q = torch.arange(t_k - t_q, t_k, device=q.device)\n"
+                "    pos_k = torch.arange(t_k, device=q.device)\n"
+                "    scores = scores.masked_fill(pos_k[None, :] > pos_q[:, None], float('-inf'))\n"
+                "    return (scores.softmax(-1) @ v.to(work)).to(q.dtype)\n"
             ),
         ),
     ],
@@ -123,6 +230,64 @@ RIGHT_ANSWERS = {
                 "        return x, (k, v)\n"
             ),
         ),
+        RightAnswer(
+            name="cache-returned-detached",
+            why="returns the cache detached (the text asks nothing of its gradients); y keeps its"
+            " whole graph",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)\n"
+                "        q, k, v = (z.reshape(b, t, h, d).transpose(1, 2) for z in (q, k, v))\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        x = x + self.proj(heads.transpose(1, 2).reshape(b, t, c))\n"
+                "        return x + self.mlp(self.ln2(x)), (k.detach(), v.detach())\n"
+            ),
+        ),
+        RightAnswer(
+            name="five-d-permute",
+            why="splits qkv with one view(B, T, 3, H, D).permute(2, 0, 3, 1, 4) and merges with "
+            "permute and reshape",
+            code=(
+                "class Block(nn.Module):\n"
+                "    def __init__(self, d_model, n_heads):\n"
+                "        super().__init__()\n"
+                "        self.n_heads = n_heads\n"
+                "        self.ln1 = nn.LayerNorm(d_model)\n"
+                "        self.qkv = nn.Linear(d_model, 3 * d_model)\n"
+                "        self.proj = nn.Linear(d_model, d_model)\n"
+                "        self.ln2 = nn.LayerNorm(d_model)\n"
+                "        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))\n"
+                "\n"
+                "    def forward(self, x, past=None):\n"
+                "        b, t, c = x.shape\n"
+                "        h = self.n_heads\n"
+                "        d = c // h\n"
+                "        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, h, d).permute(2, 0, 3, 1, 4)\n"
+                "        if past is not None:\n"
+                "            k = torch.cat([past[0], k], dim=2)\n"
+                "            v = torch.cat([past[1], v], dim=2)\n"
+                "        heads = causal_attention(q, k, v)\n"
+                "        merged = heads.permute(0, 2, 1, 3).reshape(b, t, c)\n"
+                "        x = x + self.proj(merged)\n"
+                "        return x + self.mlp(self.ln2(x)), (k, v)\n"
+            ),
+        ),
     ],
     "next_token_probs": [
         RightAnswer(
@@ -135,6 +300,34 @@ RIGHT_ANSWERS = {
                 "        values, where = scaled.topk(min(top_k, scaled.shape[-1]), dim=-1)\n"
                 "        scaled = torch.full_like(scaled, float('-inf')).scatter(-1, where, values)\n"
                 "    return scaled.softmax(-1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="sorted-threshold-and-own-softmax",
+            why="the k-th value read from a descending sort, torch.where with a -inf tensor, and "
+            "a softmax written out with each row's max subtracted",
+            code=(
+                "def next_token_probs(logits, temperature=1.0, top_k=None):\n"
+                "    z = logits.div(temperature)\n"
+                "    if top_k is not None and top_k < z.size(-1):\n"
+                "        kth = z.sort(dim=-1, descending=True).values[..., top_k - 1, None]\n"
+                "        z = torch.where(z >= kth, z, torch.full_like(z, -torch.inf))\n"
+                "    e = (z - z.amax(dim=-1, keepdim=True)).exp()\n"
+                "    return e / e.sum(dim=-1, keepdim=True)\n"
+            ),
+        ),
+        RightAnswer(
+            name="softmax-in-float32-cast-back",
+            why="masks with the dtype's most negative finite value and takes the softmax in "
+            "float32, cast back to the logits' dtype (float64 logits lose digits they do not "
+            "need)",
+            code=(
+                "def next_token_probs(logits, temperature=1.0, top_k=None):\n"
+                "    z = logits / temperature\n"
+                "    if top_k is not None and top_k < z.shape[-1]:\n"
+                "        kth = z.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        z = torch.where(z < kth, torch.finfo(z.dtype).min, z)\n"
+                "    return F.softmax(z, dim=-1, dtype=torch.float32).to(logits.dtype)\n"
             ),
         ),
     ],
@@ -161,6 +354,30 @@ RIGHT_ANSWERS = {
                 "    return idx\n"
             ),
         ),
+        RightAnswer(
+            name="preallocated-output-one-call-ahead",
+            why="writes into a preallocated (B, T + N) tensor, runs under inference_mode, and "
+            "calls the model after every draw (the last call's logits go unused)",
+            code=(
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    b, t = idx.shape\n"
+                "    out = idx.new_empty(b, t + max_new_tokens)\n"
+                "    out[:, :t] = idx\n"
+                "    with torch.inference_mode():\n"
+                "        logits, cache = model(idx[:, -model.context:])\n"
+                "        n = t\n"
+                "        while n < t + max_new_tokens:\n"
+                "            probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "            out[:, n:n + 1] = torch.multinomial(probs, 1, generator=generator)\n"
+                "            n += 1\n"
+                "            if cache[0][0].size(-2) >= model.context:\n"
+                "                logits, cache = model(out[:, max(0, n - model.context):n])\n"
+                "            else:\n"
+                "                logits, cache = model(out[:, n - 1:n], cache)\n"
+                "    return out\n"
+            ),
+        ),
     ],
     "export_gpt": [
         RightAnswer(
@@ -170,6 +387,17 @@ RIGHT_ANSWERS = {
             code=(
                 "def export_gpt(model, example):\n"
                 "    return torch.export.export(model, (example,), dynamic_shapes=({1: Dim.DYNAMIC},))\n"
+            ),
+        ),
+        RightAnswer(
+            name="shape-tuple-per-axis",
+            why="the dynamic shape as a tuple with one entry per axis (Dim.STATIC for the batch), "
+            "in a list matching the positional arguments, the Dim built with torch.export.Dim",
+            code=(
+                "def export_gpt(model, example):\n"
+                "    length = torch.export.Dim('length', min=1, max=model.context)\n"
+                "    return torch.export.export(model, args=(example,),\n"
+                "                               dynamic_shapes=[(Dim.STATIC, length)])\n"
             ),
         ),
     ],
