@@ -34,7 +34,7 @@ MIXED = (
 )
 
 # What a GPU lets a CPU tensor take part in: indexing with CPU indices, assigning or copying
-# CPU values in, moving.
+# CPU values in, moving, and reading only another tensor's shape or type.
 _MAY_MIX = {
     torch.Tensor.__getitem__,
     torch.Tensor.__setitem__,
@@ -42,6 +42,11 @@ _MAY_MIX = {
     torch.Tensor.index_put,
     torch.Tensor.copy_,
     torch.Tensor.to,
+    torch.Tensor.new_tensor,
+    torch.Tensor.type_as,
+    torch.Tensor.expand_as,
+    torch.Tensor.view_as,
+    torch.Tensor.reshape_as,
 }
 # What leaves the device: values read back, or a tensor moved to the CPU on purpose.
 _LEAVES = {torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.item}
