@@ -164,10 +164,9 @@ def kernel_modules(topics: set[str], stand_in: str) -> dict[str, str]:
         "autograder.boundary": (package / "boundary.py").read_text(),
         "autograder.hidden": "",
         "autograder.probes": (package / "probes" / "__init__.py").read_text(),
-        # The generic probe every contract (autograder/contracts.py) runs.
-        "autograder.probes.contract": (package / "probes" / "contract.py").read_text(),
     }
-    wanted = sorted(topics)
+    # The generic probe every contract (autograder/contracts.py) runs, and what it imports.
+    wanted = [*sorted(topics), "contract"]
     while wanted:
         topic = wanted.pop()
         name = f"autograder.probes.{topic}"

@@ -20,3 +20,25 @@ def test_an_answer_replayed_in_the_grader_cannot_switch_autograd_off_for_the_nex
     channel.run("autograder.probes.welcome", "probe_halve_until_small", "halve_until_small", case)
     assert torch.is_grad_enabled()
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_the_kernel_gets_every_module_its_probes_import():
+    """A sandboxed kernel cannot read autograder/: it gets the probes' sources, and each
+    ``from autograder... import`` among them must be one of those it gets."""
+    import re
+
+    from autograder import course, judge
+
+    imported = re.compile(r"^\s*from (autograder[\w.]*) import (\w+)", re.M)
+    for lesson in course.lessons():  # one lesson's kernel at a time, as in grading
+        modules = judge.kernel_modules({course.topic(lesson)}, "")
+        _check_closed(modules, imported, course.ROOT)
+
+
+def _check_closed(modules: dict, imported, root) -> None:
+    for name, source in modules.items():
+        for package, what in imported.findall(source):
+            submodule = f"{package}.{what}"
+            is_module = (root / (submodule.replace(".", "/") + ".py")).is_file()
+            needed = submodule if is_module else package
+            assert needed in modules, f"{name} imports {submodule}, which is not sent"
