@@ -30,6 +30,9 @@ class RuleBroken(Exception):
 # Every shortcut an exercise's text may forbid, by the name a learner writes. A contract
 # names them; only names listed here can be forbidden (nothing is looked up by string).
 SHORTCUTS: dict[str, Callable] = {
+    "torch.func.hessian": torch.func.hessian,
+    "torch.func.jacrev": torch.func.jacrev,
+    "torch.func.jacfwd": torch.func.jacfwd,
     "torch.autograd.grad": torch.autograd.grad,
     "torch.autograd.backward": torch.autograd.backward,
     "torch.autograd.functional.jacobian": torch.autograd.functional.jacobian,
@@ -91,7 +94,7 @@ def forbidden(
         return forbidden_function
 
     plain = {f: n for f, n in functions.items() if not _is_torch_function(f)}
-    patched = [(_home(f), f.__name__, f) for f in plain]
+    patched = [(module, f.__name__, f) for f in plain for module in _homes(f)]
     saved = {(cls, attr): cls.__dict__[attr] for cls, attr in methods or {}}
     try:
         for (cls, attr), name in (methods or {}).items():
@@ -115,8 +118,19 @@ def _is_torch_function(f: Callable) -> bool:
     )
 
 
-def _home(f: Callable):
-    return importlib.import_module(f.__module__)
+# Where PyTorch offers a function under another public name too (torch.func.hessian is
+# torch._functorch's): each is replaced while a rule holds.
+_PUBLIC = ("torch", "torch.func", "torch.autograd", "torch.autograd.functional", "torch.optim")
+
+
+def _homes(f: Callable) -> list:
+    """The module that defines ``f`` and every public one that offers it by the same name."""
+    found = [importlib.import_module(f.__module__)]
+    for name in _PUBLIC:
+        module = importlib.import_module(name)
+        if getattr(module, f.__name__, None) is f and module not in found:
+            found.append(module)
+    return found
 
 
 def run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=None) -> dict:

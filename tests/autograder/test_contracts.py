@@ -207,6 +207,20 @@ def test_a_forbidden_shortcut_fails_even_when_its_values_are_right():
     LAYER_NORM.check(reference_layer_norm)
 
 
+def test_a_forbidden_function_raises_under_each_public_name_it_has():
+    from autograder.probes.contract import forbidden
+
+    hessian = torch.autograd.functional.hessian
+    refused = pytest.raises(Exception, match="not allowed")
+    with forbidden({hessian: "torch.autograd.functional.hessian"}) as called, refused:
+        torch.autograd.functional.hessian(lambda t: (t**3).sum(), torch.ones(2))
+    refused = pytest.raises(Exception, match="not allowed")
+    with forbidden({torch.func.jacrev: "torch.func.jacrev"}), refused:
+        torch.func.jacrev(torch.sin)(torch.ones(2))
+    assert called == ["torch.autograd.functional.hessian"]
+    assert torch.autograd.functional.hessian is hessian  # put back afterwards
+
+
 def test_a_contract_names_only_known_families_and_shortcuts():
     with pytest.raises(ValueError, match="families"):
         Contract("c", reference_center, draw_rows, families=("values", "colour"))
