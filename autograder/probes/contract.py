@@ -118,8 +118,8 @@ def _is_torch_function(f: Callable) -> bool:
     )
 
 
-# Where PyTorch offers a function under another public name too (torch.func.hessian is
-# torch._functorch's): each is replaced while a rule holds.
+# Where PyTorch offers a function under another public name too (torch.optim.SGD is
+# torch.optim.sgd's): each is replaced while a rule holds.
 _PUBLIC = ("torch", "torch.func", "torch.autograd", "torch.autograd.functional", "torch.optim")
 
 
