@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from autograder.probes import devices
+from autograder.probes.devices import tensors_in
 
 
 class RuleBroken(Exception):
@@ -164,17 +165,6 @@ def grad_weights(out: torch.Tensor) -> torch.Tensor:
     n = out.numel()
     w = torch.linspace(-1.0, 1.5, n, dtype=out.dtype, device=out.device) if n else out.new_zeros(0)
     return w.reshape(out.shape)
-
-
-def tensors_in(value: Any) -> list[torch.Tensor]:
-    """The tensors in a result (a tensor, or a tuple, list or dict of them)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in tensors_in(v)]
-    return []
 
 
 def describe_meta(value: Any) -> Any:

@@ -57,7 +57,7 @@ def _mixes(func, args, kwargs, elsewhere) -> bool:
     that is not 0-d, in a call that a GPU would refuse."""
     if func in _MAY_MIX:
         return False
-    tensors = _tensors((args, kwargs))
+    tensors = tensors_in((args, kwargs))
     return any(map(elsewhere, tensors)) and any(
         not elsewhere(t) and t.device.type == "cpu" and t.dim() > 0 for t in tensors
     )
@@ -85,7 +85,7 @@ class StandIn(torch.Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        tensors = _tensors((args, kwargs))
+        tensors = tensors_in((args, kwargs))
         transformed = any(map(_wrapped, tensors))  # torch.func's wrappers: not ours to judge
         if not transformed and _mixes(func, args, kwargs, lambda t: isinstance(t, StandIn)):
             raise RuntimeError(MIXED)
@@ -106,7 +106,7 @@ class Placed(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if not self.transformed and any(map(_wrapped, _tensors((args, kwargs)))):
+        if not self.transformed and any(map(_wrapped, tensors_in((args, kwargs)))):
             self.transformed = True
         out = func(*args, **kwargs)
         named = kwargs.get("device") is not None
@@ -148,11 +148,12 @@ def _wrapped(t: torch.Tensor) -> bool:
     return torch.autograd.forward_ad.unpack_dual(t).tangent is not None
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
+def tensors_in(value: Any) -> list[torch.Tensor]:
+    """The tensors in a value (a tensor, or a tuple, list or dict of them)."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in tensors_in(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
+        return [t for v in value.values() for t in tensors_in(v)]
     return []
