@@ -460,8 +460,13 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a warning is not a verdict, and stderr costs marks
-            fn, call, obj = answer_callable(answer, args, case)
+            # The modes as a caller has them (a test cell that called the answer may have left
+            # them switched; boundary.run_probe puts back whatever they were afterwards), then
+            # what the answer leaves, its class's __init__ included.
+            torch.set_grad_enabled(True)
+            torch.set_default_dtype(torch.float32)
             modes = process_modes()
+            fn, call, obj = answer_callable(answer, args, case)
             one_device = devices.OneDevice() if family == "device" else nullcontext()
             with SavedTensors() if family == "memory" else nullcontext() as saved, one_device:
                 seen = run_forbidding(fn, call, kwargs, functions)
@@ -530,12 +535,19 @@ def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
     sent = [type(a) is dict and "build" in a for a in case["args"]]
     if any(b and not _plain_function(a) for a, b in zip(args, sent, strict=True)):
         return None  # a built model or dataset: its tensors would need moving too
-    args = [devices.stand_in(a) for a in args]
+
+    # the inputs' device is the CPU here: a device argument names it, so what the answer
+    # makes with device= is placed (meta's would not even hold values)
+    def here(a):
+        return torch.device("cpu") if isinstance(a, torch.device) else devices.stand_in(a)
+
+    args = [here(a) for a in args]
+    kwargs = {k: here(v) for k, v in case.get("kwargs", {}).items()}
     placed = devices.Placed()
     try:
         with warnings.catch_warnings(), placed:
             warnings.simplefilter("ignore")
-            seen = run_forbidding(answer, args, dict(case.get("kwargs", {})), functions)
+            seen = run_forbidding(answer, args, kwargs, functions)
     except Exception as err:  # the answer's own error: meta's verdict (inconclusive) stands
         if devices.MIXED in str(err) and not placed.transformed:
             return {"device_mix": devices.MIXED}

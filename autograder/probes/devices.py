@@ -17,8 +17,10 @@ Two gaps, each closed here:
   ``torch.zeros_like(x)`` follow x. What a stand-in cannot tell: a device written out as
   ``"cpu"`` counts as placed (here the inputs' device is the CPU too).
 
-In both, what a GPU also lets a CPU tensor meet is allowed: a 0-d tensor (a scalar),
-indexing with CPU indices, copying or assigning CPU values in, and moving (``.to``).
+In both, what a GPU also lets a CPU tensor meet is allowed: a 0-d tensor (a scalar) as an
+operand (not as the target of an in-place operation), indexing with CPU indices, copying or
+assigning CPU values in, and moving (``.to``). ``stand_in_module`` makes a model's
+parameters and buffers stand-ins, for probes that hand an answer a model "on a GPU".
 """
 
 from __future__ import annotations
@@ -52,15 +54,24 @@ _MAY_MIX = {
 _LEAVES = {torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist, torch.Tensor.item}
 
 
+_IN_PLACE_OPERATORS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__"}
+
+
 def _mixes(func, args, kwargs, elsewhere) -> bool:
     """Whether the call meets a tensor on the inputs' device (``elsewhere(t)``) and a CPU one
-    that is not 0-d, in a call that a GPU would refuse."""
+    in a way a GPU refuses: a CPU tensor that is not 0-d, or one (0-d included) that an
+    in-place operation would write a device tensor into (``total += loss``)."""
     if func in _MAY_MIX:
         return False
     tensors = tensors_in((args, kwargs))
-    return any(map(elsewhere, tensors)) and any(
-        not elsewhere(t) and t.device.type == "cpu" and t.dim() > 0 for t in tensors
-    )
+    if not any(map(elsewhere, tensors)):
+        return False
+    name = getattr(func, "__name__", "")
+    in_place = name in _IN_PLACE_OPERATORS or (name.endswith("_") and not name.startswith("_"))
+    target = args[0] if args else None
+    if in_place and isinstance(target, torch.Tensor) and not elsewhere(target):
+        return target.device.type == "cpu"
+    return any(not elsewhere(t) and t.device.type == "cpu" and t.dim() > 0 for t in tensors)
 
 
 class OneDevice(TorchFunctionMode):
@@ -91,7 +102,9 @@ class StandIn(torch.Tensor):
             raise RuntimeError(MIXED)
         with torch._C.DisableTorchFunctionSubclass():
             out = func(*args, **kwargs)
-        return out if func in _LEAVES else stand_in(out)
+        if func in _LEAVES:  # .cpu() of a stand-in is itself here: a plain tensor, as moved
+            return out.as_subclass(torch.Tensor) if isinstance(out, StandIn) else out
+        return stand_in(out)
 
 
 class Placed(TorchFunctionMode):
@@ -118,6 +131,8 @@ class Placed(TorchFunctionMode):
 def stand_in(value: Any) -> Any:
     """``value``'s plain tensors as stand-ins (in tuples, lists and PyTorch's named tuples)."""
     if type(value) in (torch.Tensor, torch.nn.Parameter):
+        if value.is_leaf and value.requires_grad:  # a leaf still (an alias would get no .grad)
+            return value.detach().as_subclass(StandIn).requires_grad_()
         return value.as_subclass(StandIn)
     if isinstance(value, list):
         return [stand_in(v) for v in value]
@@ -125,6 +140,21 @@ def stand_in(value: Any) -> Any:
         items = [stand_in(v) for v in value]
         return tuple(items) if type(value) is tuple else type(value)(items)
     return value
+
+
+def stand_in_module(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with every parameter and buffer a stand-in (still parameters, with their
+    ``requires_grad``): it keeps its values and refuses a plain CPU tensor, as a model on a
+    GPU would. Changed in place; returned for convenience."""
+    for module in model.modules():
+        for name, p in list(module._parameters.items()):
+            if p is not None:
+                stand = stand_in(p.detach())
+                module._parameters[name] = torch.nn.Parameter(stand, p.requires_grad)
+        for name, b in list(module._buffers.items()):
+            if b is not None:
+                module._buffers[name] = stand_in(b)
+    return model
 
 
 def describe(value: Any) -> Any:

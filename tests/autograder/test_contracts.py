@@ -585,3 +585,13 @@ def test_a_view_turns_results_that_cannot_cross_into_data_on_both_sides():
 
     assert "halves(dataset: " in failure(as_index_lists, HALVES)
     assert "halves(dataset: " in failure(drops_the_last_item, HALVES)
+
+
+def test_a_mode_left_switched_shows_even_when_an_earlier_call_left_it_so():
+    # A visible test that called the answer first leaves autograd off: the probe starts
+    # from the caller's usual modes, so the answer's switch still shows.
+    torch.set_grad_enabled(False)
+    try:
+        assert "torch.is_grad_enabled(): True -> False" in failure(wrong_grad_left_off)
+    finally:
+        torch.set_grad_enabled(True)

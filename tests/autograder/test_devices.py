@@ -21,6 +21,8 @@ def meta(*shape: int) -> torch.Tensor:
         lambda: F.embedding(torch.tensor([0, 1]), meta(3, 4)),
         lambda: meta(3, 4).index_select(0, torch.tensor([0, 1])),
         lambda: meta(3, 4).mul_(torch.ones(3, 4)),
+        lambda: torch.zeros(()).add_(meta(())),  # a CPU scalar as the target: a GPU refuses
+        lambda: torch.zeros(()).__iadd__(meta(()).sum()),  # total += loss
     ],
 )
 def test_one_device_refuses_what_meta_lets_through(call):
@@ -66,3 +68,13 @@ def test_torch_func_transforms_are_noted_not_judged():
     with Placed() as placed:
         torch.func.grad(lambda t: (t**2).sum())(x)
     assert placed.transformed
+
+
+def test_a_stand_in_leaf_gets_its_gradient_and_cpu_leaves_the_device():
+    x = stand_in(torch.tensor([1.0, 2.0]))
+    with Placed():
+        w = torch.ones(2, device=x.device, requires_grad=True)  # placed, and still a leaf
+        (w * x).sum().backward()
+        assert isinstance(w, StandIn) and w.grad.tolist() == [1.0, 2.0]
+        moved = x.cpu()  # the same memory here; on a GPU a CPU copy
+    assert type(moved) is torch.Tensor
