@@ -134,7 +134,9 @@ LABELS_TO_TENSOR = Contract(
 
 @uses(LABELS_TO_TENSOR)
 def check_labels_to_tensor(labels_to_tensor) -> None:
-    """The contract (the caller's list must come back unchanged, as every argument must)."""
+    """The contract: the caller's list comes back unchanged, as every argument must, and the
+    result is on the device given, even where the answer reads values back (the device
+    family then runs it on stand-ins that keep them, ``probes/devices.py``)."""
 
 
 # ---------------------------------------------------------------------------------------------

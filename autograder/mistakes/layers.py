@@ -433,6 +433,35 @@ MISTAKES = {
                 "    return vectors.masked_fill(~keep, float('nan')).nanmean(1)\n"
             ),
         ),
+        Mistake(
+            name="count-floored-with-a-cpu-tensor",
+            message="torch.maximum(count, torch.ones(1)) meets a CPU tensor of one element: on a GPU it raises (only 0-d CPU tensors mix with GPU ones). Clamp with a number: count.clamp(min=1).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "    count = keep.sum(1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / torch.maximum(count, torch.ones(1, dtype=count.dtype))\n"
+            ),
+        ),
+        Mistake(
+            name="mask-made-on-the-cpu",
+            message="torch.ones(tokens.shape) is made on the CPU, so the mask and the vectors sit on two devices on a GPU. Build the mask from tokens itself: (tokens != pad_id).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    vecs = embedding(tokens)\n"
+                "    keep = torch.ones(tokens.shape).masked_fill(tokens == pad_id, 0.0).unsqueeze(-1)\n"
+                "    return (vecs * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
+        Mistake(
+            name="mask-rebuilt-from-tolist",
+            message="torch.tensor(mask.tolist()) reads the mask back and rebuilds it on the CPU: on a GPU it then meets the GPU's vectors and raises. Keep the mask a tensor: (tokens != pad_id).unsqueeze(-1).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = torch.tensor((tokens != pad_id).tolist(), dtype=torch.float32).unsqueeze(-1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
     ],
     "causal_mask": [
         Mistake(
@@ -517,6 +546,35 @@ MISTAKES = {
                 "def causal_mask(t_q, t_k, device=None):\n"
                 "    full = torch.ones(t_k, t_k, dtype=torch.bool).tril()\n"
                 "    return full[t_k - t_q:] if device is None else full[t_k - t_q:].to('cpu')\n"
+            ),
+        ),
+        Mistake(
+            name="square-case-made-on-the-cpu",
+            message="The square case (t_q == t_k) is built without device=: it must land on device like every other case. One expression handles both: torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q).",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    if t_q == t_k:\n"
+                "        return torch.ones(t_q, t_k, dtype=torch.bool).tril()\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q)\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-autograd-off",
+            message="torch.set_grad_enabled(False) switches autograd off for the whole process after you return: a mask needs no gradient mode; use a with block if you switch one.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(t_k - t_q)\n"
+            ),
+        ),
+        Mistake(
+            name="future-made-on-the-cpu",
+            message="The triangle of future keys is made without device=, and masked_fill on a GPU tensor refuses a CPU mask: make it with device=device too.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    base = torch.ones(t_q, t_k, dtype=torch.bool, device=device)\n"
+                "    upper = torch.ones(t_q, t_k, dtype=torch.bool).triu(t_k - t_q + 1)\n"
+                "    return base.masked_fill(upper, False)\n"
             ),
         ),
     ],
@@ -676,6 +734,29 @@ MISTAKES = {
                 "    return scores.softmax(-1) @ v\n"
             ),
         ),
+        Mistake(
+            name="default-mask-made-on-the-cpu",
+            message="Without a mask the answer builds an all-True one without device=: masked_fill on a GPU tensor refuses a CPU mask. With no mask, skip masking instead.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    if mask is None:\n"
+                "        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)\n"
+                "    scores = q @ k.mT / math.sqrt(q.shape[-1])\n"
+                "    return scores.masked_fill(~mask, float('-inf')).softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="scale-as-a-one-element-cpu-tensor",
+            message="torch.tensor([D]).sqrt() is a CPU tensor of one element, which a GPU tensor refuses to meet (only 0-d ones may): divide by the number math.sqrt(q.shape[-1]).",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scale = torch.tensor([q.shape[-1]], dtype=q.dtype).sqrt()\n"
+                "    scores = q @ k.mT / scale\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
     ],
     "split_heads": [
         Mistake(
@@ -749,6 +830,34 @@ MISTAKES = {
                 "    if c % n_heads:\n"
                 "        raise ValueError(f'{c} channels, {n_heads} heads')\n"
                 "    return x.view(b, t, n_heads, -1).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="heads-copied-into-a-cpu-tensor",
+            message="torch.empty(b, n_heads, t, d) is made on the CPU: the heads end up there whatever device x is on. Reshape and transpose x itself (or pass device=x.device).",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"{c} channels, {n_heads} heads")\n'
+                "    d = c // n_heads\n"
+                "    out = torch.empty(b, n_heads, t, d, dtype=x.dtype)\n"
+                "    for h in range(n_heads):\n"
+                "        out[:, h] = x[..., h * d:(h + 1) * d]\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="gather-with-cpu-indices",
+            message="torch.gather on a GPU tensor refuses CPU indices: make them with device=x.device, or reshape to (B, T, H, D) and transpose, which needs no indices.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"{c} channels, {n_heads} heads")\n'
+                "    d = c // n_heads\n"
+                "    idx = torch.arange(c).view(1, 1, n_heads, d).expand(b, t, n_heads, d)\n"
+                "    return torch.gather(x.unsqueeze(2).expand(b, t, n_heads, c), 3, idx).transpose(1, 2)\n"
             ),
         ),
     ],
@@ -856,6 +965,51 @@ MISTAKES = {
             message="Use layer.activation itself: activation_relu_or_gelu is 0 for any "
             "activation other than relu and gelu.",
             code=_encoder(activation="(F.gelu if layer.activation_relu_or_gelu == 2 else F.relu)"),
+        ),
+        Mistake(
+            name="fresh-layer-norms",
+            message="nn.LayerNorm(C) made inside the function has fresh weights (ones and zeros) on the CPU, not the layer's trained norm1 and norm2: use layer.norm1 and layer.norm2.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    def attend(z):\n"
+                "        q, k, v = (p.reshape(b, t, h, -1).transpose(1, 2) for p in F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+                "        return sa.out_proj(attention(q, k, v).transpose(1, 2).reshape(b, t, c))\n"
+                "    norm1 = nn.LayerNorm(c, eps=layer.norm1.eps)\n"
+                "    norm2 = nn.LayerNorm(c, eps=layer.norm2.eps)\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(norm1(x))\n"
+                "        return x + ff(norm2(x))\n"
+                "    x = norm1(x + attend(x))\n"
+                "    return norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="heads-gathered-in-a-cpu-tensor",
+            message="torch.zeros(b, t, c) is made on the CPU: the heads are copied into it, and out_proj's GPU weights then meet a CPU input. Make it with device=x.device (x.new_zeros), or merge the heads with transpose and reshape.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    d = c // h\n"
+                "    def attend(z):\n"
+                "        q, k, v = F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)\n"
+                "        out = torch.zeros(b, t, c, dtype=z.dtype)\n"
+                "        for i in range(h):\n"
+                "            s = slice(i * d, (i + 1) * d)\n"
+                "            out[..., s] = attention(q[..., s], k[..., s], v[..., s])\n"
+                "        return sa.out_proj(out)\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
         ),
     ],
 }

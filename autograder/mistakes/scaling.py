@@ -813,6 +813,18 @@ _MORE_2 = {
                 "            p.grad.copy_(p.grad.float() / world_size)\n"
             ),
         ),
+        Mistake(
+            name="leaves-autograd-off",
+            message="torch.set_grad_enabled(False) switches autograd off for the whole process and leaves it off: the next training step would compute no gradients at all. Changing .grad in place needs no mode; if you want one, use a with torch.no_grad() block.",
+            code=(
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad /= world_size\n"
+            ),
+        ),
     ],
     "save_checkpoint": [
         Mistake(

@@ -97,6 +97,47 @@ MISTAKES = {
                 "    return torch.tensor(labels, dtype=torch.float64, device=device).long()\n"
             ),
         ),
+        Mistake(
+            name="one-label-made-on-the-cpu",
+            message="The special case for a single label builds its tensor without device=: every batch size, one included, must land on device. torch.tensor(labels, dtype=torch.int64, device=device) needs no special case.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    if len(labels) == 1:\n"
+                "        return torch.tensor(labels, dtype=torch.int64)\n"
+                "    return torch.tensor(labels, dtype=torch.int64, device=device)\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-autograd-off",
+            message="torch.set_grad_enabled(False) switches autograd off for the whole process and stays off after you return: the caller's training would learn nothing. Labels need no gradient mode at all; if you do switch one, use a with block.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    return torch.tensor(labels, dtype=torch.int64, device=device)\n"
+            ),
+        ),
+        Mistake(
+            name="leaves-default-dtype-float64",
+            message="torch.set_default_dtype(torch.float64) changes every later torch.tensor of floats in the caller's program: leave the default dtype alone and pass dtype=torch.int64.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    torch.set_default_dtype(torch.float64)\n"
+                "    return torch.tensor(labels, dtype=torch.int64, device=device)\n"
+            ),
+        ),
+        Mistake(
+            name="rebuilt-from-tolist",
+            message="Reading the labels back with .tolist() and building a new tensor from them puts the result on the CPU, whatever device it was made on: build it once with torch.tensor(labels, dtype=torch.int64, device=device).",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    t = torch.tensor(labels, dtype=torch.int64, device=device)\n"
+                "    return torch.tensor(t.tolist(), dtype=torch.int64)\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         Mistake(

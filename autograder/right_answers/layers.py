@@ -139,6 +139,58 @@ RIGHT_ANSWERS = {
                 "    return one_hot.sum(1) @ embedding.weight / counts\n"
             ),
         ),
+        RightAnswer(
+            name="where-with-scalars-and-0d-pad",
+            why="pad_id as a 0-d CPU tensor (a scalar, which a GPU tensor may meet), the mask from torch.where with Python scalars, the rows looked up with weight.index_select.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    pad = torch.tensor(pad_id)  # a 0-d CPU tensor: a scalar on any device\n"
+                "    keep = torch.where(tokens != pad, 1.0, 0.0).unsqueeze(-1)\n"
+                "    vecs = embedding.weight.index_select(0, tokens.reshape(-1)).reshape(*tokens.shape, -1)\n"
+                "    return (vecs * keep).sum(1) / keep.sum(1).clamp_min(1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="scatter-added-counts",
+            why="Counts each id per sequence with scatter_add_ into zeros made on tokens.device, zeroes pad_id's column, and multiplies the counts by the weight.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    w = embedding.weight\n"
+                "    counts = torch.zeros(tokens.shape[0], w.shape[0], dtype=w.dtype, device=tokens.device)\n"
+                "    counts.scatter_add_(1, tokens, torch.ones_like(tokens, dtype=w.dtype))\n"
+                "    counts[:, pad_id] = 0\n"
+                "    return counts @ w / counts.sum(1, keepdim=True).clamp(min=1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="row-loop-with-item",
+            why="A loop over the sequences: the count read with .item(), the kept tokens picked with a bool mask, a row of only pads made with weight.new_zeros (the table's device and dtype).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    rows = []\n"
+                "    for row in tokens:\n"
+                "        keep = row != pad_id\n"
+                "        n = int(keep.sum().item())\n"
+                "        if n == 0:\n"
+                "            rows.append(embedding.weight.new_zeros(embedding.embedding_dim))\n"
+                "        else:\n"
+                "            rows.append(embedding(row[keep]).sum(0) / n)\n"
+                "    if not rows:\n"
+                "        return embedding.weight.new_zeros(0, embedding.embedding_dim)\n"
+                "    return torch.stack(rows)\n"
+            ),
+        ),
+        RightAnswer(
+            name="vmap-over-the-sequences",
+            why="torch.vmap of the mean of one sequence: the mask's dtype taken from the table, the count clamped, the table looked up through the module.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    def one(row):\n"
+                "        keep = (row != pad_id).unsqueeze(-1).to(embedding.weight.dtype)\n"
+                "        return (embedding(row) * keep).sum(0) / keep.sum().clamp(min=1)\n"
+                "    return torch.vmap(one)(tokens)\n"
+            ),
+        ),
     ],
     "causal_mask": [
         RightAnswer(
@@ -148,6 +200,24 @@ RIGHT_ANSWERS = {
                 "def causal_mask(t_q, t_k, device=None):\n"
                 "    query_at = torch.arange(t_k - t_q, t_k, device=device).unsqueeze(1)\n"
                 "    return torch.arange(t_k, device=device).unsqueeze(0) <= query_at\n"
+            ),
+        ),
+        RightAnswer(
+            name="full-of-true-minus-the-future",
+            why="torch.full of True on device, triu(t_k - t_q + 1) keeps only the future, logical_not turns it into what may be seen.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return torch.full((t_q, t_k), True, device=device).triu(t_k - t_q + 1).logical_not()\n"
+            ),
+        ),
+        RightAnswer(
+            name="numpy-tri-then-moved",
+            why="np.tri(t_q, t_k, t_k - t_q) is the same triangle as bools; shared into a tensor and moved to device when one is given.",
+            code=(
+                "import numpy as np\n"
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    m = torch.from_numpy(np.tri(t_q, t_k, t_k - t_q, dtype=bool))\n"
+                "    return m if device is None else m.to(device)\n"
             ),
         ),
     ],
@@ -177,6 +247,30 @@ RIGHT_ANSWERS = {
                 "    return torch.einsum('...qk,...kd->...qd', scores.softmax(-1), v)\n"
             ),
         ),
+        RightAnswer(
+            name="0d-cpu-scale-and-where-scalar",
+            why="The scale as a 0-d CPU tensor (a scalar, which a GPU tensor may meet) and torch.where with a Python -inf for hidden keys.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scale = torch.tensor(q.shape[-1], dtype=q.dtype).rsqrt()  # 0-d CPU: a scalar\n"
+                "    scores = (q @ k.transpose(-2, -1)) * scale\n"
+                "    if mask is not None:\n"
+                "        scores = torch.where(mask, scores, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        RightAnswer(
+            name="new-full-bias",
+            why="An additive bias made with scores.new_full (the scores' dtype and device), 0 where a key may be seen.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q.matmul(k.mT).div(math.sqrt(q.size(-1)))\n"
+                "    if mask is not None:\n"
+                "        bias = scores.new_full(mask.shape, float('-inf')).masked_fill(mask, 0.0)\n"
+                "        scores = scores + bias\n"
+                "    return torch.softmax(scores, -1).matmul(v)\n"
+            ),
+        ),
     ],
     "split_heads": [
         RightAnswer(
@@ -198,6 +292,18 @@ RIGHT_ANSWERS = {
                 "    if c % n_heads:\n"
                 "        raise ValueError(f'C={c} is not divisible by n_heads={n_heads}')\n"
                 "    return x.unflatten(-1, (n_heads, c // n_heads)).permute(0, 2, 1, 3)\n"
+            ),
+        ),
+        RightAnswer(
+            name="indexed-with-cpu-indices",
+            why="Indexes the channel axis with a (H, D) table of CPU indices, which any device accepts, then swaps T and H.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"{c} channels cannot make {n_heads} heads")\n'
+                "    idx = torch.arange(c).view(n_heads, c // n_heads)  # CPU indices index any device\n"
+                "    return x[..., idx].transpose(1, 2)\n"
             ),
         ),
     ],
@@ -242,6 +348,75 @@ RIGHT_ANSWERS = {
                 "        return sa.out_proj(out.transpose(1, 2).flatten(2))\n"
                 "    def ff(z):\n"
                 "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="0d-cpu-scale",
+            why="The scale 1/sqrt(C/H) as a 0-d CPU tensor (a scalar, which a GPU tensor may meet), heads by reshape and transpose.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    scale = torch.tensor(c // h, dtype=x.dtype).rsqrt()  # 0-d CPU tensor: a scalar anywhere\n"
+                "    def attend(z):\n"
+                "        qkv = F.linear(z, sa.in_proj_weight, sa.in_proj_bias)\n"
+                "        q, k, v = (p.reshape(b, t, h, c // h).transpose(1, 2) for p in qkv.chunk(3, -1))\n"
+                "        w = (q @ k.transpose(-2, -1) * scale).softmax(-1)\n"
+                "        return sa.out_proj((w @ v).transpose(1, 2).reshape(b, t, c))\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="functional-layer-norm-and-as-tensor-scale",
+            why="F.layer_norm with the layer's own norm weights and eps, and the scale from torch.as_tensor(..., device=z.device).",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    h = sa.num_heads\n"
+                "    c = x.shape[-1]\n"
+                "    def ln(norm, z):\n"
+                "        return F.layer_norm(z, norm.normalized_shape, norm.weight, norm.bias, norm.eps)\n"
+                "    def attend(z):\n"
+                "        q, k, v = F.linear(z, sa.in_proj_weight, sa.in_proj_bias).unflatten(-1, (3, h, -1)).permute(2, 0, 3, 1, 4)\n"
+                "        scores = q @ k.mT / torch.as_tensor(c / h, dtype=z.dtype, device=z.device).sqrt()\n"
+                "        out = scores.softmax(dim=-1) @ v\n"
+                "        return F.linear(out.transpose(1, 2).flatten(2), sa.out_proj.weight, sa.out_proj.bias)\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(ln(layer.norm1, x))\n"
+                "        return x + ff(ln(layer.norm2, x))\n"
+                "    x = ln(layer.norm1, x + attend(x))\n"
+                "    return ln(layer.norm2, x + ff(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="heads-copied-into-new-zeros",
+            why="Each head's attention copied into z.new_zeros(b, t, c), made on x's device: copying values in is allowed on any device, and gradients flow through the copy.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    d = c // h\n"
+                "    def attend(z):\n"
+                "        q, k, v = F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)\n"
+                "        out = z.new_zeros(b, t, c)\n"
+                "        for i in range(h):\n"
+                "            s = slice(i * d, (i + 1) * d)\n"
+                "            out[..., s] = attention(q[..., s], k[..., s], v[..., s])\n"
+                "        return sa.out_proj(out)\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
                 "    if layer.norm_first:\n"
                 "        x = x + attend(layer.norm1(x))\n"
                 "        return x + ff(layer.norm2(x))\n"

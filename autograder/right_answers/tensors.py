@@ -44,6 +44,48 @@ RIGHT_ANSWERS = {
                 "    return torch.tensor(labels, device=device).long()\n"
             ),
         ),
+        RightAnswer(
+            name="new-tensor-of-an-empty-anchor",
+            why="An empty int64 tensor made on device, then anchor.new_tensor(labels): new_tensor takes the anchor's dtype and device, so an empty list and large labels come out right.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    anchor = torch.empty(0, dtype=torch.int64, device=device)\n"
+                "    return anchor.new_tensor(labels)\n"
+            ),
+        ),
+        RightAnswer(
+            name="stacked-0d-tensors-or-empty",
+            why="Each label as a 0-d int64 tensor on device, stacked; the empty list (nothing to stack) gets its own empty int64 tensor on device.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    if not labels:\n"
+                "        return torch.empty(0, dtype=torch.int64, device=device)\n"
+                "    return torch.stack([torch.tensor(v, dtype=torch.int64, device=device) for v in labels])\n"
+            ),
+        ),
+        RightAnswer(
+            name="zeros-filled-by-index",
+            why="A zero int64 tensor on device filled one label at a time: assigning a Python int into a tensor on any device is allowed.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    out = torch.zeros(len(labels), dtype=torch.int64, device=device)\n"
+                "    for i, v in enumerate(labels):\n"
+                "        out[i] = v\n"
+                "    return out\n"
+            ),
+        ),
+        RightAnswer(
+            name="to-with-device-keyword",
+            why="Built on the CPU as int64, then moved with .to(device=device, non_blocking=True): the keyword form of the move.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.as_tensor(labels, dtype=torch.int64).to(device=device, non_blocking=True)\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         RightAnswer(
