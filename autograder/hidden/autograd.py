@@ -247,6 +247,15 @@ def check_fit_linear(fit_linear) -> None:
                 "w.grad) and zero both gradients yourself."
             ).format(what=what, names=", ".join(seen["optimizers"]))
         )
+    if seen.get("grad_left_off"):
+        raise CheckError(
+            _(
+                "{what} left autograd switched off (torch.set_grad_enabled(False) or "
+                "torch.no_grad().__enter__() without the matching exit): the caller's later "
+                "code records no graph and its backward() fails. Update inside a `with "
+                "torch.no_grad():` block, which switches autograd back on when it ends."
+            ).format(what=what)
+        )
     if not seen["global_rng_untouched"]:
         raise CheckError(
             _(
@@ -395,8 +404,10 @@ def _reference_round_ste(x):
 def _draw_round_ste(d: Draw) -> Inputs:
     """Any shape (0-d and empty included); plain values, or halves, where rounding ties."""
     shape = [d.size(1, 4, empty_ok=True) for _axis in range(d.draw(st.integers(0, 2)))]
-    if d.family == "edges" and d.draw(st.booleans()):
-        shape = [0, *shape[1:]]  # empty, in one or two axes (the engine draws 0 rarely)
+    if d.family in ("edges", "device") and d.draw(st.booleans()):
+        # empty, in one or two axes (the engine draws 0 rarely); on meta, the path an empty
+        # input takes is the one a tensor made without device= hides in
+        shape = [0, *shape[1:]]
     if d.draw(st.booleans()):  # ties: torch.round sends halves to the even neighbour
         return Inputs((d.integers(*shape, low=-7, high=8).float() * 0.5,))
     return Inputs((d.tensor(*shape, low=-4.0, high=4.0),))
@@ -497,6 +508,15 @@ def check_HuberFunction(HuberFunction) -> None:
                 "HuberFunction changed the caller's x (forward or backward wrote into it, e.g. "
                 "x.clamp_() on the saved x): use out-of-place operations, x.clamp(-delta, delta)."
             )
+        )
+    if kind.get("backward_mixed"):
+        raise CheckError(
+            _(
+                "HuberFunction mixed devices with x on another device (here PyTorch's 'meta' "
+                "device, as a GPU would be): {error}. A tensor made in forward or backward with "
+                "torch.full, torch.tensor... lands on the CPU: use a Python number "
+                "(x.clamp(-ctx.delta, ctx.delta)), torch.full_like(x, ...) or x.new_full."
+            ).format(error=kind["backward_mixed"].rstrip("!."))
         )
     if not kind.get("saves_x", True):
         raise CheckError(

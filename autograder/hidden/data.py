@@ -263,6 +263,14 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
                 "call it once per __getitem__, every time (no caching of transformed items)."
             ).format(calls=seen["calls"])
         )
+    if seen.get("moved"):
+        raise CheckError(
+            _(
+                "With x on another device (here PyTorch's 'meta' device, as a GPU would be), "
+                "dataset[1] took x[1] to {device} (.cpu(), .tolist(), torch.tensor(...)): "
+                "return x[i] (or transform(x[i])) where it is, without moving or rebuilding it."
+            ).format(device=seen["moved"])
+        )
     for nx, ny in [(5, 4), (1, 2)]:
         what = _("TensorPairDataset(x with {nx} rows, y with {ny} rows)").format(nx=nx, ny=ny)
         seen = observe(

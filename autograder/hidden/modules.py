@@ -460,6 +460,15 @@ def check_RunningMean(RunningMean) -> None:
     fresh_what = _("a fresh {what} after load_state_dict").format(what=what)
     fresh = _take(seen, "fresh", fresh_what, calling=True)
     assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
+    if seen.get("grad on under no_grad"):
+        raise CheckError(
+            _(
+                "{what} in training mode, called inside the caller's torch.no_grad() block, "
+                "switched autograd back on (torch.set_grad_enabled(True) after the update?): "
+                "the caller's later code records graphs it did not ask for. Update under "
+                "`with torch.no_grad():`, which puts the caller's setting back."
+            ).format(what=what)
+        )
 
 
 # ---------------------------------------------------------------- Exercise: capture_activations

@@ -206,6 +206,46 @@ MISTAKES = {
                 "    return 2 / n * x.T @ r, torch.tensor([2 / n * r.sum().item()])\n"
             ),
         ),
+        Mistake(
+            name="ones-row-on-cpu-in-matmul",
+            message="torch.ones(1, N, dtype=x.dtype) lands on the CPU: on a GPU, ones @ r fails. Use "
+            "r.sum(dim=0), or x.new_ones(1, N).",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    ones = torch.ones(1, n, dtype=x.dtype)\n"
+                "    return 2 / n * x.T @ r, (2 / n * ones @ r).reshape(1)\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-arange-in-index-select",
+            message="x.index_select(0, torch.arange(N)) gives a GPU index_select a CPU index, which "
+            "it refuses; it also copies x for nothing. Use x itself: (2 / N) * x.T @ r.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    rows = x.index_select(0, torch.arange(n))  # all rows, in order\n"
+                "    return 2 / n * rows.T @ r, 2 / n * r.sum(dim=0)\n"
+            ),
+        ),
+        Mistake(
+            name="one-row-branch-zeros-on-cpu",
+            message="The one-row branch adds torch.zeros(1) made on the CPU to a result on x's "
+            "device: on a GPU that fails. No branch is needed: the formulas hold for N = 1.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = x @ w + b - y\n"
+                "    if n == 1:  # a single sample: its own gradient\n"
+                "        return 2 * x.T * r, torch.zeros(1, dtype=x.dtype) + 2 * r.reshape(1)\n"
+                "    return 2 / n * x.T @ r, 2 / n * r.sum(dim=0)\n"
+            ),
+        ),
     ],
     "fit_linear": [
         Mistake(
@@ -338,6 +378,67 @@ MISTAKES = {
             .replace(
                 "torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)",
                 "torch.zeros(1, dtype=x.dtype, requires_grad=True)",
+            ),
+        ),
+        Mistake(
+            name="no-steps-zeros-on-cpu",
+            message="With num_steps=0 it returns torch.zeros(...) without device=x.device: on a GPU "
+            "the caller gets CPU parameters. Make w and b once, with device=x.device, before "
+            "the loop, and return them.",
+            code=(
+                "import torch\n"
+                "def fit_linear(x, y, lr, num_steps):\n"
+                "    f = x.shape[1]\n"
+                "    if num_steps == 0:  # nothing to fit\n"
+                "        return torch.zeros(f, 1, dtype=x.dtype), torch.zeros(1, dtype=x.dtype), []\n"
+                "    w = torch.zeros(f, 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    losses = []\n"
+                "    for _ in range(num_steps):\n"
+                "        loss = ((x @ w + b - y) ** 2).mean()\n"
+                "        losses.append(loss.item())\n"
+                "        loss.backward()\n"
+                "        with torch.no_grad():\n"
+                "            w -= lr * w.grad\n"
+                "            b -= lr * b.grad\n"
+                "        w.grad.zero_()\n"
+                "        b.grad.zero_()\n"
+                "    return w, b, losses\n"
+            ),
+        ),
+        Mistake(
+            name="grad-mode-left-off",
+            message="torch.set_grad_enabled(False) before the update and never switched back at the "
+            "end: the caller's later code runs without autograd. Update inside a with "
+            "torch.no_grad(): block.",
+            code=(
+                "import torch\n"
+                "def fit_linear(x, y, lr, num_steps):\n"
+                "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    losses = []\n"
+                "    for _ in range(num_steps):\n"
+                "        torch.set_grad_enabled(True)\n"
+                "        loss = ((x @ w + b - y) ** 2).mean()\n"
+                "        losses.append(loss.item())\n"
+                "        loss.backward()\n"
+                "        torch.set_grad_enabled(False)  # the update must not be recorded\n"
+                "        w -= lr * w.grad\n"
+                "        b -= lr * b.grad\n"
+                "        w.grad.zero_()\n"
+                "        b.grad.zero_()\n"
+                "    return w, b, losses\n"
+            ),
+        ),
+        Mistake(
+            name="step-size-tensor-on-cpu",
+            message="torch.tensor([lr]) is made on the CPU: on a GPU, lr_t * w.grad fails. lr is "
+            "a Python float: multiply by it directly.",
+            code=_fit_linear(
+                "        with torch.no_grad():\n"
+                "            step = torch.tensor([lr], dtype=x.dtype)\n"
+                "            w -= step * w.grad\n"
+                "            b -= step * b.grad\n"
             ),
         ),
     ],
@@ -552,6 +653,31 @@ MISTAKES = {
                 "    return x + (x.round() - x).detach()\n"
             ),
         ),
+        Mistake(
+            name="correction-rebuilt-from-list",
+            message="torch.tensor(c.tolist()) rebuilds the correction on the CPU (and an empty x of "
+            "shape (0, 1) comes back of shape (0,)): keep it a tensor, x + (x.round() - "
+            "x).detach().",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    c = x.detach().round() - x.detach()\n"
+                "    return x + torch.tensor(c.tolist(), dtype=x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="empty-input-zeros-on-cpu",
+            message="For an empty x it returns torch.zeros(x.shape, dtype=x.dtype), made on the CPU "
+            "and without a graph: no special case is needed, x + (x.round() - x).detach() "
+            "handles it.",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    if x.numel() == 0:  # nothing to round\n"
+                "        return torch.zeros(x.shape, dtype=x.dtype)\n"
+                "    return x + (torch.round(x) - x).detach()\n"
+            ),
+        ),
     ],
     "HuberFunction": [
         Mistake(
@@ -730,6 +856,47 @@ MISTAKES = {
                 "        return grad_output * x.clamp_(-ctx.delta, ctx.delta), None\n"
             ),
         ),
+        Mistake(
+            name="backward-bounds-on-cpu",
+            message="backward builds its bounds with torch.full(..., dtype=x.dtype), on the CPU: on a"
+            " GPU the backward pass fails. Use x.clamp(-ctx.delta, ctx.delta) with Python "
+            "numbers.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        return torch.where(x.abs() <= delta, 0.5 * x ** 2, delta * (x.abs() - 0.5 * delta))\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        bound = torch.full(x.shape[-1:], ctx.delta, dtype=x.dtype)  # one bound per feature\n"
+                "        return torch.maximum(torch.minimum(x, bound), -bound) * grad_output, None\n"
+            ),
+        ),
+        Mistake(
+            name="backward-ones-on-cpu",
+            message="backward multiplies by torch.ones(x.shape) made on the CPU: on a GPU the "
+            "backward pass fails. The derivative is x.clamp(-ctx.delta, ctx.delta), no extra "
+            "tensor.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        return torch.where(x.abs() <= delta, 0.5 * x ** 2, delta * (x.abs() - 0.5 * delta))\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        inside = (x.abs() <= ctx.delta).to(x.dtype)\n"
+                "        sign = torch.sign(x) * torch.ones(x.shape, dtype=x.dtype)\n"
+                "        return (inside * x + (1 - inside) * ctx.delta * sign) * grad_output, None\n"
+            ),
+        ),
     ],
     "second_derivative": [
         Mistake(
@@ -889,6 +1056,59 @@ MISTAKES = {
                 "        return torch.zeros_like(x)\n"
                 "    (d2f,) = torch.autograd.grad(df, x, torch.ones(x.shape))\n"
                 "    return d2f\n"
+            ),
+        ),
+        Mistake(
+            name="linear-case-zeros-on-cpu",
+            message="For a linear f it returns torch.zeros(x.shape, dtype=x.dtype), made on the CPU: "
+            "return torch.zeros_like(x).",
+            code=(
+                "import torch\n"
+                "def second_derivative(f, x):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (df,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not df.requires_grad:  # linear f: the second derivative is 0\n"
+                "        return torch.zeros(tuple(x.shape), dtype=x.dtype)\n"
+                "    return torch.autograd.grad(df.sum(), t)[0]\n"
+            ),
+        ),
+        Mistake(
+            name="result-rebuilt-from-list",
+            message="torch.tensor(d2.tolist()) rebuilds the result on the CPU: return the gradient "
+            "tensor itself.",
+            code=(
+                "import torch\n"
+                "def second_derivative(f, x):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (df,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    d2 = torch.autograd.grad(df.sum(), t)[0]\n"
+                "    return torch.tensor(d2.tolist(), dtype=x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="nan-mask-made-on-cpu",
+            message="torch.isnan(d2.cpu()) is a mask on the CPU: on a GPU, masked_fill refuses it. "
+            "torch.nan_to_num(d2) (or a mask from d2 itself) stays on d2's device.",
+            code=(
+                "import torch\n"
+                "def second_derivative(f, x):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (d1,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not d1.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (d2,) = torch.autograd.grad(d1.sum(), t)\n"
+                "    return d2.masked_fill(torch.isnan(d2.detach().cpu()), 0.0)\n"
             ),
         ),
     ],
@@ -1059,6 +1279,44 @@ MISTAKES = {
                 "import torch\n"
                 "def hvp(f, x, v):\n"
                 "    return torch.func.hessian(f)(x.detach()) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-index-in-index-select",
+            message="g.index_select(0, torch.arange(D)) gives a GPU index_select a CPU index, which "
+            "it refuses: use (g * v).sum() directly.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (g,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    order = torch.arange(x.shape[0])\n"
+                "    gv = g.index_select(0, order) @ v.index_select(0, order)\n"
+                "    return torch.autograd.grad(gv, t)[0]\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-index-in-scatter",
+            message="scatter with a CPU torch.arange index fails on a GPU, and copies the result for "
+            "nothing: return the gradient itself.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (g,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    hv = torch.autograd.grad((g * v).sum(), t)[0]\n"
+                "    idx = torch.arange(x.shape[0])\n"
+                "    return torch.zeros_like(hv).scatter(0, idx, hv)\n"
             ),
         ),
     ],

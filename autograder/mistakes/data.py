@@ -243,6 +243,70 @@ MISTAKES = {
                 "        return x, self.y[i]\n"
             ),
         ),
+        Mistake(
+            name="data-rebuilt-from-list",
+            message="torch.tensor(x[i].tolist()) rebuilds the item on the CPU (and an item of shape "
+            "(0, 0) comes back of shape (0,)): return x[i] as it is.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                '            raise ValueError("x and y differ in length")\n'
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        xi = torch.tensor(self.x[i].tolist(), dtype=self.x.dtype)  # a fresh copy of the item\n"
+                "        if self.transform is not None:\n"
+                "            xi = self.transform(xi)\n"
+                "        return xi, self.y[i]\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-index-in-index-select",
+            message="index_select with torch.tensor([i]), a CPU index, fails on a GPU: return x[i] "
+            "and y[i].",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                '            raise ValueError("x and y differ in length")\n'
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        at = torch.tensor([i])\n"
+                "        xi = self.x.index_select(0, at)[0]\n"
+                "        if self.transform is not None:\n"
+                "            xi = self.transform(xi)\n"
+                "        return xi, self.y.index_select(0, at)[0]\n"
+            ),
+        ),
+        Mistake(
+            name="transform-on-cpu-copy",
+            message="transform(x[i].cpu()) moves the item to the CPU: dataset[i] is (transform(x[i]),"
+            " y[i]), where x is.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                '            raise ValueError("x and y differ in length")\n'
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        xi = self.x[i]\n"
+                "        if self.transform is not None:\n"
+                "            xi = self.transform(xi.cpu())  # transforms work on CPU tensors\n"
+                "        return xi, self.y[i]\n"
+            ),
+        ),
     ],
     "DigitFolder": [
         Mistake(

@@ -91,6 +91,27 @@ MISTAKES = {
                 "        return self.fc2(self.act(self.fc1(x)))\n"
             ),
         ),
+        Mistake(
+            name="empty-batch-zeros-on-cpu",
+            message="An empty batch returns torch.zeros(0, out) made on the CPU: on a GPU the caller "
+            "gets a CPU tensor. No special case is needed: the layers handle N = 0.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        self.net = nn.Sequential(*layers[:-1])\n"
+                "        self.out_features = sizes[-1]\n"
+                "    def forward(self, x):\n"
+                "        if x.shape[0] == 0:  # no samples: no need to run the layers\n"
+                "            return torch.zeros(0, self.out_features, dtype=x.dtype)\n"
+                "        return self.net(x)\n"
+            ),
+        ),
     ],
     "ResidualBlock": [
         Mistake(
@@ -162,6 +183,41 @@ MISTAKES = {
                 "        self.layers = [nn.Linear(dim, hidden), nn.Linear(hidden, dim)]\n"
                 "    def forward(self, x):\n"
                 "        return x + self.layers[1](F.relu(self.layers[0](x)))\n"
+            ),
+        ),
+        Mistake(
+            name="plain-attribute-gate",
+            message="self.gate = torch.ones(dim) is a plain attribute: .to(device) does not move it, "
+            "and forward fails on a GPU. Leave it out, or register it as a buffer.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "        self.gate = torch.ones(dim)  # a plain attribute: .to() leaves it on the CPU\n"
+                "    def forward(self, x):\n"
+                "        return x + self.fc2(torch.relu(self.fc1(x))) * self.gate.to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="empty-skip-adds-cpu-zeros",
+            message="For an empty x it adds torch.zeros(dim) made on the CPU: on a GPU that fails. No"
+            " special case is needed: the layers handle an empty x.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        if x.numel() == 0:  # nothing to transform: the skip alone\n"
+                "            return x + torch.zeros(x.shape[-1], dtype=x.dtype)\n"
+                "        return x + self.fc2(torch.relu(self.fc1(x)))\n"
             ),
         ),
     ],
@@ -333,6 +389,68 @@ MISTAKES = {
                 "        if self.training and x.shape[0] > 0:\n"
                 "            with torch.no_grad():\n"
                 "                self.running_mean.mul_(self.momentum).add_((1 - self.momentum) * x.mean(0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="empty-batch-empty-on-cpu",
+            message="For an empty batch it returns torch.empty(x.shape) made on the CPU: skip only "
+            "the update, and still return x - running_mean.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "    def forward(self, x):\n"
+                "        if x.shape[0] == 0:  # an empty batch: nothing to normalise\n"
+                "            return torch.empty(x.shape, dtype=x.dtype)\n"
+                "        if self.training:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(dim=0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="momentum-vector-plain-attribute",
+            message="The momentum kept as a tensor in a plain attribute stays on the CPU when the "
+            "model moves: keep momentum a Python float.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "        self.momentum = torch.full((num_features,), momentum)  # per feature, a plain attribute\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                m = self.momentum.to(x.dtype)\n"
+                "                self.running_mean.mul_(1 - m).add_(m * x.mean(dim=0))\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        Mistake(
+            name="grad-switched-back-on",
+            message="torch.set_grad_enabled(True) after the update switches autograd on for a caller "
+            "who had it off (inside torch.no_grad()): update in a with torch.no_grad(): "
+            "block.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            torch.set_grad_enabled(False)  # the update records no history\n"
+                "            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * x.mean(dim=0))\n"
+                "            torch.set_grad_enabled(True)\n"
                 "        return x - self.running_mean\n"
             ),
         ),
@@ -610,6 +728,72 @@ MISTAKES = {
                 "        return self.head(self.encoder(x))\n"
                 "    def swap_head(self, new_head):\n"
                 "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="plain-attribute-temperature",
+            message="self.temperature = torch.ones(1) is a plain attribute: .to(device) leaves it on "
+            "the CPU and forward fails on a GPU. Return self.head(self.encoder(x)).",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "        self.temperature = torch.ones(1)  # a plain attribute: .to(device) leaves it behind\n"
+                "    def forward(self, x):\n"
+                "        out = self.head(self.encoder(x))\n"
+                "        return out / self.temperature.to(out.dtype)\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="empty-batch-zeros-on-cpu",
+            message="An empty batch returns torch.zeros(...) made on the CPU, and skips the parts and"
+            " their hooks: call self.head(self.encoder(x)) for every x.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        if x.shape[0] == 0:  # no samples: skip the parts\n"
+                "            return torch.zeros(0, self.head.out_features, dtype=x.dtype)\n"
+                "        return self.head(self.encoder(x))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-mask-in-masked-fill",
+            message="masked_fill with a mask made by torch.ones(..., dtype=torch.bool) on the CPU "
+            "fails on a GPU: there is nothing to mask, return self.head(self.encoder(x)).",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        h = self.encoder(x)\n"
+                "        keep = torch.ones(h.shape[-1], dtype=torch.bool)  # every feature kept\n"
+                "        return self.head(h.masked_fill(~keep, 0.0))\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head\n"
                 "        return old\n"
             ),
         ),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from autograder.probes import devices
+from autograder.probes.contract import DEVICE_MIX
 from autograder.probes.tensors import build
 
 # ---------------------------------------------------------------------------------------------
@@ -47,7 +49,11 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
             torch.manual_seed(2718 + case["num_steps"])
             rng_before = torch.random.get_rng_state()
-            result = fit_linear(x, y, case["lr"], case["num_steps"])
+            # autograd on, as a caller's training code has it (a cell before may have left it
+            # off): the setting must be the same afterwards
+            with torch.enable_grad():
+                result = fit_linear(x, y, case["lr"], case["num_steps"])
+                grad_left_on = torch.is_grad_enabled()
             rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
     finally:
         torch.optim.Optimizer.__init__ = original
@@ -56,6 +62,7 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
         "global_rng_untouched": rng_untouched,
         "optimizers": sorted(set(optimizers)),
+        "grad_left_off": not grad_left_on,
     }
 
 
@@ -153,7 +160,24 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
         "is_function": is_function,
         "saves_x": saves_x,
         "x_unchanged": x_unchanged,
+        "backward_mixed": _huber_backward_mixed(HuberFunction) if is_function else None,
     }
+
+
+def _huber_backward_mixed(HuberFunction) -> str | None:
+    """Forward and backward with x on ``meta`` (standing in for a GPU): PyTorch's words where
+    they mixed it with a CPU tensor (the contract's device family runs forward only), else
+    None. Any other error (meta holds no values) tells nothing here."""
+    x = torch.empty(2, 3, device="meta", requires_grad=True)
+    one_device = devices.OneDevice()
+    try:
+        with one_device:
+            out = HuberFunction.apply(x, 1.0)
+            out.backward(torch.ones_like(out))
+    except Exception as err:  # only a device error is a verdict
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        return text[:300] if any(words in text for words in DEVICE_MIX) else None
+    return f"{devices.MIXED} (in {one_device.mixed[0]})" if one_device.mixed else None
 
 
 def _first_line(err: Exception) -> str:

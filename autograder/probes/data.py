@@ -97,7 +97,34 @@ def probe_TensorPairDataset_transform(TensorPairDataset, case: dict) -> dict:
         ds = TensorPairDataset(case["x"], case["y"], transform=transform)
         for i in case["reads"]:
             ds[i]
-    return {"calls": transform.calls}
+    return {"calls": transform.calls, "moved": _item_moved(TensorPairDataset, case)}
+
+
+def _item_moved(TensorPairDataset, case: dict) -> str | None:
+    """Where dataset[1] took x[1], with x on ``meta`` (standing in for a GPU; y stays on the
+    CPU, so a label read as a number still works): the device the transform got, or the
+    data came back on, when not x's; ``"cpu"`` when the answer tried to copy x's values out
+    (``.cpu()``, ``.tolist()``), which the contract's device family cannot tell from an
+    answer that needs values. None where it stayed, or where the answer failed otherwise."""
+    got: list[str] = []
+
+    def transform(t):
+        got.append(t.device.type if isinstance(t, torch.Tensor) else type_name(t))
+        return t
+
+    x = torch.empty(case["x"].shape, device="meta")
+    try:
+        with quiet():
+            item = TensorPairDataset(x, case["y"], transform=transform)[1]
+    except NotImplementedError as err:
+        return "cpu" if "copy out of meta" in str(err) else None
+    except Exception:  # the contract reports the answer's own errors
+        return None
+    data = item[0] if isinstance(item, (tuple, list)) and item else None
+    moved = [d for d in got if d != "meta"]
+    if not moved and isinstance(data, torch.Tensor) and data.device.type != "meta":
+        moved = [data.device.type]
+    return moved[0] if moved else None
 
 
 def probe_TensorPairDataset_mismatch(TensorPairDataset, case: dict) -> dict:

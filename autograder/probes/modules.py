@@ -238,6 +238,15 @@ def probe_RunningMean(RunningMean, case: dict) -> dict:
             return fresh(x)
 
         seen["fresh"] = _copy(_run(seen, "fresh", reloaded))
+
+        def under_no_grad():  # a training batch in a caller's torch.no_grad() block
+            other = RunningMean(nf, momentum=momentum)
+            other.train()
+            with torch.no_grad():
+                other(case["train"][0])
+                return torch.is_grad_enabled()
+
+        seen["grad on under no_grad"] = _run(seen, "under no_grad", under_no_grad)
     return seen
 
 

@@ -28,6 +28,33 @@ RIGHT_ANSWERS = {
                 "    return torch.einsum('nf,no->fo', x, r) * (2 / n), r.sum(0) * (2 / n)\n"
             ),
         ),
+        RightAnswer(
+            name="cpu-0d-float64-scale",
+            why="The factor 2 / N as a 0-d float64 CPU tensor: a 0-d tensor is a scalar, which a "
+            "GPU lets meet its tensors, and it keeps x's dtype (0-d tensors do not promote).",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    scale = torch.tensor(2.0 / n, dtype=torch.float64)  # 0-d CPU: a scalar on any device\n"
+                "    r = x @ w + b - y\n"
+                "    return scale * (x.T @ r), scale * r.sum(dim=0)\n"
+            ),
+        ),
+        RightAnswer(
+            name="new-ones-row-as-tensor-scale",
+            why="grad_b as a row of ones (x.new_ones) times r and the factor as "
+            "torch.as_tensor(..., device=x.device): every tensor it makes lives where x does.",
+            code=(
+                "import torch\n"
+                "def mse_grads(x, y, w, b):\n"
+                "    n = x.shape[0]\n"
+                "    r = torch.addcmul(b - y, torch.ones_like(y), x @ w)\n"
+                "    ones = x.new_ones(1, n)\n"
+                "    k = torch.as_tensor(2.0 / n, dtype=x.dtype, device=x.device)\n"
+                "    return k * (r.T @ x).T, k * (ones @ r).reshape(1)\n"
+            ),
+        ),
     ],
     "fit_linear": [
         RightAnswer(
@@ -68,6 +95,56 @@ RIGHT_ANSWERS = {
                 "        with torch.no_grad():\n"
                 "            w -= lr * gw\n"
                 "            b -= lr * gb\n"
+                "    return w, b, losses\n"
+            ),
+        ),
+        RightAnswer(
+            name="to-x-and-new-full",
+            why="w made on the CPU then moved with .to(x) (x's dtype and device), b with "
+            "x.new_full, lr as a 0-d float64 CPU tensor (a scalar on any device): the same "
+            "updates.",
+            code=(
+                "import torch\n"
+                "def fit_linear(x, y, lr, num_steps):\n"
+                "    w = torch.zeros(x.shape[1], 1).to(x).requires_grad_()\n"
+                "    b = x.new_full((1,), 0.0, requires_grad=True)\n"
+                "    step = torch.tensor(lr, dtype=torch.float64)  # 0-d CPU: a scalar on any device\n"
+                "    losses = []\n"
+                "    for _ in range(num_steps):\n"
+                "        loss = (x @ w + b - y).pow(2).mean()\n"
+                "        losses.append(loss.item())\n"
+                "        loss.backward()\n"
+                "        with torch.no_grad():\n"
+                "            w.sub_(step * w.grad)\n"
+                "            b.sub_(step * b.grad)\n"
+                "        w.grad.zero_()\n"
+                "        b.grad.zero_()\n"
+                "    return w, b, losses\n"
+            ),
+        ),
+        RightAnswer(
+            name="set-grad-enabled-restored",
+            why="The update between torch.set_grad_enabled(False) and the caller's setting put "
+            "back, instead of a with torch.no_grad() block; w and b from zeros_like of x's "
+            "slices.",
+            code=(
+                "import torch\n"
+                "def fit_linear(x, y, lr, num_steps):\n"
+                "    w = torch.zeros_like(x[:1].T).requires_grad_(True)\n"
+                "    b = torch.zeros_like(x[0, :1]).requires_grad_(True) if x.shape[0] else torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+                "    losses = []\n"
+                "    for _ in range(num_steps):\n"
+                "        err = x @ w + b - y\n"
+                "        loss = (err * err).sum() / err.numel()\n"
+                "        losses.append(float(loss))\n"
+                "        loss.backward()\n"
+                "        was = torch.is_grad_enabled()\n"
+                "        torch.set_grad_enabled(False)\n"
+                "        w.add_(w.grad, alpha=-lr)\n"
+                "        b.add_(b.grad, alpha=-lr)\n"
+                "        torch.set_grad_enabled(was)\n"
+                "        w.grad = None\n"
+                "        b.grad = None\n"
                 "    return w, b, losses\n"
             ),
         ),
@@ -128,6 +205,28 @@ RIGHT_ANSWERS = {
             "derivative 1.",
             code="def round_ste(x):\n    return x.round().detach() + (x - x.detach())\n",
         ),
+        RightAnswer(
+            name="empty-like-copy-target",
+            why="The rounded values copied into torch.empty_like(x) (x's dtype and device), then "
+            "x plus the detached difference: the same values and gradient.",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    target = torch.empty_like(x).copy_(torch.round(x.detach()))\n"
+                "    return x + (target - x.detach())\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-0d-int-factor",
+            why="Multiplies the correction by a 0-d int8 CPU tensor equal to 1: a 0-d tensor is a"
+            " scalar on any device and does not change x's dtype.",
+            code=(
+                "import torch\n"
+                "def round_ste(x):\n"
+                "    one = torch.tensor(1, dtype=torch.int8)  # 0-d CPU: a scalar on any device, keeps x's dtype\n"
+                "    return x + (x.detach().round() - x.detach()) * one\n"
+            ),
+        ),
     ],
     "HuberFunction": [
         RightAnswer(
@@ -149,6 +248,50 @@ RIGHT_ANSWERS = {
                 "        d = ctx.delta\n"
                 "        local = torch.where(x.abs() <= d, x, d * torch.sign(x))\n"
                 "        return local * grad_output, None\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-0d-delta-sign",
+            why="backward multiplies sign(x) by delta as a 0-d float64 CPU tensor (a scalar on "
+            "any device, x's dtype kept) outside the kink; forward with torch.where and Python "
+            "numbers.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        a = x.abs()\n"
+                "        return torch.where(a <= delta, 0.5 * x * x, delta * (a - 0.5 * delta))\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        d = torch.tensor(ctx.delta, dtype=torch.float64)  # 0-d CPU: a scalar on any device\n"
+                "        local = torch.where(x.abs() <= ctx.delta, x, d * torch.sign(x))\n"
+                "        return local * grad_output, None\n"
+            ),
+        ),
+        RightAnswer(
+            name="new-tensor-bounds",
+            why="backward bounds x with torch.maximum and torch.minimum against "
+            "x.new_tensor(+-delta), 0-d tensors on x's device: the same derivative as clamp.",
+            code=(
+                "import torch\n"
+                "class HuberFunction(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, delta):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        ctx.delta = delta\n"
+                "        small = x.abs() <= delta\n"
+                "        quad = 0.5 * x.pow(2)\n"
+                "        lin = delta * x.abs() - 0.5 * delta * delta\n"
+                "        return torch.where(small, quad, lin)\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        lo, hi = x.new_tensor(-ctx.delta), x.new_tensor(ctx.delta)\n"
+                "        return torch.minimum(torch.maximum(x, lo), hi) * grad_output, None\n"
             ),
         ),
     ],
@@ -183,6 +326,54 @@ RIGHT_ANSWERS = {
                 "    return t.grad\n"
             ),
         ),
+        RightAnswer(
+            name="vmap-func-hessian",
+            why="torch.func.hessian of f at each element, vectorised with vmap: an elementwise "
+            "f's second derivative, with zeros where it does not depend on x.",
+            code=(
+                "import torch\n"
+                "from torch.func import hessian, vmap\n"
+                "def second_derivative(f, x):\n"
+                "    flat = x.detach().reshape(-1)\n"
+                "    return vmap(hessian(f))(flat).reshape(x.shape)\n"
+            ),
+        ),
+        RightAnswer(
+            name="new-zeros-grad-outputs",
+            why="grad_outputs given as torch.ones_like(out) and torch.ones(...).to(df) instead of"
+            " summing, and the zeros from x.new_zeros: all on x's device.",
+            code=(
+                "import torch\n"
+                "def second_derivative(f, x):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    zero = x.new_zeros(x.shape)\n"
+                "    if not out.requires_grad:\n"
+                "        return zero\n"
+                "    (df,) = torch.autograd.grad(out, t, grad_outputs=torch.ones_like(out), create_graph=True)\n"
+                "    if not df.requires_grad:\n"
+                "        return zero\n"
+                "    (d2,) = torch.autograd.grad(df, t, grad_outputs=torch.ones(df.shape).to(df), allow_unused=True)\n"
+                "    return zero if d2 is None else d2\n"
+            ),
+        ),
+        RightAnswer(
+            name="where-python-scalar-zeros",
+            why="The zero cases through torch.where with a Python number and torch.full_like: "
+            "tensors of x's shape, dtype and device.",
+            code=(
+                "import torch\n"
+                "def second_derivative(f, x):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t).sum()\n"
+                "    if out.grad_fn is None:\n"
+                "        return torch.where(torch.ones_like(t, dtype=torch.bool), 0.0, t).detach()\n"
+                "    (df,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if df.grad_fn is None:\n"
+                "        return torch.full_like(t, 0.0).detach()\n"
+                "    return torch.autograd.grad(df.sum(), t)[0]\n"
+            ),
+        ),
     ],
     "hvp": [
         RightAnswer(
@@ -210,6 +401,55 @@ RIGHT_ANSWERS = {
                 "    if g.grad_fn is None:\n"
                 "        return torch.zeros_like(x).detach()\n"
                 "    (hv,) = torch.autograd.grad(g, x, grad_outputs=v)\n"
+                "    return hv\n"
+            ),
+        ),
+        RightAnswer(
+            name="jvp-of-func-grad",
+            why="Forward-over-reverse: torch.func.jvp of torch.func.grad(f) along v gives H @ v "
+            "without forming H.",
+            code=(
+                "import torch\n"
+                "from torch.func import grad, jvp\n"
+                "def hvp(f, x, v):\n"
+                "    return jvp(grad(f), (x.detach(),), (v.detach(),))[1]\n"
+            ),
+        ),
+        RightAnswer(
+            name="to-x-and-dot",
+            why="The zeros from x.new_zeros and torch.zeros(...).to(x), and g . v with torch.dot "
+            "on v.to(g): every tensor on x's device.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    if out.grad_fn is None:\n"
+                "        return x.new_zeros(x.shape[0])\n"
+                "    (g,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if g.grad_fn is None:\n"
+                "        return torch.zeros(len(x)).to(x)\n"
+                "    w = v.to(g).detach()\n"
+                "    (hv,) = torch.autograd.grad(torch.dot(g, w), t)\n"
+                "    return hv\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-index-rows",
+            why="Indexes g and v with a CPU torch.arange (indexing accepts CPU indices on any "
+            "device) before the dot product.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    t = x.detach().clone().requires_grad_(True)\n"
+                "    out = f(t)\n"
+                "    if not out.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    (g,) = torch.autograd.grad(out, t, create_graph=True)\n"
+                "    if not g.requires_grad:\n"
+                "        return torch.zeros_like(x)\n"
+                "    idx = torch.arange(x.shape[0])  # CPU indices: fine for indexing on any device\n"
+                "    (hv,) = torch.autograd.grad((g[idx] * v[idx]).sum(), t)\n"
                 "    return hv\n"
             ),
         ),

@@ -52,6 +52,47 @@ RIGHT_ANSWERS = {
                 "        return data, self.y[i]\n"
             ),
         ),
+        RightAnswer(
+            name="cpu-0d-index",
+            why="Indexes x and y with torch.as_tensor(i), a 0-d CPU index: indexing accepts CPU "
+            "indices on any device.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if x.shape[0] != y.shape[0]:\n"
+                '            raise ValueError("x and y differ in length")\n'
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return self.x.shape[0]\n"
+                "    def __getitem__(self, i):\n"
+                "        k = torch.as_tensor(i)  # a 0-d CPU index: indexing accepts it on any device\n"
+                "        xi = self.x[k]\n"
+                "        if self.transform is not None:\n"
+                "            xi = self.transform(xi)\n"
+                "        return xi, self.y[k]\n"
+            ),
+        ),
+        RightAnswer(
+            name="narrow-both",
+            why="torch.narrow(x, 0, i, 1)[0] and the same for y: views of x[i] and y[i], on their"
+            " device.",
+            code=(
+                "import torch\n"
+                "from torch.utils.data import Dataset\n"
+                "class TensorPairDataset(Dataset):\n"
+                "    def __init__(self, x, y, transform=None):\n"
+                "        if len(x) != len(y):\n"
+                '            raise ValueError(f"{len(x)} samples but {len(y)} labels")\n'
+                "        self.x, self.y, self.transform = x, y, transform\n"
+                "    def __len__(self):\n"
+                "        return len(self.x)\n"
+                "    def __getitem__(self, i):\n"
+                "        xi = torch.narrow(self.x, 0, i, 1)[0]\n"
+                "        return (xi if self.transform is None else self.transform(xi)), torch.narrow(self.y, 0, i, 1)[0]\n"
+            ),
+        ),
     ],
     "DigitFolder": [
         RightAnswer(

@@ -78,6 +78,27 @@ RIGHT_ANSWERS = {
                 "        return self.layers(x.view(x.shape[0], self.in_features))\n"
             ),
         ),
+        RightAnswer(
+            name="modulelist-cpu-0d-factor",
+            why="Layers in an nn.ModuleList, the output multiplied by a 0-d CPU tensor equal to "
+            "1: a 0-d tensor is a scalar on any device and keeps x's dtype.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.layers = nn.ModuleList()\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                "            self.layers.append(nn.Linear(a, b))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                self.layers.append(activation())\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.layers:\n"
+                "            x = layer(x)\n"
+                "        return x * torch.tensor(1.0)  # a 0-d CPU tensor: a scalar on any device\n"
+            ),
+        ),
     ],
     "ResidualBlock": [
         RightAnswer(
@@ -108,6 +129,41 @@ RIGHT_ANSWERS = {
                 "        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)\n"
                 "    def forward(self, x):\n"
                 "        return torch.add(x, self.fc2(self.fc1(x).clamp(min=0)))\n"
+            ),
+        ),
+        RightAnswer(
+            name="nonpersistent-buffer-shift",
+            why="Adds a zero shift kept in a non-persistent buffer: .to() moves it with the model"
+            " and state_dict() leaves it out.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                '        self.register_buffer("shift", torch.zeros(dim), persistent=False)  # moves with .to()\n'
+                "    def forward(self, x):\n"
+                "        return torch.add(x, self.fc2(torch.relu(self.fc1(x)))) + self.shift\n"
+            ),
+        ),
+        RightAnswer(
+            name="where-python-scalar-relu",
+            why="F.linear with fc1's own weights and the ReLU as torch.where with a Python 0.0 "
+            "(a scalar, on any device), then the skip with torch.add.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "import torch.nn.functional as F\n"
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        h = F.linear(x, self.fc1.weight, self.fc1.bias)\n"
+                "        return torch.add(x, self.fc2(torch.where(h > 0, h, 0.0)))\n"
             ),
         ),
     ],
@@ -171,6 +227,46 @@ RIGHT_ANSWERS = {
                 "            with torch.no_grad():\n"
                 "                m = self.momentum\n"
                 "                self.running_mean = (1 - m) * self.running_mean + m * x.mean(0)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        RightAnswer(
+            name="lerp-new-tensor-momentum",
+            why="running_mean.lerp_ towards the batch mean, with the momentum as "
+            "running_mean.new_tensor: (1 - m) * mean + m * batch.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            m = self.running_mean.new_tensor(self.momentum)\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean.lerp_(x.detach().mean(dim=0).to(self.running_mean), m)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-0d-momentum-copy",
+            why="1 - momentum as a 0-d float64 CPU tensor (a scalar on any device), the new mean "
+            "copied into the buffer from x.detach().",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "        self.m = momentum\n"
+                "    def forward(self, x):\n"
+                "        if self.training and len(x):\n"
+                "            keep = torch.tensor(1.0 - self.m, dtype=torch.float64)  # 0-d CPU: a scalar anywhere\n"
+                "            new = keep * self.running_mean + self.m * x.detach().mean(0)\n"
+                "            self.running_mean.copy_(new)\n"
                 "        return x - self.running_mean\n"
             ),
         ),
@@ -307,6 +403,71 @@ RIGHT_ANSWERS = {
                 "        old = self.head\n"
                 "        setattr(self, 'head', new_head)\n"
                 "        self.swaps += 1\n"
+                "        return old\n"
+            ),
+        ),
+        RightAnswer(
+            name="nonpersistent-buffer-unit",
+            why="Multiplies by a non-persistent buffer of ones: .to() moves it with the model, "
+            "and state_dict() keeps only encoder. and head. keys.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                '        self.register_buffer("unit", torch.ones(1), persistent=False)  # moves with .to()\n'
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x)) * self.unit\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+        RightAnswer(
+            name="cpu-0d-factor",
+            why="Multiplies the head's output by a 0-d CPU tensor equal to 1: a scalar on any "
+            "device, keeping the dtype.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        features = self.encoder(x)\n"
+                "        return self.head(features) * torch.tensor(1.0)  # a 0-d CPU tensor: a scalar anywhere\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head\n"
+                "        return old\n"
+            ),
+        ),
+        RightAnswer(
+            name="empty-batch-new-zeros",
+            why="An empty batch answered with out.new_zeros(out.shape), on the output's device, "
+            "after running both parts (so the hooks run).",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "    def forward(self, x):\n"
+                "        h = self.encoder(x)\n"
+                "        out = self.head(h)\n"
+                "        if x.shape[0] == 0:  # nothing to classify: an empty result where x lives\n"
+                "            return out.new_zeros(out.shape)\n"
+                "        return out\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head\n"
                 "        return old\n"
             ),
         ),
