@@ -1708,7 +1708,8 @@ PER_SAMPLE_GRAD_NORMS = Contract(
     "per_sample_grad_norms",
     _reference_per_sample,
     _draw_per_sample,
-    families=("values", "edges", "strides"),
+    # device: the text asks for the norms on x's device (a result made on the CPU shows)
+    families=("values", "edges", "strides", "device"),
     mutates=(0,),  # compared afterwards: a loop that zeroes .grad must leave it as it came (None)
     compare=_compare_per_sample,
     arg_names=("model", "loss_fn", "x", "y"),
@@ -1757,6 +1758,23 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
                 "torch.zeros(...) or torch.tensor(...) lands on the CPU unless you pass "
                 "device=x.device (or torch.stack the norms themselves)."
             ).format(what=what, got=seen["device"], device=x.device)
+        )
+    # meta (the contract's device family) stops at the first .item() or copy to the CPU;
+    # stand-ins that keep values show where norms collected on the CPU end up
+    where = observe(probes.probe_per_sample_devices, per_sample_grad_norms, case, what)["where"]
+    if where in ("cpu", "mixed"):
+        raise CheckError(
+            _(
+                "{what}, with the model, x and y on another device (standing in for a GPU), "
+                "{how}. Keep the norms on x's device: torch.stack the norms themselves, or make "
+                "the buffer with x.new_zeros(...) (torch.tensor([... .item() ...]) and "
+                "torch.zeros(n) land on the CPU)."
+            ).format(
+                what=what,
+                how=_("returned its norms on the CPU")
+                if where == "cpu"
+                else _("mixed a CPU tensor with the device's (on a GPU this fails)"),
+            )
         )
     expected = _reference_per_sample(probes.build_model(spec), nn.CrossEntropyLoss(), x, y).cpu()
     got = seen["result"]

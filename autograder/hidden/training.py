@@ -314,6 +314,22 @@ def _train_case(
                 "dropout switched off."
             ).format(what=what)
         )
+    if not seen.get("grad_enabled_after", True):
+        raise CheckError(
+            _(
+                "after {what} gradients are switched off for the whole program: the caller's "
+                "next epoch would fail at loss.backward(). Leave autograd as you found it: no "
+                "torch.set_grad_enabled(False) (use `with torch.no_grad():` for a block that "
+                "needs no graph)."
+            ).format(what=what)
+        )
+    if seen.get("default_dtype_after", "torch.float32") != "torch.float32":
+        raise CheckError(
+            _(
+                "after {what} the default dtype is {dtype}: every tensor the caller makes from "
+                "then on changes type. Do not call torch.set_default_dtype inside a helper."
+            ).format(what=what, dtype=seen["default_dtype_after"])
+        )
     if seen["eval_forwards"]:
         raise CheckError(
             _(
@@ -566,6 +582,20 @@ def check_train_one_epoch(train_one_epoch) -> None:
     for case in cases:
         _train_case(train_one_epoch, device, *case)
     _train_case(train_one_epoch, device, 7, 26, 5, False, False, "classification", shuffle=True)
+    # meta (the contract's device family) stops at the first .item(): what comes after it
+    # shows only on a device that keeps values
+    what = "train_one_epoch (37 samples in batches of 8, the model on another device)"
+    case = {"device": "cpu", "seed": 3, "n": 37, "batch": 8, "start_in_eval": False}
+    case |= {"task": "classification", "lr_factors": _warmup_cosine_table(3, 10)}
+    if observe(probes.probe_train_one_epoch_devices, train_one_epoch, case, what)["mixed"]:
+        raise CheckError(
+            _(
+                "{what} mixed a tensor on the CPU with the model's device (Expected all "
+                "tensors to be on the same device): on a GPU this fails. Make every tensor you "
+                "add up on the inputs' device (torch.zeros((), device=device), or "
+                "x.new_zeros(...)), or keep the counts as Python numbers (.item())."
+            ).format(what=what)
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -688,6 +718,19 @@ def check_evaluate(evaluate) -> None:
         }
         seen = observe(probes.probe_evaluate, evaluate, case, what)
         _check_evaluated(seen, what, grad_off)
+    # meta (the contract's device family) stops at the first .item(): a tensor made on the
+    # CPU after it (a running count of hits) shows only on a device that keeps values
+    what = "evaluate (37 samples in batches of 8, the model on another device)"
+    case = {"device": "cpu", "seed": 5, "n": 37, "batch": 8, "start_training": True}
+    if observe(probes.probe_evaluate_devices, evaluate, case, what)["mixed"]:
+        raise CheckError(
+            _(
+                "{what} mixed a tensor on the CPU with the model's device (Expected all "
+                "tensors to be on the same device): on a GPU this fails. Make every tensor you add up on the inputs' device "
+                "(torch.zeros((), device=device), or x.new_zeros(...)), or keep the counts as "
+                "Python numbers (.item())."
+            ).format(what=what)
+        )
 
 
 def _check_evaluated(seen: dict, what: str, grad_off: bool = False) -> None:
@@ -857,6 +900,19 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
         "losses": fed,
     }
     seen = observe(probes.probe_EarlyStopping, EarlyStopping, case, what)
+    grad_on, dtype = seen.get("after_init", [True, "torch.float32"])
+    if not grad_on or dtype != "torch.float32":
+        raise CheckError(
+            _(
+                "EarlyStopping(...) switched a setting of the whole process in its constructor "
+                "({setting}): the caller's later code would run with it. A helper object leaves "
+                "autograd and the default dtype as it found them."
+            ).format(
+                setting="torch.is_grad_enabled() -> False"
+                if not grad_on
+                else f"torch.get_default_dtype() -> {dtype}"
+            )
+        )
     for epoch, (expected, ref_best, best_before) in enumerate(expected_steps):
         loss, shown = fed[epoch], fed[: epoch + 1]
         if epoch >= len(seen["steps"]):

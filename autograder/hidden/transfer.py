@@ -1030,6 +1030,18 @@ def check_LoRALinear(LoRALinear) -> None:
         {**case, "rng_seed": case["rng_seed"] + 1},
         _("LoRALinear(...) under another global seed"),
     )
+    what = "LoRALinear(nn.Linear(7, 3, bias=False) on another device, r=2, alpha=1.0)"
+    placed = observe(probes.probe_lora_devices, LoRALinear, case, what)["devices"]
+    elsewhere = sorted(name for name, where in placed.items() if where != "meta")
+    if elsewhere:
+        raise CheckError(
+            _(
+                "{what}: {names} ended up on the CPU while the base layer lives on another "
+                "device (here PyTorch's 'meta' device, standing in for a GPU); the forward would "
+                "then mix devices. Create lora_A and lora_B with device=base.weight.device, "
+                "dtype=base.weight.dtype (torch.zeros(...).to(dtype) keeps the CPU)."
+            ).format(what=what, names=", ".join(elsewhere))
+        )
     if other["A"] is not None and torch.equal(other["A"]["value"].cpu(), A0):
         raise CheckError(
             _(

@@ -1638,3 +1638,37 @@ MISTAKES["per_sample_grad_norms"] += [
         "    return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)\n",
     ),
 ]
+
+# Device red team (issue #27): norms collected on the CPU.
+MISTAKES["per_sample_grad_norms"] += [
+    Mistake(
+        name="rebuilt-from-items",
+        message="torch.tensor([... .item() ...]) rebuilds the norms on the CPU: with x on a GPU they come back on another device (and each .item() waits for the GPU). torch.stack the norm tensors instead.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    norms = []\n"
+            "    for i in range(len(x)):\n"
+            "        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n"
+            "        grads = torch.autograd.grad(loss, params, allow_unused=True)\n"
+            "        norms.append(torch.cat([g.flatten() for g in grads if g is not None]).norm().item())\n"
+            "    return torch.tensor(norms, dtype=params[0].dtype)\n"
+        ),
+    ),
+    Mistake(
+        name="cpu-buffer-filled",
+        message="torch.empty(n) without device= collects the norms on the CPU: with x on a GPU they come back on another device. Make the buffer with x.new_empty(n, dtype=...) or torch.stack the norms.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    out = torch.empty(len(x), dtype=params[0].dtype)\n"
+            "    for i in range(len(x)):\n"
+            "        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n"
+            "        grads = torch.autograd.grad(loss, params, allow_unused=True)\n"
+            "        out[i] = torch.cat([g.flatten() for g in grads if g is not None]).norm()\n"
+            "    return out\n"
+        ),
+    ),
+]

@@ -1885,3 +1885,299 @@ MISTAKES["DigitsCNN"] += [
         ),
     ),
 ]
+
+# Device red team (issue #27): devices and process-wide modes.
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="weights-on-cpu",
+        message="torch.tensor(sizes) without device= lands on the CPU: on a GPU the product with the stacked losses mixes devices. Make it with device= the losses' device, or sum loss.item() * len(x) as floats.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    losses, sizes = [], []\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        losses.append(loss.detach())\n"
+            "        sizes.append(len(x))\n"
+            "    w = torch.tensor(sizes, dtype=torch.float32)\n"
+            "    return (torch.stack(losses) @ w / w.sum()).item()\n"
+        ),
+    ),
+    Mistake(
+        name="single-sample-batch-not-moved",
+        message="A batch of one sample is never moved to the device: on a GPU its labels stay on the CPU and the loss mixes devices. Move every batch, x and y, whatever its size.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        if len(x) > 1:  # a lone sample needs no transfer batching\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x.to(device)), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        count += len(x)\n"
+            "    return total / count\n"
+        ),
+    ),
+    Mistake(
+        name="grad-off-left",
+        message="torch.set_grad_enabled(False) at the end switches autograd off for the caller: the next epoch's loss.backward() fails. Leave it as you found it.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    torch.set_grad_enabled(True)\n"
+            "    model.train()\n"
+            "    total, count = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        count += len(x)\n"
+            "    torch.set_grad_enabled(False)  # the epoch is over: no more graphs\n"
+            "    return total / count\n"
+        ),
+    ),
+]
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="hits-on-cpu",
+        message="torch.zeros(1) without device= lands on the CPU: on a GPU adding the device's hit count into it mixes devices. Make it with device=device, or count with .item().",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total = 0.0\n"
+            "    hits = torch.zeros(1, dtype=torch.long)\n"
+            "    n = 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(y)\n"
+            "            hits += (logits.argmax(1) == y).sum()\n"
+            "            n += len(y)\n"
+            "    model.train(was)\n"
+            "    return total / n, hits.item() / n\n"
+        ),
+    ),
+    Mistake(
+        name="mask-fill-cpu",
+        message="A mask computed on the CPU (labels never moved) used in masked_fill on the device's tensor: a GPU refuses a mask on another device. Move y to the device and count there.",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total, correct, n = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x = x.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y.to(device)).item() * len(y)\n"
+            "            wrong = logits.argmax(1).cpu() != y\n"
+            "            correct += len(y) - int(torch.ones(len(y), device=device).masked_fill(~wrong, 0).sum())\n"
+            "            n += len(y)\n"
+            "    model.train(was)\n"
+            "    return total / n, correct / n\n"
+        ),
+    ),
+]
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="grad-off-snapshot",
+        message="torch.set_grad_enabled(False) inside step() switches autograd off for the whole training loop that calls it: copy under `with torch.no_grad():` instead.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        torch.set_grad_enabled(False)  # no graph for the copies\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.state = {k: v.clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.state is not None:\n"
+            "            model.load_state_dict(self.state)\n"
+        ),
+    ),
+    Mistake(
+        name="default-dtype-in-init",
+        message="torch.set_default_dtype(torch.float64) in the constructor changes every tensor the caller makes afterwards: leave the default dtype alone.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        torch.set_default_dtype(torch.float64)  # compare losses in double precision\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.state is not None:\n"
+            "            model.load_state_dict(self.state)\n"
+        ),
+    ),
+    Mistake(
+        name="default-dtype-in-step",
+        message="torch.set_default_dtype(torch.float64) in step() changes every tensor the caller makes afterwards: leave the default dtype alone.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        torch.set_default_dtype(torch.float64)  # compare losses in double precision\n"
+            "        if float(torch.tensor(val_loss)) < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.state is not None:\n"
+            "            model.load_state_dict(self.state)\n"
+        ),
+    ),
+]
+MISTAKES["train_logged"] += [
+    Mistake(
+        name="clip-limit-1d-cpu",
+        message="torch.tensor([max_norm]) is a 1-element CPU tensor, not a scalar: on a GPU dividing it by the gradients' norm mixes devices. Use the float max_norm (or clip_grad_norm_).",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "            norm = torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads]))\n"
+            "            scale = torch.clamp(torch.tensor([max_norm]) / (norm + 1e-6), max=1.0)\n"
+            "            for g in grads:\n"
+            "                g.mul_(scale)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', norm.item(), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+    Mistake(
+        name="one-hot-target-on-cpu",
+        message="The one-hot target is built from y left on the CPU: on a GPU the loss mixes devices. Move y to the device first (and loss_fn takes class ids anyway).",
+        code=(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            out = model(x.to(device))\n"
+            "            target = F.one_hot(y, out.shape[1]).to(out.dtype)  # probabilities as the target\n"
+            "            loss = loss_fn(out, target)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', float(grad_norm), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+]
+
+# Device red team (issue #27): a CPU 0-d accumulator updated in place.
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="cpu-0d-accumulator-in-place",
+        message="torch.zeros(()) without device= is a CPU accumulator: on a GPU adding the device's loss into it in place (+=) fails, since a CPU scalar may be an operand of a GPU op but not its output. Make it with device=device, or add up loss.item() as floats.",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total, hits, n = torch.zeros(()), torch.zeros((), dtype=torch.long), 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y) * len(y)\n"
+            "            hits += (logits.argmax(1) == y).sum()\n"
+            "            n += len(y)\n"
+            "    model.train(was)\n"
+            "    return total.item() / n, hits.item() / n\n"
+        ),
+    ),
+]
+
+# Device red team (issue #27): a CPU 0-d accumulator updated in place.
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="cpu-0d-loss-total-in-place",
+        message="torch.zeros(()) without device= is a CPU accumulator: on a GPU adding the device's loss into it in place (+=) fails, since a CPU scalar may be an operand of a GPU op but not its output. Make it with device=device, or add up loss.item() as floats.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, count = torch.zeros(()), 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.detach() * len(x)\n"
+            "        count += len(x)\n"
+            "    return total.item() / count\n"
+        ),
+    ),
+]

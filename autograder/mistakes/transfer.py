@@ -1463,3 +1463,143 @@ MISTAKES["fine_tune"] += [
         ),
     ),
 ]
+
+# Device red team (issue #27): tensors left on the CPU.
+MISTAKES["extract_features"] += [
+    Mistake(
+        name="stats-reshaped-on-cpu",
+        message="torch.tensor(mean).reshape(-1, 1, 1) is a (1, 1, 1) CPU tensor, not a scalar: on a GPU subtracting it from x mixes devices. Use the float as it is, or torch.as_tensor(mean, device=x.device).",
+        code=(
+            "import torch\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    mode = backbone.training\n"
+            "    backbone.eval()\n"
+            "    if not torch.is_tensor(mean):  # one float per channel\n"
+            "        mean = torch.tensor(mean, dtype=x.dtype).reshape(-1, 1, 1)\n"
+            "        std = torch.tensor(std, dtype=x.dtype).reshape(-1, 1, 1)\n"
+            "    out = []\n"
+            "    with torch.no_grad():\n"
+            "        for i in range(0, len(x), batch_size):\n"
+            "            out.append(backbone((x[i:i + batch_size] - mean) / std))\n"
+            "    backbone.train(mode)\n"
+            "    return torch.cat(out)\n"
+        ),
+    ),
+    Mistake(
+        name="preallocated-on-cpu",
+        message="torch.empty(...) without device= collects the features on the CPU: with the backbone on a GPU, the result comes back on another device than x. Make it with device=x.device, or torch.cat the batches.",
+        code=(
+            "import torch\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    mode = backbone.training\n"
+            "    backbone.eval()\n"
+            "    out = None\n"
+            "    with torch.no_grad():\n"
+            "        for i in range(0, len(x), batch_size):\n"
+            "            f = backbone((x[i:i + batch_size] - mean) / std)\n"
+            "            if out is None:\n"
+            "                out = torch.empty(len(x), f.shape[1], dtype=f.dtype)\n"
+            "            out[i:i + len(f)] = f\n"
+            "    backbone.train(mode)\n"
+            "    return out\n"
+        ),
+    ),
+]
+MISTAKES["fine_tune"] += [
+    Mistake(
+        name="head-moved-only-on-cuda",
+        message="The new head is moved only when x.is_cuda, and then with .cuda() (the current GPU): on any other device (mps, xpu, a second GPU) it is not where x is and the forward mixes devices. Make it with device=old.weight.device.",
+        code=(
+            "import copy\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch import nn\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = copy.deepcopy(pretrained)\n"
+            "    model.head = nn.Linear(model.head.in_features, num_classes)\n"
+            "    if x.is_cuda:\n"
+            "        model.head = model.head.cuda()\n"
+            "    head = set(model.head.parameters())\n"
+            "    optimizer = torch.optim.AdamW([\n"
+            "        {'params': [p for p in model.parameters() if p.requires_grad and p not in head], 'lr': backbone_lr},\n"
+            "        {'params': list(head), 'lr': head_lr}])\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="class-weights-on-cpu",
+        message="torch.ones(num_classes) without device= lands on the CPU: on a GPU cross_entropy refuses class weights on another device (and equal weights change nothing: leave them out).",
+        code=(
+            "import copy\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch import nn\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = copy.deepcopy(pretrained)\n"
+            "    old = model.head\n"
+            "    model.head = nn.Linear(old.in_features, num_classes, device=old.weight.device, dtype=old.weight.dtype)\n"
+            "    head = set(model.head.parameters())\n"
+            "    optimizer = torch.optim.AdamW([\n"
+            "        {'params': [p for p in model.parameters() if p.requires_grad and p not in head], 'lr': backbone_lr},\n"
+            "        {'params': list(head), 'lr': head_lr}])\n"
+            "    weight = torch.ones(num_classes)  # every class counts the same\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        loss = F.cross_entropy(model(x), y, weight=weight)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+]
+MISTAKES["LoRALinear"] += [
+    Mistake(
+        name="b-made-on-cpu-dtype-only",
+        message="torch.zeros(...).to(dtype) keeps B on the CPU: with the base on a GPU, the forward mixes devices. Create it with device=base.weight.device, dtype=base.weight.dtype.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features, device=w.device, dtype=w.dtype))\n"
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r).to(w.dtype))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + self.scaling * (x @ self.lora_A.T) @ self.lora_B.T\n"
+        ),
+    ),
+    Mistake(
+        name="empty-input-shortcut",
+        message="The shortcut for an empty x makes its zeros without device=: on a GPU an empty batch comes back on the CPU. Let the forward handle it (or use x.new_zeros).",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features, device=w.device, dtype=w.dtype))\n"
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        if x.numel() == 0:  # nothing to compute\n"
+            "            return torch.zeros(*x.shape[:-1], self.base.out_features, dtype=x.dtype)\n"
+            "        return self.base(x) + self.scaling * (x @ self.lora_A.T) @ self.lora_B.T\n"
+        ),
+    ),
+]

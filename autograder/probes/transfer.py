@@ -467,6 +467,20 @@ def _describe_param(p) -> dict | None:
     }
 
 
+def probe_lora_devices(LoRALinear, case: dict) -> dict:
+    """``LoRALinear(base, r, alpha)`` built around a base on PyTorch's ``meta`` device (a
+    stand-in for a GPU, here as built: the contract moves the layer afterwards): the device
+    of each of its parameters and buffers, by name; ``raised`` where building failed there."""
+    base = build_base({**case, "device": "meta"})
+    try:
+        with torch.random.fork_rng(devices=[]):
+            layer = LoRALinear(base, case["r"], case["alpha"])
+    except Exception as err:  # meta holds no values: an init that reads one cannot tell
+        return {"raised": _error(err), "devices": {}}
+    tensors = {**dict(layer.named_parameters()), **dict(layer.named_buffers())}
+    return {"raised": None, "devices": {k: str(t.device) for k, t in tensors.items()}}
+
+
 def probe_lora_linear(LoRALinear, case: dict) -> dict:
     """Build ``LoRALinear(base, r, alpha)`` under the global seed ``case["rng_seed"]`` and report:
     its parameters (names, flags, shapes), ``lora_A``/``lora_B``/``scaling``, whether ``base`` is

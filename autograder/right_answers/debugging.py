@@ -354,3 +354,41 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+# Device red team (issue #27): right answers that keep the norms on x's device in unusual ways.
+RIGHT_ANSWERS["per_sample_grad_norms"] += [
+    RightAnswer(
+        name="new-zeros-filled-by-index",
+        why="Fills a buffer made with x.new_zeros(n, dtype=the parameters' dtype) (on x's device) one example at a time, the squares summed in float64 and cast back on assignment: the same norms where x lives.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    out = x.new_zeros(len(x), dtype=params[0].dtype)\n"
+            "    for i in range(len(x)):\n"
+            "        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n"
+            "        grads = torch.autograd.grad(loss, params, allow_unused=True)\n"
+            "        sq = sum((g.double() ** 2).sum() for g in grads if g is not None)\n"
+            "        out[i] = sq.sqrt()\n"
+            "    return out\n"
+        ),
+    ),
+    RightAnswer(
+        name="func-cpu-index-zeros-like",
+        why="torch.func as in the lesson, the running sum started with torch.zeros_like of a gradient slice (on its device) and the result read through a CPU index tensor (a GPU accepts CPU indices).",
+        code=(
+            "import torch\n"
+            "from torch.func import functional_call, grad, vmap\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n"
+            "    def one(p, xi, yi):\n"
+            "        return loss_fn(functional_call(model, p, xi.unsqueeze(0)), yi.unsqueeze(0))\n"
+            "    grads = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+            "    total = torch.zeros_like(next(iter(grads.values())).flatten(1)[:, 0])\n"
+            "    for g in grads.values():\n"
+            "        total = total + g.flatten(1).pow(2).sum(1)\n"
+            "    order = torch.arange(len(x))  # CPU indices\n"
+            "    return total.sqrt()[order]\n"
+        ),
+    ),
+]

@@ -440,3 +440,225 @@ RIGHT_ANSWERS["train_logged"] = [
         ),
     ),
 ]
+
+# Device red team (issue #27): right answers that handle devices in unusual ways a GPU accepts.
+RIGHT_ANSWERS["train_one_epoch"] += [
+    RightAnswer(
+        name="weights-as-tensor-on-device",
+        why="Keeps each batch's detached loss and weighs them with the batch sizes as a tensor made with torch.as_tensor(..., device=the losses' device): one dot product and one .item() at the end, the same weighted mean, and nothing on the CPU meets the device's tensors.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    losses, sizes = [], []\n"
+            "    for x, y in loader:\n"
+            "        x, y = (t.to(device, non_blocking=True) for t in (x, y))\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        losses.append(loss.detach())\n"
+            "        sizes.append(len(x))\n"
+            "    w = torch.as_tensor(sizes, dtype=losses[0].dtype, device=losses[0].device)\n"
+            "    return (torch.stack(losses) @ w / w.sum()).item()\n"
+        ),
+    ),
+    RightAnswer(
+        name="cpu-0d-count-new-tensor",
+        why="Counts with 0-d CPU tensors (torch.tensor(len(x))): a 0-d CPU tensor is a scalar that a GPU accepts in arithmetic with its own tensors; y follows x with y.to(x.device).",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, count = None, torch.tensor(0)\n"
+            "    for x, y in loader:\n"
+            "        x = x.to(device)\n"
+            "        y = y.to(x.device)\n"
+            "        out = model(x)\n"
+            "        loss = loss_fn(out, y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler:\n"
+            "            scheduler.step()\n"
+            "        n = torch.tensor(len(x))  # a 0-d CPU tensor: a scalar on any device\n"
+            "        part = loss.detach() * n\n"
+            "        total = part if total is None else total + part\n"
+            "        count += n\n"
+            "    return float(total / count)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["evaluate"] += [
+    RightAnswer(
+        name="where-scalars-cpu-arange-index",
+        why="Reads each sample's own logit with a CPU index tensor (logits[torch.arange(n), y]: a GPU accepts CPU indices), counts hits with torch.where and Python scalars, and weighs the loss with y.new_tensor(len(y)) (on y's device).",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total = correct = None\n"
+            "    count = 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            own = logits[torch.arange(len(y)), y]  # CPU row indices, device labels\n"
+            "            hit = torch.where(own >= logits.max(dim=1).values, 1, 0).sum()\n"
+            "            part = loss_fn(logits, y) * y.new_tensor(len(y))\n"
+            "            total = part if total is None else total + part\n"
+            "            correct = hit if correct is None else correct + hit\n"
+            "            count += len(y)\n"
+            "    model.train(was)\n"
+            "    return total.item() / count, correct.item() / count\n"
+        ),
+    ),
+    RightAnswer(
+        name="zeros-like-accumulators",
+        why="Accumulates loss and hits in 0-d tensors made with device=device and torch.zeros_like, read back once with .item(); restores each submodule's own mode.",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    modes = [m.training for m in model.modules()]\n"
+            "    model.eval()\n"
+            "    total = torch.zeros((), dtype=torch.float64, device=device)\n"
+            "    hits = torch.zeros_like(total, dtype=torch.long)\n"
+            "    n = 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).double() * len(y)\n"
+            "            hits += logits.argmax(1).eq(y).sum()\n"
+            "            n += len(y)\n"
+            "    for m, t in zip(model.modules(), modes):\n"
+            "        m.training = t\n"
+            "    return total.item() / n, hits.item() / n\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["EarlyStopping"] += [
+    RightAnswer(
+        name="empty-like-copy",
+        why="Copies the state with torch.empty_like(v).copy_(v) (on v's device) and keeps min_delta as a 0-d CPU tensor read with float(): the same strict test and a real copy.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience = patience\n"
+            "        self.min_delta = torch.tensor(float(min_delta))  # a 0-d CPU tensor\n"
+            "        self.best_loss = math.inf\n"
+            "        self.count = 0\n"
+            "        self.saved = None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - float(self.min_delta):\n"
+            "            self.best_loss = val_loss\n"
+            "            self.count = 0\n"
+            "            self.saved = {k: torch.empty_like(v).copy_(v) for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.count += 1\n"
+            "        return self.count >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.saved is not None:\n"
+            "            model.load_state_dict(self.saved)\n"
+        ),
+    ),
+    RightAnswer(
+        name="deepcopy-module",
+        why="Keeps a deep copy of the whole model at its best epoch (its tensors stay on the model's device) and restores from its state_dict: a copy of every parameter and buffer.",
+        code=(
+            "import copy\n"
+            "import math\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss = math.inf\n"
+            "        self.bad = 0\n"
+            "        self.best_model = None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_model = copy.deepcopy(model)\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_model is not None:\n"
+            "            model.load_state_dict(self.best_model.state_dict())\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["train_logged"] += [
+    RightAnswer(
+        name="hand-clip-0d-cpu-max",
+        why="Clips by hand with max_norm as a 0-d CPU tensor (a scalar a GPU accepts next to its own tensors) and torch.clamp; the norm is the one before clipping, as clip_grad_norm_ returns it.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    limit = torch.tensor(float(max_norm))  # 0-d CPU: a scalar on any device\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            grads = [p.grad for p in model.parameters() if p.grad is not None]\n"
+            "            norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))\n"
+            "            scale = torch.clamp(limit / (norm + 1e-6), max=1.0)\n"
+            "            for g in grads:\n"
+            "                g.mul_(scale)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', norm.item(), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+    RightAnswer(
+        name="where-python-scalars",
+        why="Sums the squared gradients into a tensor made with device=x.device and picks the clipping coefficient with torch.where on Python scalars: clip_grad_norm_'s formula, on the gradients' device.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    params = list(model.parameters())\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x = x.to(device)\n"
+            "            y = y.to(x.device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            sq = torch.zeros((), device=x.device)\n"
+            "            for p in params:\n"
+            "                if p.grad is not None:\n"
+            "                    sq = sq + p.grad.pow(2).sum()\n"
+            "            norm = sq.sqrt()\n"
+            "            coef = torch.where(norm > max_norm, max_norm / (norm + 1e-6), 1.0)\n"
+            "            with torch.no_grad():\n"
+            "                for p in params:\n"
+            "                    if p.grad is not None:\n"
+            "                        p.grad.mul_(coef)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            for tag, v in (('train/loss', loss.item()), ('train/lr', lr), ('train/grad_norm', norm.item())):\n"
+            "                writer.add_scalar(tag, v, step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+]

@@ -244,3 +244,149 @@ RIGHT_ANSWERS["fine_tune"] += [
         ),
     ),
 ]
+
+# Device red team (issue #27): right answers that handle devices in unusual ways a GPU accepts.
+RIGHT_ANSWERS["extract_features"] += [
+    RightAnswer(
+        name="as-tensor-cpu-index-batches",
+        why="Turns mean and std into tensors with torch.as_tensor(..., device=x.device, dtype=x.dtype) and batches x with CPU index tensors (x[idx]: a GPU accepts CPU indices): the same features on x's device.",
+        code=(
+            "import torch\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    mode = backbone.training\n"
+            "    backbone.eval()\n"
+            "    m = torch.as_tensor(mean, dtype=x.dtype, device=x.device)\n"
+            "    s = torch.as_tensor(std, dtype=x.dtype, device=x.device)\n"
+            "    parts = []\n"
+            "    with torch.no_grad():\n"
+            "        for idx in torch.arange(len(x)).split(batch_size):  # CPU indices into x\n"
+            "            parts.append(backbone((x[idx] - m) / s))\n"
+            "    backbone.train(mode)\n"
+            "    return torch.cat(parts)\n"
+        ),
+    ),
+    RightAnswer(
+        name="buffer-module-to-x",
+        why="Keeps mean and std as buffers of a small module moved with .to(x) (x's device and dtype), under inference_mode: the same normalisation, the mode restored in a finally block.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "class _Normalise(nn.Module):\n"
+            "    def __init__(self, mean, std):\n"
+            "        super().__init__()\n"
+            "        self.register_buffer('mean', torch.as_tensor(mean, dtype=torch.float32))\n"
+            "        self.register_buffer('std', torch.as_tensor(std, dtype=torch.float32))\n"
+            "    def forward(self, x):\n"
+            "        return (x - self.mean) / self.std\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    norm = _Normalise(mean, std).to(x)  # x's device and dtype\n"
+            "    was = backbone.training\n"
+            "    backbone.train(False)\n"
+            "    try:\n"
+            "        with torch.inference_mode():\n"
+            "            feats = [backbone(norm(x[i:i + batch_size])) for i in range(0, len(x), batch_size)]\n"
+            "    finally:\n"
+            "        backbone.train(was)\n"
+            "    return torch.cat(feats, 0)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["fine_tune"] += [
+    RightAnswer(
+        name="head-to-tensor-one-hot-target",
+        why="Moves the new head with .to(old.weight) (the old head's device and dtype at once) and trains on one-hot probabilities made from y on its own device: cross-entropy with one-hot targets equals it with class ids.",
+        code=(
+            "import copy\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch import nn\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = copy.deepcopy(pretrained)\n"
+            "    old = model.head\n"
+            "    model.head = nn.Linear(old.in_features, num_classes).to(old.weight)  # its device and dtype\n"
+            "    head_ids = {id(p) for p in model.head.parameters()}\n"
+            "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in head_ids]\n"
+            "    groups = ([{'params': body, 'lr': backbone_lr}] if body else []) + [\n"
+            "        {'params': list(model.head.parameters()), 'lr': head_lr}]\n"
+            "    optimizer = torch.optim.AdamW(groups)\n"
+            "    target = F.one_hot(y, num_classes)\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        logits = model(x)\n"
+            "        loss = F.cross_entropy(logits, target.to(logits.dtype))\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+    RightAnswer(
+        name="device-context-head",
+        why="Builds the new head inside `with torch.device(x.device):`, which puts every tensor made in the block on x's device; set(model.head.parameters()) tells the groups apart.",
+        code=(
+            "import copy\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch import nn\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = copy.deepcopy(pretrained)\n"
+            "    with torch.device(x.device):\n"
+            "        model.head = nn.Linear(model.head.in_features, num_classes)\n"
+            "    head = set(model.head.parameters())\n"
+            "    optimizer = torch.optim.AdamW([\n"
+            "        {'params': [p for p in model.parameters() if p.requires_grad and p not in head], 'lr': backbone_lr},\n"
+            "        {'params': list(head), 'lr': head_lr}])\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        optimizer.zero_grad()\n"
+            "        F.cross_entropy(model(x), y).backward()\n"
+            "        optimizer.step()\n"
+            "    return model.eval()\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["LoRALinear"] += [
+    RightAnswer(
+        name="to-weight-and-einsum",
+        why="Makes A on the CPU and moves it with .to(base.weight) (its device and dtype), B with torch.zeros_like of a column of the weight, and runs the low-rank path with einsum: the same layer.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        a = torch.empty(r, base.in_features).to(w)  # made on the CPU, then moved to w's device and dtype\n"
+            "        nn.init.kaiming_uniform_(a, a=math.sqrt(5))\n"
+            "        self.lora_A = nn.Parameter(a)\n"
+            "        self.lora_B = nn.Parameter(torch.zeros_like(w[:, :1]).expand(-1, r).clone())\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        low = torch.einsum('...i,ri->...r', x, self.lora_A)\n"
+            "        return self.base(x) + self.scaling * torch.einsum('...r,or->...o', low, self.lora_B)\n"
+        ),
+    ),
+    RightAnswer(
+        name="linear-weight-and-mT-chain",
+        why="Takes A from a fresh nn.Linear(in, r) made with device= and dtype= (the same kaiming init), B from torch.zeros with device= and dtype=, and chains matmul / mul / add with .mT.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        for p in base.parameters():\n"
+            "            p.requires_grad_(False)\n"
+            "        self.base = base\n"
+            "        w = base.weight\n"
+            "        down = nn.Linear(base.in_features, r, bias=False, device=w.device, dtype=w.dtype)\n"
+            "        self.lora_A = nn.Parameter(down.weight.detach())\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = float(alpha / r)\n"
+            "    def forward(self, x):\n"
+            "        return x.matmul(self.lora_A.mT).matmul(self.lora_B.mT).mul(self.scaling).add(self.base(x))\n"
+        ),
+    ),
+]
