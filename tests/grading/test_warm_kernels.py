@@ -182,7 +182,7 @@ def test_no_planted_process_outlives_grading(graded):
     assert _processes_with(MARKER) == []
 
 
-@pytest.mark.parametrize("lesson, device_family", [("00_welcome", False), ("01_tensors", True)])
+@pytest.mark.parametrize("lesson, device_family", [("10_scaling", False), ("01_tensors", True)])
 def test_a_spare_imports_what_the_device_family_needs_only_where_a_contract_declares_it(
     lesson, device_family
 ):
