@@ -234,30 +234,9 @@ def probe_hvp(hvp, case: dict) -> dict:
     x = _caller_x(case)
     v = case["v"]
     x_before, v_before = x.detach().clone(), v.clone()
-    formed: list[str] = []  # torch.func transforms that build the whole Hessian (the text: not)
-    originals = {name: getattr(torch.func, name) for name in ("hessian", "jacrev", "jacfwd")}
-
-    def noting(name):
-        def transform(*args, **kwargs):
-            formed.append(f"torch.func.{name}")
-            return originals[name](*args, **kwargs)
-
-        return transform
-
-    try:
-        for name in originals:
-            setattr(torch.func, name, noting(name))
-        result = hvp(f, x, v)
-    finally:
-        for name, original in originals.items():
-            setattr(torch.func, name, original)
+    result = hvp(f, x, v)
     touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
-    return {
-        "result": result,
-        "x_touched": touched,
-        "v_unchanged": torch.equal(v, v_before),
-        "formed_hessian": sorted(set(formed)),
-    }
+    return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
 
 
 # ---------------------------------------------------------------------------------------------
