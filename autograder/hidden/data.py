@@ -1905,8 +1905,8 @@ def _check_stays_on_device(answer, contract: Contract, args: tuple, result: bool
     if "device_mix" in seen:
         raise CheckError(
             _(
-                "{what}: with its inputs on another device (here PyTorch's 'meta' device, "
-                "as a GPU would be), the answer mixed devices: {error}. A tensor made with "
+                "{what}: with its inputs on another device (standing in for a "
+                "GPU), the answer mixed devices: {error}. A tensor made with "
                 "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
                 "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
             ).format(what=what, error=seen["device_mix"])
@@ -1919,8 +1919,8 @@ def _check_stays_on_device(answer, contract: Contract, args: tuple, result: bool
         if isinstance(got, dict) and got.get("device", "meta") != "meta":
             raise CheckError(
                 _(
-                    "{what} returned a tensor on {device}, not on its inputs' device (meta, "
-                    "standing in for a GPU). Make new tensors with device=x.device or "
+                    "{what} returned a tensor on {device}, not on its inputs' device "
+                    "(standing in for a GPU). Make new tensors with device=x.device or "
                     "x.new_*, so the result lives where the inputs do."
                 ).format(what=what, device=got["device"])
             )

@@ -1759,23 +1759,6 @@ def check_per_sample_grad_norms(per_sample_grad_norms) -> None:
                 "device=x.device (or torch.stack the norms themselves)."
             ).format(what=what, got=seen["device"], device=x.device)
         )
-    # meta (the contract's device family) stops at the first .item() or copy to the CPU;
-    # stand-ins that keep values show where norms collected on the CPU end up
-    where = observe(probes.probe_per_sample_devices, per_sample_grad_norms, case, what)["where"]
-    if where in ("cpu", "mixed"):
-        raise CheckError(
-            _(
-                "{what}, with the model, x and y on another device (standing in for a GPU), "
-                "{how}. Keep the norms on x's device: torch.stack the norms themselves, or make "
-                "the buffer with x.new_zeros(...) (torch.tensor([... .item() ...]) and "
-                "torch.zeros(n) land on the CPU)."
-            ).format(
-                what=what,
-                how=_("returned its norms on the CPU")
-                if where == "cpu"
-                else _("mixed a CPU tensor with the device's (on a GPU this fails)"),
-            )
-        )
     expected = _reference_per_sample(probes.build_model(spec), nn.CrossEntropyLoss(), x, y).cpu()
     got = seen["result"]
     if not (

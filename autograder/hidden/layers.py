@@ -290,22 +290,6 @@ def check_batch_norm(batch_norm) -> None:
                 )
 
 
-def _check_placed(seen: dict, what: str) -> None:
-    """Fail where the answer, with its inputs standing for a GPU's, mixed devices or
-    returned a CPU tensor (``probes._placed``): what the contract's meta device cannot run."""
-    result = seen.get("result")
-    if seen.get("mixed") or (isinstance(result, dict) and result.get("device") == "cpu"):
-        raise CheckError(
-            _(
-                "{what}: with its inputs on a GPU, the answer would put a value on the CPU "
-                "(a tensor made without device=, or rebuilt from values read back with "
-                ".tolist(), .item() or .cpu()) and mix it with the GPU's tensors or return "
-                "it. Make new tensors with device=x.device (or x.new_zeros, "
-                "torch.zeros_like) and keep the values where they are."
-            ).format(what=what)
-        )
-
-
 # ---------------------------------------------------------------------------------------
 # 4. mean_embedding
 
@@ -371,16 +355,7 @@ def check_mean_embedding(mean_embedding) -> None:
     """The contract (values, pads, dtypes, layouts, device, tokens kept), then: the gradient
     reaches the table's weight (a contract differentiates tensor arguments, not a module's
     parameters) and carries no NaN from a row of only pads."""
-    g = torch.Generator().manual_seed(43)
     configs = [(3, 5, 11, 4, 0, 0), (4, 6, 9, 3, 0, None), (3, 3, 8, 2, 2, 5)]
-    for i, (b, t, num, dim, pad_id, padding_idx) in enumerate(configs):
-        tokens = torch.randint(0, num, (b, t), generator=g)
-        tokens[:, -1] = pad_id
-        tokens[-1] = pad_id  # a row of only pads
-        case = {"seed": 440 + i, "num": num, "dim": dim, "padding_idx": padding_idx}
-        case |= {"device": "cpu", "tokens": tokens, "pad_id": pad_id}
-        what = f"mean_embedding(tokens of shape ({b}, {t}), a table of {num} rows, pad_id={pad_id})"
-        _check_placed(observe(probes.probe_mean_embedding_placed, mean_embedding, case, what), what)
     g = torch.Generator().manual_seed(43)
     for i, (b, t, num, dim, pad_id, padding_idx) in enumerate(configs):
         tokens = torch.randint(0, num, (b, t), generator=g)
@@ -693,12 +668,6 @@ ENCODER_LAYER_FORWARD = Contract(
 @uses(ENCODER_LAYER_FORWARD)
 def check_encoder_layer_forward(encoder_layer_forward) -> None:
     """The contract: against nn.TransformerEncoderLayer itself, the layer's mode and weights
-    left as they were, gradients reaching x, without calling the layer or its self_attn."""
-    g = torch.Generator().manual_seed(47)
-    for i, (norm_first, heads) in enumerate([(False, 2), (True, 1)]):
-        case = {"d_model": 4, "n_heads": heads, "d_ff": 6, "activation": "gelu", "eps": 1e-5}
-        case |= {"norm_first": norm_first, "training": False, "seed": 470 + i, "device": "cpu"}
-        case["x"] = torch.randn(2, 3, 4, generator=g)
-        what = f"encoder_layer_forward(a layer with norm_first={norm_first}, x of shape (2, 3, 4))"
-        seen = observe(probes.probe_encoder_layer_placed, encoder_layer_forward, case, what)
-        _check_placed(seen, what)
+    left as they were, gradients reaching x, without calling the layer or its self_attn;
+    on another device, even where the answer reads values back (the device family then runs
+    it on stand-ins that keep them, ``probes/devices.py``)."""

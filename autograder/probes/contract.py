@@ -261,12 +261,14 @@ def call_dtype(args: list) -> torch.dtype | None:
     return None
 
 
-def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list, Any]:
+def answer_callable(
+    answer: Any, args: list, case: dict, place: Callable | None = None
+) -> tuple[Callable, list, Any]:
     """What the case calls, with what, and the object it belongs to. A function is called on
     all the arguments; a class (``construct``: how many leading arguments go to it) is built
     from the first ones, its weights filled (``fill``) and cast to the dtype and device of the
     call's tensors, then called on the rest; ``method`` names what is called instead
-    (``apply`` of a Function)."""
+    (``apply`` of a Function). ``place(obj, call)`` puts a built module elsewhere."""
     k = case.get("construct")
     if k is None:
         obj, call = answer, args
@@ -278,8 +280,16 @@ def answer_callable(answer: Any, args: list, case: dict) -> tuple[Callable, list
         if case.get("fill", True):
             fill_parameters(obj)
         if isinstance(obj, torch.nn.Module):
-            obj.to(device=call_device(call), dtype=call_dtype(call))
+            (place or _to_call)(obj, call)
     return (getattr(obj, case["method"]) if case.get("method") else obj), call, obj
+
+
+def _to_call(obj: torch.nn.Module, call: list) -> None:
+    obj.to(device=call_device(call), dtype=call_dtype(call))
+
+
+def _to_stand_ins(obj: torch.nn.Module, call: list) -> None:
+    devices.stand_in_module(obj.to(dtype=call_dtype(call)))
 
 
 def trained_parameters(objects: list) -> list[torch.nn.Parameter]:
@@ -527,39 +537,51 @@ def probe_contract(answer: Callable, case: dict) -> dict:
 
 def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
     """The device family once more, on tensors that keep their values (``devices.py``), for
-    an answer that ``meta`` could not run because it reads values; None where that cannot
-    tell either: a class or a built object (it would need moving too), or another error."""
-    if case.get("construct") is not None or case.get("method"):
-        return None
-    args = built_all(case["args"])
-    sent = [type(a) is dict and "build" in a for a in case["args"]]
-    if any(b and not _plain_function(a) for a, b in zip(args, sent, strict=True)):
-        return None  # a built model or dataset: its tensors would need moving too
-
-    # the inputs' device is the CPU here: a device argument names it, so what the answer
-    # makes with device= is placed (meta's would not even hold values)
-    def here(a):
-        return torch.device("cpu") if isinstance(a, torch.device) else devices.stand_in(a)
-
-    args = [here(a) for a in args]
-    kwargs = {k: here(v) for k, v in case.get("kwargs", {}).items()}
+    an answer that ``meta`` could not run because it reads values: the tensor arguments, the
+    built models (before what is built over them: an optimizer holds their stand-ins) and the
+    object a class builds all stand for a GPU's. None where that cannot tell either: another
+    error, or a ``torch.func`` transform (its tensors drop the stand-in's class)."""
+    args: list = []
+    for a in case["args"]:
+        args.append(_here(built(a, args)))
+    kwargs = {k: _here(v) for k, v in case.get("kwargs", {}).items()}
+    k = case.get("construct")
+    if k is not None:
+        args[:k] = cast_parts(args[:k], args[k:])
     placed = devices.Placed()
     try:
-        with warnings.catch_warnings(), placed:
+        # seeded, as the builders are: the same answer gives the same result every run (a
+        # shuffled loader, dropout), and the caller's random state is left as it was
+        with warnings.catch_warnings(), placed, torch.random.fork_rng(devices=[]):
             warnings.simplefilter("ignore")
-            seen = run_forbidding(answer, args, kwargs, functions)
+            torch.manual_seed(0)
+            torch.set_grad_enabled(True)  # as the meta run started (it may have switched them)
+            torch.set_default_dtype(torch.float32)
+            # built under Placed: what the class makes with device= is placed, as on a GPU
+            fn, call, _obj = answer_callable(answer, args, case, place=_to_stand_ins)
+            seen = run_forbidding(fn, call, kwargs, functions)
+            if case.get("view") and not seen["broken"]:
+                seen["result"] = probe_function(case["view"])(seen["result"])
     except Exception as err:  # the answer's own error: meta's verdict (inconclusive) stands
         if devices.MIXED in str(err) and not placed.transformed:
             return {"device_mix": devices.MIXED}
         return None
     if placed.transformed:
-        return None  # torch.func's tensors lose the stand-in's class: no verdict either way
-    return {"broken": seen["broken"], "changed": [], "result": devices.describe(seen["result"])}
+        return None
+    result = devices.describe(seen["result"])
+    return {"broken": seen["broken"], "changed": [], "result": result, "on_stand_ins": True}
 
 
-def _plain_function(obj: Any) -> bool:
-    """A built function (``f`` to differentiate), which holds no tensors of its own."""
-    return callable(obj) and not isinstance(obj, torch.nn.Module) and not hasattr(obj, "__len__")
+def _here(arg: Any) -> Any:
+    """An argument for the stand-in run: tensors and models as stand-ins; a device argument
+    names the CPU, the inputs' device here (so what the answer makes with it is placed)."""
+    if isinstance(arg, torch.device):
+        return torch.device("cpu")
+    if isinstance(arg, str) and arg == "meta":  # a device given by name
+        return "cpu"
+    if isinstance(arg, torch.nn.Module):
+        return devices.stand_in_module(arg)
+    return devices.stand_in(arg)
 
 
 def process_modes() -> dict:

@@ -20,7 +20,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.probes import devices
 from autograder.probes.contract import SavedTensors
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
@@ -732,25 +731,3 @@ def probe_per_sample_grad_norms(per_sample_grad_norms, case: dict) -> dict:
         "inputs_changed": not (torch.equal(x, x_before) and torch.equal(y, y_before)),
         "mode_changed": modes != [m.training for m in model.modules()],
     }
-
-
-def probe_per_sample_devices(per_sample_grad_norms, case: dict) -> dict:
-    """The call with the model, x and y on "another device" that keeps values (stand-ins,
-    ``autograder/probes/devices.py``; meta, the contract's device family, stops at the first
-    .item() or copy to the CPU). ``where``: "same" for norms on the inputs' device, "cpu"
-    for norms made on the CPU, "mixed" where the answer mixed devices, None where this
-    cannot tell (a torch.func transform, whose tensors drop the stand-in's class, or another
-    error)."""
-    model = devices.stand_in_module(build_model(case["model"]))
-    x, y = devices.stand_in(case["x"]), devices.stand_in(case["y"])
-    placed = devices.Placed()
-    try:
-        with warnings.catch_warnings(), placed:
-            warnings.simplefilter("ignore")
-            result = per_sample_grad_norms(model, LOSSES[case["loss"]](), x, y)
-    except Exception as err:  # only the device is judged here
-        mixed = devices.MIXED in str(err) and not placed.transformed
-        return {"where": "mixed" if mixed else None}
-    if placed.transformed or not isinstance(result, torch.Tensor):
-        return {"where": None}
-    return {"where": "same" if isinstance(result, devices.StandIn) else "cpu"}

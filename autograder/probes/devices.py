@@ -20,7 +20,8 @@ Two gaps, each closed here:
 In both, what a GPU also lets a CPU tensor meet is allowed: a 0-d tensor (a scalar) as an
 operand (not as the target of an in-place operation), indexing with CPU indices, copying or
 assigning CPU values in, and moving (``.to``). ``stand_in_module`` makes a model's
-parameters and buffers stand-ins, for probes that hand an answer a model "on a GPU".
+parameters and buffers stand-ins: the contract's rerun (``contract._on_stand_in``) hands an
+answer its models, and the object its class builds, "on a GPU" that way.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograder.probes import devices
-
 # The text's "by hand" rules (issue #27): each exercise's shortcuts, named as a learner writes them.
 # Contracts name them (autograder/probes/contract.py's SHORTCUTS holds the functions).
 BATCH_NORM_RULES = ("F.batch_norm", "torch.batch_norm", "torch.native_batch_norm")
@@ -80,36 +78,3 @@ def build_encoder_layer(case: dict) -> nn.TransformerEncoderLayer:
             p.copy_(torch.randn(p.shape, generator=g) * 0.3)
     layer.train(case["training"])
     return layer.to(case["device"])
-
-
-# ---------------------------------------------------------------------------------------
-# Where the result would be on a GPU, for answers the contract's meta device cannot run
-# (they read values back, or copy values into a tensor they made): the inputs and the
-# module's own tensors are stand-ins that keep their values and refuse to meet a plain
-# CPU tensor (``devices.StandIn``), and what the answer puts on their device is one too.
-
-
-def _placed(answer, *args) -> dict:
-    """The answer's result described (``"meta"``: on its inputs' device, ``"cpu"``: not),
-    or ``mixed`` where it made a stand-in meet a plain CPU tensor."""
-    placed = devices.Placed()
-    try:
-        with placed:
-            out = answer(*args)
-    except Exception as err:  # the contract has judged the answer's own errors: no verdict
-        return {"mixed": devices.MIXED in str(err) and not placed.transformed}
-    if placed.transformed:  # torch.func's tensors drop the stand-in's class: no verdict
-        return {}
-    return {"result": devices.describe(out)}
-
-
-def probe_mean_embedding_placed(mean_embedding, case: dict) -> dict:
-    """mean_embedding with tokens and table standing for a GPU's (see ``_placed``)."""
-    table = devices.stand_in_module(build_embedding(case))
-    return _placed(mean_embedding, devices.stand_in(case["tokens"]), table, case["pad_id"])
-
-
-def probe_encoder_layer_placed(encoder_layer_forward, case: dict) -> dict:
-    """encoder_layer_forward with the layer and x standing for a GPU's (see ``_placed``)."""
-    layer = devices.stand_in_module(build_encoder_layer(case))
-    return _placed(encoder_layer_forward, layer, devices.stand_in(case["x"]))

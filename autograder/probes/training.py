@@ -23,7 +23,6 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.flop_counter import FlopCounterMode
 
-from autograder.probes import devices
 from autograder.probes.contract import DEVICE_MIX
 from tutorial_lib.data import load_digits, train_val_split
 
@@ -339,47 +338,6 @@ def probe_evaluate(evaluate, case: dict) -> dict:
         "grad_enabled_after": grad_after,
         "rng_changed": not torch.equal(rng_before, torch.get_rng_state()),
     }
-
-
-def _run_on_stand_ins(fn, *args) -> str | None:
-    """``fn(*args)`` under ``devices.Placed``: devices.MIXED where the answer mixed a plain
-    CPU tensor with a stand-in, else None (another error is not judged)."""
-    placed = devices.Placed()
-    try:
-        with warnings.catch_warnings(), placed:
-            warnings.simplefilter("ignore")
-            fn(*args)
-    except Exception as err:  # only a device mix is judged here
-        if devices.MIXED in str(err) and not placed.transformed:
-            return devices.MIXED
-    return None
-
-
-def probe_train_one_epoch_devices(train_one_epoch, case: dict) -> dict:
-    """train_one_epoch with the model (and so its optimizer) on "another device" that keeps
-    values (see probe_evaluate_devices): ``mixed`` as there."""
-    model, loader, loss_fn, _optimizer, _scheduler = build_train_run(case)
-    devices.stand_in_module(model)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    factors = case["lr_factors"]
-    scheduler = factor_scheduler(optimizer, factors) if factors is not None else None
-    torch.manual_seed(case["seed"] + 1000)
-    return {
-        "mixed": _run_on_stand_ins(
-            train_one_epoch, model, loader, loss_fn, optimizer, case["device"], scheduler
-        )
-    }
-
-
-def probe_evaluate_devices(evaluate, case: dict) -> dict:
-    """evaluate with the model on "another device" that keeps values (a stand-in, see
-    ``autograder/probes/devices.py``): meta cannot go past the first .item(), this can. The
-    batches come from the CPU; what the answer moves with .to(device) (or makes with
-    device=) is a stand-in too. Returns ``mixed``: PyTorch's message where the answer mixed
-    a plain CPU tensor with the model's, else None (any other error is not judged here)."""
-    model, loader, loss_fn = build_eval_run(case)
-    devices.stand_in_module(model)
-    return {"mixed": _run_on_stand_ins(evaluate, model, loader, loss_fn, case["device"])}
 
 
 class ReadOnceLoader:

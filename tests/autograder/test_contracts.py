@@ -129,8 +129,8 @@ def test_right_answers_pass_every_family(answer):
         (wrong_stack_rows, "shape (0, 1)"),
         (wrong_float32, "dtype"),
         (wrong_view, "non-contiguous"),
-        (wrong_device, "meta"),
-        (wrong_matmul_with_cpu, "[inputs on the meta device]"),
+        (wrong_device, "the answer mixed devices"),
+        (wrong_matmul_with_cpu, "[inputs on another device]"),
         (wrong_device_reading_values, "standing in for a GPU"),
         (wrong_result_read_back, "returned a tensor on cpu"),
         (wrong_no_grad, "no gradient history"),
@@ -387,6 +387,18 @@ class AffineWeightData(ReferenceAffine):  # grad: the weight read through .data 
         return x * self.weight.data + self.bias
 
 
+class AffineReadingValues(ReferenceAffine):  # right: reads a value, keeps its tensors placed
+    def forward(self, x):
+        scale = self.weight.abs().max().item()  # meta holds no value: run on stand-ins
+        return x * self.weight + self.bias + x.new_zeros(x.shape[-1]) * scale
+
+
+class AffineReadingValuesOnCpu(ReferenceAffine):  # device: then adds a tensor made on the CPU
+    def forward(self, x):
+        scale = self.weight.abs().max().item()
+        return x * self.weight + self.bias + torch.zeros(x.shape[-1], dtype=x.dtype) * scale
+
+
 def test_a_class_is_built_on_both_sides_with_the_same_weights():
     AFFINE.check(ReferenceAffine)
     AFFINE.check(AffineBySequential)
@@ -394,6 +406,11 @@ def test_a_class_is_built_on_both_sides_with_the_same_weights():
     assert "gradient" in failure(AffineDetached, AFFINE)
     assert "dtype" in failure(AffineFloat32, AFFINE)
     assert "parameter #1 (of shape" in failure(AffineWeightData, AFFINE)
+
+
+def test_a_class_that_reads_values_is_judged_with_its_own_tensors_on_stand_ins():
+    AFFINE.check(AffineReadingValues)
+    assert "standing in for a GPU" in failure(AffineReadingValuesOnCpu, AFFINE)
 
 
 class ReferenceSquare(torch.autograd.Function):
@@ -477,6 +494,49 @@ def test_arguments_the_text_lets_change_are_compared_with_the_reference_afterwar
 
     for wrong in (keeps_old_grads, steps_twice):
         assert "its argument model afterwards" in failure(wrong, STEP)
+
+
+def _sgd_step(model, optimizer, device):
+    optimizer.zero_grad()
+    loss = model(torch.ones(2, 4, device=device)).pow(2).sum()
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def reference_step_loss(model, optimizer, device):
+    """The loss of one step, as a number; on 'meta' only where tensors live is judged."""
+    return None if str(device) == "meta" else _sgd_step(model, optimizer, device).item()
+
+
+STEP_LOSS = Contract(
+    "step_loss",
+    reference_step_loss,
+    lambda d: Inputs(
+        (
+            Build(build_contract_model, {"seed": 0, "classes": 2, "training": True}, "a model"),
+            Build(build_contract_optimizer, {"lr": 0.1, "momentum": 0.9}, "SGD", of=(0,)),
+            "meta" if d.family == "device" else "cpu",
+        )
+    ),
+    families=("values", "device"),
+    mutates=(0, 1),
+    arg_names=("model", "optimizer", "device"),
+)
+
+
+def test_a_built_model_and_its_optimizer_are_rerun_on_stand_ins_after_a_value_is_read():
+    def right_reading_values(model, optimizer, device):
+        loss = _sgd_step(model, optimizer, device).item()  # meta stops here
+        return (torch.zeros(1, device=device) + torch.tensor(loss, device=device)).item()
+
+    def wrong_counts_on_the_cpu(model, optimizer, device):
+        loss = _sgd_step(model, optimizer, device).item()
+        return (torch.zeros(1) + torch.tensor(loss, device=device)).item()
+
+    STEP_LOSS.check(reference_step_loss)
+    STEP_LOSS.check(right_reading_values)
+    assert "standing in for a GPU" in failure(wrong_counts_on_the_cpu, STEP_LOSS)
 
 
 def reference_row_by_row(w, x):
