@@ -110,18 +110,39 @@ def run_probe(probe: Callable, student: Any, case: Any) -> str:
     return wire.encode({"value": value})
 
 
+# What an answer can switch for the whole process, by the name its message gives: how to read
+# it, how to set it, and the value a caller usually has. The probes start every contract call
+# from the usual values and report what an answer left switched (``probes.contract``);
+# run_probe puts back whatever they were; the mistake runner resets them between answers.
+MODES: dict[str, tuple[Callable, Callable, Any]] = {
+    "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled, True),
+    "torch.get_default_dtype()": (torch.get_default_dtype, torch.set_default_dtype, torch.float32),
+}
+
+
+def modes_now() -> dict[str, str]:
+    """Each mode's value now, as text (it crosses the wire)."""
+    return {name: str(read()) for name, (read, _set, _usual) in MODES.items()}
+
+
+def usual_modes() -> None:
+    """Set every mode to the value a caller usually has."""
+    for _read, set_mode, usual in MODES.values():
+        set_mode(usual)
+
+
 @contextlib.contextmanager
 def _process_modes_kept():
-    """Put back what an answer can switch for the whole process: autograd and the default
-    dtype. An answer that turns autograd off and raises before turning it on again (on an
-    input the probe chose) must not fail the learner's later cells, nor, replayed in the
-    grader by the misconception matcher, the next submission's checks."""
-    dtype = torch.get_default_dtype()
+    """Put back what an answer can switch for the whole process (MODES). An answer that
+    turns autograd off and raises before turning it on again (on an input the probe chose)
+    must not fail the learner's later cells, nor, replayed in the grader by the
+    misconception matcher, the next submission's checks."""
+    saved = [(set_mode, read()) for read, set_mode, _usual in MODES.values()]
     try:
-        with torch.set_grad_enabled(torch.is_grad_enabled()):
-            yield
+        yield
     finally:
-        torch.set_default_dtype(dtype)
+        for set_mode, value in saved:
+            set_mode(value)
 
 
 # At most this many of the student's traceback lines cross, the last ones (a deep recursion

@@ -63,7 +63,8 @@ class LessonMistakeReport:
 # What one mistake can switch for the whole kernel when its visible test calls it (autograd
 # off, left off, as 09's grad-mode-left-off does), put back before the next one runs: each
 # mistake is judged as if it were alone in the solution (probes restore these themselves).
-RESET_MODES = "import torch\ntorch.set_grad_enabled(True)\ntorch.set_default_dtype(torch.float32)"
+# The kernel imports the course's own autograder, as the solution's hidden tests do.
+RESET_MODES = "from autograder.boundary import usual_modes\nusual_modes()"
 
 
 def check_lesson(lesson: str) -> LessonMistakeReport:

@@ -247,15 +247,6 @@ def check_fit_linear(fit_linear) -> None:
                 "w.grad) and zero both gradients yourself."
             ).format(what=what, names=", ".join(seen["optimizers"]))
         )
-    if seen.get("grad_left_off"):
-        raise CheckError(
-            _(
-                "{what} left autograd switched off (torch.set_grad_enabled(False) or "
-                "torch.no_grad().__enter__() without the matching exit): the caller's later "
-                "code records no graph and its backward() fails. Update inside a `with "
-                "torch.no_grad():` block, which switches autograd back on when it ends."
-            ).format(what=what)
-        )
     if not seen["global_rng_untouched"]:
         raise CheckError(
             _(

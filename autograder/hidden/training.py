@@ -873,19 +873,6 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
         "losses": fed,
     }
     seen = observe(probes.probe_EarlyStopping, EarlyStopping, case, what)
-    grad_on, dtype = seen.get("after_init", [True, "torch.float32"])
-    if not grad_on or dtype != "torch.float32":
-        raise CheckError(
-            _(
-                "EarlyStopping(...) switched a setting of the whole process in its constructor "
-                "({setting}): the caller's later code would run with it. A helper object leaves "
-                "autograd and the default dtype as it found them."
-            ).format(
-                setting="torch.is_grad_enabled() -> False"
-                if not grad_on
-                else f"torch.get_default_dtype() -> {dtype}"
-            )
-        )
     for epoch, (expected, ref_best, best_before) in enumerate(expected_steps):
         loss, shown = fed[epoch], fed[: epoch + 1]
         if epoch >= len(seen["steps"]):

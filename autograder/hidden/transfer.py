@@ -618,14 +618,6 @@ def check_extract_features(extract_features) -> None:
                     "(...) to collect them), or .cpu(), moves them to another device."
                 ).format(what=what, error=got["error"])
             )
-        if seen["grad_left_off"]:
-            raise CheckError(
-                _(
-                    "{what} left autograd switched off for the caller (torch.set_grad_enabled("
-                    "False) not undone): the caller's next training step would record no graph. "
-                    "Use a with torch.no_grad(): block, which restores the mode."
-                ).format(what=what)
-            )
         if seen["rng_changed"]:
             raise CheckError(
                 _(

@@ -348,16 +348,6 @@ def _check_caller_untouched(what, seen, x, kind, old_grad) -> None:
         raise CheckError(
             _("{what} changed the values of the caller's x.{fix}").format(what=what, fix=fix)
         )
-    before_mode, after_mode = seen["grad_mode"]
-    if before_mode != after_mode:
-        raise CheckError(
-            _(
-                "{what} changed the caller's grad mode: torch.is_grad_enabled() was {before} "
-                "before the call and {after} after it. Leave it as it was: if you need "
-                "gradients on, use `with torch.enable_grad():` around your computation, not "
-                "torch.set_grad_enabled(...)."
-            ).format(what=what, before=before_mode, after=after_mode)
-        )
     wanted_rg = kind != "plain"
     if seen["x_requires_grad"] != wanted_rg:
         raise CheckError(

@@ -49,11 +49,8 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
             torch.manual_seed(2718 + case["num_steps"])
             rng_before = torch.random.get_rng_state()
-            # autograd on, as a caller's training code has it (a cell before may have left it
-            # off): the setting must be the same afterwards
-            with torch.enable_grad():
+            with torch.enable_grad():  # as a caller's training code has it
                 result = fit_linear(x, y, case["lr"], case["num_steps"])
-                grad_left_on = torch.is_grad_enabled()
             rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
     finally:
         torch.optim.Optimizer.__init__ = original
@@ -62,7 +59,6 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
         "global_rng_untouched": rng_untouched,
         "optimizers": sorted(set(optimizers)),
-        "grad_left_off": not grad_left_on,
     }
 
 

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
+from autograder.boundary import modes_now, usual_modes
 from autograder.probes import devices
 from autograder.probes.devices import tensors_in
 
@@ -473,14 +474,13 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             # The modes as a caller has them (a test cell that called the answer may have left
             # them switched; boundary.run_probe puts back whatever they were afterwards), then
             # what the answer leaves, its class's __init__ included.
-            torch.set_grad_enabled(True)
-            torch.set_default_dtype(torch.float32)
-            modes = process_modes()
+            usual_modes()
+            modes = modes_now()
             fn, call, obj = answer_callable(answer, args, case)
             one_device = devices.OneDevice() if family == "device" else nullcontext()
             with SavedTensors() if family == "memory" else nullcontext() as saved, one_device:
                 seen = run_forbidding(fn, call, kwargs, functions)
-            modes_after = process_modes()
+            modes_after = modes_now()
             if case.get("view") and not seen["broken"]:  # objects as the data they stand for
                 seen["result"] = probe_function(case["view"])(seen["result"])
     except (RuntimeError, NotImplementedError) as err:
@@ -555,8 +555,7 @@ def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
         with warnings.catch_warnings(), placed, torch.random.fork_rng(devices=[]):
             warnings.simplefilter("ignore")
             torch.manual_seed(0)
-            torch.set_grad_enabled(True)  # as the meta run started (it may have switched them)
-            torch.set_default_dtype(torch.float32)
+            usual_modes()  # as the meta run started (it may have switched them)
             # built under Placed: what the class makes with device= is placed, as on a GPU
             fn, call, _obj = answer_callable(answer, args, case, place=_to_stand_ins)
             seen = run_forbidding(fn, call, kwargs, functions)
@@ -582,16 +581,6 @@ def _here(arg: Any) -> Any:
     if isinstance(arg, torch.nn.Module):
         return devices.stand_in_module(arg)
     return devices.stand_in(arg)
-
-
-def process_modes() -> dict:
-    """What an answer can switch for the whole process, as data: autograd on or off, and the
-    default dtype (``boundary.run_probe`` puts both back after every probe; this says
-    whether the answer left them switched, which the caller's later code would meet)."""
-    return {
-        "torch.is_grad_enabled()": torch.is_grad_enabled(),
-        "torch.get_default_dtype()": str(torch.get_default_dtype()),
-    }
 
 
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -406,8 +406,6 @@ def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
     else:
         stopper = EarlyStopping(patience=case["patience"], min_delta=case["min_delta"])
     seen = {"steps": [], "step_raised": None, "restore_raised": None, "restored": None}
-    # what the constructor left switched for the whole process (the caller's later code)
-    seen["after_init"] = [torch.is_grad_enabled(), str(torch.get_default_dtype())]
     for loss in case["losses"]:
         with torch.no_grad():  # a "training step" that changes weights and buffers in place
             for value in model.state_dict().values():

@@ -299,7 +299,6 @@ def probe_extract_features(extract_features, case: dict) -> dict:
                 raise  # the stub
             feats = {"error": _error(err)}  # a copy out of meta: the features left the device
         finally:
-            grad_left_off = not torch.is_grad_enabled()
             torch.set_grad_enabled(True)
         rng_changed = not torch.equal(rng_before, torch.get_rng_state())
     handle.remove()
@@ -309,7 +308,6 @@ def probe_extract_features(extract_features, case: dict) -> dict:
         "features": feats,
         "calls": calls,
         "rng_changed": rng_changed,
-        "grad_left_off": grad_left_off,
     }
 
 

@@ -108,7 +108,6 @@ def probe_value_and_grad(value_and_grad, case: dict) -> dict:
         x.grad = case["old_grad"].detach().clone()  # a gradient the caller already had
     with warnings.catch_warnings():  # reading .grad of a non-leaf warns; the answer may too
         warnings.simplefilter("ignore")
-        grad_mode = torch.is_grad_enabled()
         function, differentiable = FUNCTIONS[case["function"]], []
 
         def f(t):  # notes whether f ever gets a tensor that autograd tracks
@@ -119,7 +118,6 @@ def probe_value_and_grad(value_and_grad, case: dict) -> dict:
         seen = {
             "result": result,
             "autograd": any(differentiable),  # False: the gradient came from elsewhere
-            "grad_mode": [grad_mode, torch.is_grad_enabled()],  # the caller's, before and after
             "x_requires_grad": x.requires_grad,
             "x_grad": x.grad if x.is_leaf else None,
             "leaf_grad": leaf.grad if (leaf is not None and leaf is not x) else None,
