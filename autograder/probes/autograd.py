@@ -6,7 +6,6 @@ import torch
 import torch.nn.functional as F
 
 from autograder.probes import devices
-from autograder.probes.contract import DEVICE_MIX
 from autograder.probes.tensors import build
 
 # ---------------------------------------------------------------------------------------------
@@ -165,15 +164,12 @@ def _huber_backward_mixed(HuberFunction) -> str | None:
     they mixed it with a CPU tensor (the contract's device family runs forward only), else
     None. Any other error (meta holds no values) tells nothing here."""
     x = torch.empty(2, 3, device="meta", requires_grad=True)
-    one_device = devices.OneDevice()
-    try:
-        with one_device:
-            out = HuberFunction.apply(x, 1.0)
-            out.backward(torch.ones_like(out))
-    except Exception as err:  # only a device error is a verdict
-        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        return text[:300] if any(words in text for words in DEVICE_MIX) else None
-    return f"{devices.MIXED} (in {one_device.mixed[0]})" if one_device.mixed else None
+
+    def forward_and_backward():
+        out = HuberFunction.apply(x, 1.0)
+        out.backward(torch.ones_like(out))
+
+    return devices.on_meta(forward_and_backward).get("device_mix")
 
 
 def _first_line(err: Exception) -> str:

@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from autograder.boundary import modes_now, usual_modes
 from autograder.probes import devices
-from autograder.probes.devices import tensors_in
+from autograder.probes.devices import DEVICE_MIX, tensors_in
 
 
 class RuleBroken(Exception):
@@ -432,11 +432,6 @@ class _Held:
     @staticmethod
     def unpack(held: _Held) -> torch.Tensor:
         return held.t
-
-
-# What a mix of devices says, in the words PyTorch uses for it ("... is not on the expected
-# device", autograd's "invalid gradient ... expected device meta but got cpu").
-DEVICE_MIX = ("expected device", "Expected all tensors to be on the same device")
 
 
 def probe_contract(answer: Callable, case: dict) -> dict:

@@ -23,7 +23,8 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
 
-from autograder.probes.contract import DEVICE_MIX, other_strides
+from autograder.probes import devices
+from autograder.probes.contract import other_strides
 
 
 def type_name(obj: object) -> str:
@@ -492,17 +493,13 @@ def probe_channel_stats_meta(channel_stats, case: dict) -> dict:
     tensors it returned (a CPU tensor that absorbed meta ones in place says it made one on
     the CPU: a += of a GPU tensor into it raises)."""
     batches = [(torch.zeros(shape, device="meta"), None) for shape in case["shapes"]]
-    try:
-        with quiet():
-            result = channel_stats(batches)
-    except (RuntimeError, NotImplementedError) as err:
-        message = str(err).splitlines()[0][:300] if str(err) else type_name(err)
-        if any(words in message for words in DEVICE_MIX):
-            return {"device_mix": message}
-        return {"inconclusive": message}
+    with quiet():
+        seen = devices.on_meta(lambda: channel_stats(batches))
+    if "result" not in seen:
+        return seen
+    result = seen["result"]
     parts = result if isinstance(result, (tuple, list)) else [result]
-    devices = [str(t.device) for t in parts if isinstance(t, torch.Tensor)]
-    return {"devices": devices}
+    return {"devices": [str(t.device) for t in parts if isinstance(t, torch.Tensor)]}
 
 
 # ---------------------------------------------------------------- make_transforms
@@ -548,13 +545,10 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
 def _on_meta_outcome(transform, img: torch.Tensor) -> dict:
     """transform(img) for an image on the meta device: where the result lives, or PyTorch's
     words for a mix of devices, or "inconclusive" when the transform needs values."""
-    try:
-        out = transform(img)
-    except (RuntimeError, NotImplementedError) as err:
-        message = str(err).splitlines()[0][:300] if str(err) else type_name(err)
-        if any(words in message for words in DEVICE_MIX):
-            return {"device_mix": message}
-        return {"inconclusive": message}
+    seen = devices.on_meta(lambda: transform(img))
+    if "result" not in seen:
+        return seen
+    out = seen["result"]
     return {"device": str(out.device) if isinstance(out, torch.Tensor) else type_name(out)}
 
 

@@ -26,6 +26,7 @@ answer its models, and the object its class builds, "on a GPU" that way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -35,6 +36,10 @@ MIXED = (
     "Expected all tensors to be on the same device, but found at least two devices: the "
     "inputs' device (standing in for a GPU) and cpu"
 )
+
+# What a mix of devices says, in the words PyTorch uses for it ("... is not on the expected
+# device", autograd's "invalid gradient ... expected device meta but got cpu").
+DEVICE_MIX = ("expected device", "Expected all tensors to be on the same device")
 
 # What a GPU lets a CPU tensor take part in: indexing with CPU indices, assigning or copying
 # CPU values in, moving, and reading only another tensor's shape or type.
@@ -89,6 +94,26 @@ class OneDevice(TorchFunctionMode):
             self.mixed.append(getattr(func, "__name__", str(func)))
             raise RuntimeError(f"{MIXED} (in {self.mixed[-1]})")
         return func(*args, **kwargs)
+
+
+def on_meta(call: Callable[[], Any]) -> dict:
+    """``call()`` (which puts its tensors on ``meta``) under :class:`OneDevice`, as data:
+    ``{"result": ...}``; ``{"device_mix": PyTorch's words}`` where it mixed devices, even
+    where the answer caught the error; ``{"inconclusive": ...}`` for any other error (meta
+    holds no values, so an answer that reads one cannot run there)."""
+    mode = OneDevice()
+    try:
+        with mode:
+            result = call()
+    except Exception as err:  # the answer's own code: any error is data
+        message = str(err).strip().splitlines()[0][:300] if str(err).strip() else ""
+        if any(words in str(err) for words in DEVICE_MIX):
+            return {"device_mix": message}
+        if not mode.mixed:
+            return {"inconclusive": f"{type(err).__name__}: {message}"}
+    if mode.mixed:
+        return {"device_mix": f"{MIXED} (in {mode.mixed[0]})"}
+    return {"result": result}
 
 
 class StandIn(torch.Tensor):

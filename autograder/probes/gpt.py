@@ -16,7 +16,6 @@ import torch
 from torch import nn
 
 from autograder.probes import devices
-from autograder.probes.contract import DEVICE_MIX
 
 
 def probe_parameter_names(cls, case: dict) -> dict:
@@ -77,16 +76,9 @@ def _embedding_on_meta(module: nn.Module, case: dict) -> str | None:
     fits = [c for c in case["calls"] if c["start"] + c["idx"].shape[1] <= case["context"]]
     if not fits:
         return None
-    mode = devices.OneDevice()  # meta's lookup and products do not check devices
-    try:
-        on_meta = module.to("meta")
-        with torch.no_grad(), mode:
-            on_meta(fits[0]["idx"].to("meta"), start=fits[0]["start"])
-    except Exception as err:  # only mixed devices count: meta cannot run everything
-        message = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
-        if any(words in message for words in DEVICE_MIX):
-            return message
-    return f"{mode.mixed[0]} got tensors on cpu and meta" if mode.mixed else None
+    on_meta, idx = module.to("meta"), fits[0]["idx"].to("meta")
+    with torch.no_grad():  # only mixed devices count: meta cannot run everything
+        return devices.on_meta(lambda: on_meta(idx, start=fits[0]["start"])).get("device_mix")
 
 
 class ToyLM(nn.Module):
@@ -171,17 +163,16 @@ def probe_sample_cached_on_meta(sample_cached, case: dict) -> dict:
                 return {"inconclusive": "next_token_probs: not on meta"}
     except Exception as err:
         return {"inconclusive": f"next_token_probs: {type(err).__name__}"}
-    try:
-        with warnings.catch_warnings(), devices.OneDevice():
-            warnings.simplefilter("ignore")
-            out = sample_cached(
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen = devices.on_meta(
+            lambda: sample_cached(
                 model, idx, case["max_new_tokens"], case["temperature"], case["top_k"], g
             )
-    except Exception as err:  # values asked of a meta tensor raise several kinds
-        message = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
-        if any(words in str(err) for words in DEVICE_MIX):
-            return {"device_mix": message}
-        return {"inconclusive": f"{type(err).__name__}: {message}"}
+        )
+    if "result" not in seen:
+        return seen
+    out = seen["result"]
     return {"device": str(out.device) if isinstance(out, torch.Tensor) else None}
 
 

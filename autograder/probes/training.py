@@ -23,7 +23,7 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.flop_counter import FlopCounterMode
 
-from autograder.probes.contract import DEVICE_MIX
+from autograder.probes import devices
 from tutorial_lib.data import load_digits, train_val_split
 
 # ---------------------------------------------------------------------------------------
@@ -662,13 +662,10 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
             pass
     seen["device_mix"] = None  # a tensor made in forward without device= (on a GPU: fails)
     if len(seen["outputs"]) == len(case["inputs"]):
-        try:
-            on_meta = copy.deepcopy(model).to("meta").eval()
-            with torch.no_grad():
-                on_meta(torch.empty(2, 1, 8, 8, device="meta"))
-        except Exception as err:  # only mixed devices count: meta cannot run everything
-            if any(words in str(err) for words in DEVICE_MIX):
-                seen["device_mix"] = _first_line(err)
+        on_meta = copy.deepcopy(model).to("meta").eval()
+        with torch.no_grad():  # only mixed devices count: meta cannot run everything
+            ran = devices.on_meta(lambda: on_meta(torch.empty(2, 1, 8, 8, device="meta")))
+        seen["device_mix"] = ran.get("device_mix")
     seen["conv_used"] = None
     if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:
         model.train()

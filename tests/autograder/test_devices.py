@@ -6,7 +6,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.probes.devices import MIXED, OneDevice, Placed, StandIn, describe, stand_in
+from autograder.probes.devices import (
+    MIXED,
+    OneDevice,
+    Placed,
+    StandIn,
+    describe,
+    on_meta,
+    stand_in,
+)
 
 
 def meta(*shape: int) -> torch.Tensor:
@@ -78,3 +86,17 @@ def test_a_stand_in_leaf_gets_its_gradient_and_cpu_leaves_the_device():
         assert isinstance(w, StandIn) and w.grad.tolist() == [1.0, 2.0]
         moved = x.cpu()  # the same memory here; on a GPU a CPU copy
     assert type(moved) is torch.Tensor
+
+
+def _caught(x):  # mixes, then hides the error
+    try:
+        return x @ torch.ones(4, 2)
+    except RuntimeError:
+        return x[:, :2]
+
+
+def test_on_meta_says_mixed_inconclusive_or_the_result():
+    assert "device_mix" in on_meta(lambda: meta(3, 4) @ torch.ones(4, 2))
+    assert "device_mix" in on_meta(lambda: _caught(meta(3, 4)))  # caught: still mixed
+    assert "inconclusive" in on_meta(lambda: meta(3).sum().item())  # meta holds no value
+    assert on_meta(lambda: meta(3, 4).sum(0))["result"].device.type == "meta"
