@@ -350,6 +350,7 @@ class _Runner:
             "kwargs": inputs.kwargs,
             "family": self.family,
             "grad_args": grad_args,
+            "backward": "grad" in c.families,  # the device family then runs backward too
             "rules": list(c.rules),
             "mutates": list(c.mutates),
             "construct": c.construct,

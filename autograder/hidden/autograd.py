@@ -500,15 +500,6 @@ def check_HuberFunction(HuberFunction) -> None:
                 "x.clamp_() on the saved x): use out-of-place operations, x.clamp(-delta, delta)."
             )
         )
-    if kind.get("backward_mixed"):
-        raise CheckError(
-            _(
-                "HuberFunction mixed devices with x on another device (here PyTorch's 'meta' "
-                "device, as a GPU would be): {error}. A tensor made in forward or backward with "
-                "torch.full, torch.tensor... lands on the CPU: use a Python number "
-                "(x.clamp(-ctx.delta, ctx.delta)), torch.full_like(x, ...) or x.new_full."
-            ).format(error=kind["backward_mixed"].rstrip("!."))
-        )
     if not kind.get("saves_x", True):
         raise CheckError(
             _(

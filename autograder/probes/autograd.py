@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.probes import devices
 from autograder.probes.tensors import build
 
 # ---------------------------------------------------------------------------------------------
@@ -155,21 +154,7 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
         "is_function": is_function,
         "saves_x": saves_x,
         "x_unchanged": x_unchanged,
-        "backward_mixed": _huber_backward_mixed(HuberFunction) if is_function else None,
     }
-
-
-def _huber_backward_mixed(HuberFunction) -> str | None:
-    """Forward and backward with x on ``meta`` (standing in for a GPU): PyTorch's words where
-    they mixed it with a CPU tensor (the contract's device family runs forward only), else
-    None. Any other error (meta holds no values) tells nothing here."""
-    x = torch.empty(2, 3, device="meta", requires_grad=True)
-
-    def forward_and_backward():
-        out = HuberFunction.apply(x, 1.0)
-        out.backward(torch.ones_like(out))
-
-    return devices.on_meta(forward_and_backward).get("device_mix")
 
 
 def _first_line(err: Exception) -> str:

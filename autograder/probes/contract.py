@@ -489,6 +489,10 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         return {"inconclusive": f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"}
     if family == "device" and one_device.mixed:  # mixed, and the answer caught the error
         return {"device_mix": f"{devices.MIXED} (in {one_device.mixed[0]})"}
+    if family == "device" and case.get("backward"):
+        mixed = _backward_on_meta(answer, case, functions)
+        if mixed:
+            return {"device_mix": mixed}
     result = seen["result"]
     changed = [
         i
@@ -528,6 +532,39 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             seen["param_grads"] = grads[len(grad_args) :]
             seen["grad_output_changed"] = not all(map(torch.equal, weights, kept))
     return seen | {"result": result}
+
+
+def _backward_on_meta(answer: Callable, case: dict, functions: dict) -> str | None:
+    """The device family's backward, for a contract that also declares ``grad``: the call
+    once more on ``meta`` with its float inputs requiring grad, then the gradients of its
+    float outputs with respect to them and to the parameters it trains. PyTorch's words
+    where forward or backward mixed devices (a custom backward that makes a CPU tensor),
+    else None (any other error tells nothing: meta holds no values)."""
+    try:
+        args = [_on_meta(a) for a in built_all(case["args"])]
+        for i in case.get("grad_args", []):
+            args[i] = args[i].detach().requires_grad_(True)
+        k = case.get("construct")
+        if k is not None:
+            args[:k] = cast_parts(args[:k], args[k:])
+        # built outside OneDevice: moving a module's parameters compares their types, which
+        # OneDevice would take for a mix
+        fn, call, obj = answer_callable(answer, args, case)
+    except Exception:  # the forward run has judged what building does
+        return None
+    wrt = [args[i] for i in case.get("grad_args", [])] + trained_parameters([*args, obj])
+
+    def forward_and_backward():
+        result = run_forbidding(fn, call, dict(case.get("kwargs", {})), functions)["result"]
+        outs = [t for t in tensors_in(result) if t.is_floating_point() and t.requires_grad]
+        if outs and wrt:
+            weights = [torch.ones_like(t) for t in outs]
+            torch.autograd.grad(outs, wrt, grad_outputs=weights, allow_unused=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        usual_modes()
+        return devices.on_meta(forward_and_backward).get("device_mix")
 
 
 def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:

@@ -436,7 +436,7 @@ SQUARE = Contract(
     "Square",
     ReferenceSquare,
     lambda d: Inputs((d.tensor(d.size(1, 4)),)),
-    families=("values", "grad"),
+    families=("values", "device", "grad"),
     method="apply",
     arg_names=("x",),
 )
@@ -449,10 +449,19 @@ class SquareInPlaceBackward(ReferenceSquare):  # right gradient, grad_output ove
         return grad.mul_(2 * x)
 
 
+class SquareBackwardOnCpu(ReferenceSquare):  # device: backward makes its gradient on the CPU
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return torch.tensor(2.0) * x * grad + torch.zeros(x.shape, dtype=x.dtype)
+
+
 def test_an_autograd_function_is_called_through_apply():
     SQUARE.check(ReferenceSquare)
     assert "gradient that flows back to x" in failure(SquareWrongBackward, SQUARE)
     assert "changed grad_output in place" in failure(SquareInPlaceBackward, SQUARE)
+    # forward is right on every device; the device family runs backward on meta too
+    assert "[inputs on another device]" in failure(SquareBackwardOnCpu, SQUARE)
 
 
 def reference_sgd_step(model, optimizer):
