@@ -26,7 +26,6 @@ What it adds to nbgrader's own Execute:
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import secrets
 import stat
@@ -255,8 +254,8 @@ class GradingExecute(Execute):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         modules = self._kernel_modules() if graded else {}
         try:
-            if modules:  # silent: the kernel does not echo the probes' source back
-                self._quietly(install_hidden_code(modules), silent=True)
+            if modules:
+                self._quietly(install_hidden_code(modules))
             cell, resources = super().preprocess_cell(cell, resources, index)
             if graded and grade_id in self.checks:
                 self._judge(cell, grade_id)
@@ -350,22 +349,14 @@ class GradingExecute(Execute):
             hint = learner_messages.common_mistake(record["misconception"]["message"]) + "\n"
             cell.outputs.append(new_output("stream", name="stdout", text=hint))
 
-    def _quietly(self, source: str, silent: bool = False):
-        """Run code in the kernel without recording anything in the notebook; return its cell.
-        ``silent``: the kernel publishes no copy of the code either. (A copy of a large
-        source is a message big enough that pyzmq sends it from a helper thread, which a
-        kernel whose processes have exhausted the sandbox's pid limit cannot start: the
-        message then reaches the grader cut and unsigned.)"""
+    def _quietly(self, source: str):
+        """Run code in the kernel without recording anything in the notebook; return its cell."""
         # nbclient stores the executed cell at the index given: put the real cell back.
         saved = self.nb.cells[0]
-        if silent:
-            self.kc.execute = functools.partial(self.kc.execute, silent=True)
         try:
             return self.execute_cell(new_code_cell(source), 0, store_history=False)
         finally:
             self.nb.cells[0] = saved
-            if silent:
-                del self.kc.execute  # the client's own method again
 
     def _restart_and_replay(self) -> None:
         """Start a fresh kernel and re-run the cells that had run cleanly, outputs discarded."""

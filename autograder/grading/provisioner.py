@@ -116,7 +116,7 @@ class SandboxProvisioner(LocalProvisioner):
         km.connection_file = str(self.folder / "kernel.json")
         kwargs = await super().pre_launch(**kwargs)  # writes the connection file
         os.chmod(km.connection_file, 0o644)  # jupyter_client writes it for its own user only
-        kernel = [*kwargs["cmd"], *_preload_options(self.preload)]
+        kernel = [*kwargs["cmd"], *_preload_options(self.preload), COPY_EVERY_MESSAGE]
         if not self.sandboxed:
             prefix = sandbox.unprivileged_argv(self.folder, self.uid, self.memory_mb, self.gpu)
         else:
@@ -257,6 +257,13 @@ class SandboxProvisioner(LocalProvisioner):
             return
         finally:
             os.close(fd)
+
+
+# Past jupyter_client's copy_threshold (64 KiB), a message is sent without copying, which needs
+# pyzmq's helper thread; a kernel whose processes have used up the sandbox's pid limit cannot
+# start it, and its next large output reached the grader cut ("Invalid Signature"). Copying
+# every message costs a copy of each large output and needs no thread.
+COPY_EVERY_MESSAGE = f"--Session.copy_threshold={2**62}"
 
 
 def _readable(data: bytes | None) -> int | None:

@@ -551,7 +551,9 @@ CONTAINMENT = [
     ),
     Attack(
         "fork_bomb",
-        "right answers, but pick_device's cell forks until the machine refuses",
+        "right answers, but pick_device's cell forks until the machine refuses, then prints "
+        "more than 64 KiB at once (a message that large needed a thread the kernel could no "
+        "longer start)",
         base="right",
         answers={
             "pick_device": (
@@ -565,7 +567,8 @@ CONTAINMENT = [
                 "            os._exit(0)\n"
                 "        _kids.append(_pid)\n"
                 "finally:\n"
-                "    print('FORKED', len(_kids))\n"
+                "    print('FORKED', len(_kids), flush=True)\n"
+                "    print('y' * 200_000, flush=True)\n"
                 "def pick_device(cuda_available, mps_available):\n"
                 "    return torch.device('cuda' if cuda_available else 'mps' if mps_available else 'cpu')\n"
             ),
