@@ -600,7 +600,7 @@ def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
     if placed.transformed:
         return None
     result = devices.describe(seen["result"])
-    return {"broken": seen["broken"], "changed": [], "result": result, "on_stand_ins": True}
+    return {"broken": seen["broken"], "changed": [], "result": result}
 
 
 def _here(arg: Any) -> Any:
