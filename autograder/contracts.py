@@ -34,7 +34,8 @@ state, modes, requires_grad flags, gradients or hooks differ after the call.
 
 In every family the arguments must come back unchanged (unless the contract says which
 may change), autograd's mode and the default dtype as they were, and the exercise's
-forbidden shortcuts raise while the answer runs.
+forbidden shortcuts raise while the answer runs; and in ``values``, a call whose reference
+leaves the global random generators alone must leave them alone too (no draws, no reseeding).
 
 Runs are derandomized (the same notebook always gets the same score) and budgeted: each
 family draws a few examples, and at most :data:`PROBE_BUDGET` probes run per family, the
@@ -212,6 +213,10 @@ class Contract:
     method: str | None = None
     fill: bool = True
     view: Callable[[Any], Any] | None = None
+    # The answer may draw from or reseed the global random generators where the reference
+    # does not: seeding is the exercise, or the text leaves the design open (dropout, a lazy
+    # layer that initialises on its first batch).
+    global_random_ok: bool = False
 
     def __post_init__(self):
         unknown = set(self.families) - set(FAMILIES)
@@ -428,7 +433,9 @@ class _Runner:
         theirs = copies(inputs.args)  # the reference's own arguments
         memory = self.family == "memory"
         with probe.SavedTensors() if memory else contextlib.nullcontext() as saved:
-            expected = _call_reference(c, theirs, inputs.kwargs)
+            expected, _obj, reference_drew = _run_reference(
+                c, theirs, inputs.kwargs, watched=self.family == "values"
+            )
         if c.view is not None:
             expected = wire.roundtrip(c.view(expected))
         if memory:
@@ -454,6 +461,16 @@ class _Runner:
             raise CheckError(f"{err} {hint}") from None
         finally:
             _TOLERANCE.reset(token)
+        if seen.get("drew") and not reference_drew and not c.global_random_ok:
+            raise CheckError(
+                _(
+                    "{what} changed the state of a global random number generator (torch's, "
+                    "Python's random or NumPy's): it drew random numbers or reseeded one, and "
+                    "this exercise needs neither. Every later random number of the caller "
+                    "would change. Do not call torch.manual_seed (or random.seed) inside a "
+                    "function; where randomness is needed, take a torch.Generator argument."
+                ).format(what=what)
+            )
 
 
 def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
@@ -478,18 +495,20 @@ def copies(args: Sequence) -> list:
     return made
 
 
-def _call_reference(c: Contract, args: list, kwargs: dict) -> Any:
-    """The reference's result on its own copies, called the way the answer is."""
-    return _run_reference(c, args, kwargs)[0]
-
-
-def _run_reference(c: Contract, args: list, kwargs: dict) -> tuple[Any, Any]:
-    """The reference's result and the object it belongs to (its class's instance, if built)."""
+def _run_reference(
+    c: Contract, args: list, kwargs: dict, watched: bool = False
+) -> tuple[Any, Any, bool]:
+    """The reference's result on its own copies, called the way the answer is; the object it
+    belongs to (its class's instance, if built); and, ``watched`` (the values family, as the
+    probe watches the answer), whether the call drew from or reseeded a global random
+    generator (building the instance does not count, as for the answer)."""
     case = {"construct": c.construct, "method": c.method, "fill": c.fill}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # in a plain nbgrader kernel, stderr would cost marks
         fn, call, obj = probe.answer_callable(c.reference, args, case)
-        return fn(*call, **kwargs), obj
+        with probe.random_watched() if watched else contextlib.nullcontext([]) as drew:
+            result = fn(*call, **kwargs)
+        return result, obj, drew == [True]
 
 
 def _sent(args: Sequence) -> list:
@@ -657,7 +676,7 @@ def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Grap
     args = copies(inputs.args)
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
-    result, obj = _run_reference(c, args, inputs.kwargs)
+    result, obj, _drew = _run_reference(c, args, inputs.kwargs)
     outs = [t for t in probe.tensors_in(result) if t.is_floating_point()]
     positions = [k for k, t in enumerate(outs) if t.requires_grad]
     params = probe.trained_parameters([*args, obj])

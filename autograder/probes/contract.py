@@ -11,6 +11,8 @@ the expected values on its own copy of the same inputs.
 from __future__ import annotations
 
 import importlib
+import random
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -133,6 +135,45 @@ def _homes(f: Callable) -> list:
         if getattr(module, f.__name__, None) is f and module not in found:
             found.append(module)
     return found
+
+
+def random_state() -> tuple:
+    """The process's global random generators as they stand: torch's on the CPU, Python's and
+    (where loaded) NumPy's. An answer that draws from them or reseeds them changes what every
+    later random number of its caller is."""
+    np = sys.modules.get("numpy")
+    numpy_state = np.random.get_state() if np is not None else None
+    return (
+        torch.random.get_rng_state().numpy().tobytes(),
+        random.getstate(),
+        None if numpy_state is None else (numpy_state[1].tobytes(), numpy_state[2]),
+    )
+
+
+@contextmanager
+def random_watched() -> Iterator[list[bool]]:
+    """Yields a list that holds, after the block, whether it drew from or reseeded a global
+    random generator. Each is first moved one draw on, a state that no seeding gives (so a
+    ``torch.manual_seed(0)`` shows even right after a builder seeded with 0, and a
+    ``random.seed(0)`` even though Hypothesis seeds Python's and NumPy's with 0 for every
+    example), and all are put back afterwards: the probe leaves the caller's random numbers
+    as they were. The grader runs the reference the same way, so both start from the same
+    state (a layer initialised from the global generator draws the same numbers)."""
+    np = sys.modules.get("numpy")
+    saved = (torch.random.get_rng_state(), random.getstate(), np and np.random.get_state())
+    torch.rand(())
+    random.random()
+    if np is not None:
+        np.random.random()
+    start, drew = random_state(), []
+    try:
+        yield drew
+        drew.append(random_state() != start)
+    finally:
+        torch.random.set_rng_state(saved[0])
+        random.setstate(saved[1])
+        if np is not None:
+            np.random.set_state(saved[2])
 
 
 def run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=None) -> dict:
@@ -473,7 +514,12 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             modes = modes_now()
             fn, call, obj = answer_callable(answer, args, case)
             one_device = devices.OneDevice() if family == "device" else nullcontext()
-            with SavedTensors() if family == "memory" else nullcontext() as saved, one_device:
+            watched_random = random_watched() if family == "values" else nullcontext([])
+            with (
+                SavedTensors() if family == "memory" else nullcontext() as saved,
+                one_device,
+                watched_random as drew,
+            ):
                 seen = run_forbidding(fn, call, kwargs, functions)
             modes_after = modes_now()
             if case.get("view") and not seen["broken"]:  # objects as the data they stand for
@@ -504,6 +550,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         seen["modes"] = [modes, modes_after]
     if saved is not None:
         seen["saved_peak"] = saved.peak
+    if family == "values":
+        seen["drew"] = drew == [True]
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
         seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":

@@ -107,6 +107,27 @@ def wrong_result_read_back(x):  # values read back into a new tensor: on the CPU
     return torch.tensor(rows, dtype=x.dtype).reshape(x.shape)
 
 
+def wrong_reseeds(x):  # the caller's random numbers after this call are always the same
+    torch.manual_seed(0)
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_draws_for_nothing(x):  # a draw from the global generator that changes no value
+    return x - x.mean(-1, keepdim=True) + 0 * torch.rand(())
+
+
+def wrong_python_reseeds(x):
+    import random
+
+    random.seed(0)
+    return x - x.mean(-1, keepdim=True)
+
+
+def right_own_generator(x):  # randomness from a generator of its own leaves the caller's
+    noise = torch.rand((), generator=torch.Generator().manual_seed(0))
+    return x - x.mean(-1, keepdim=True) + 0 * noise
+
+
 def stub(x):
     raise NotImplementedError
 
@@ -117,7 +138,9 @@ def failure(answer, contract=CENTER) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize("answer", [reference_center, right_by_sum, right_reading_values])
+@pytest.mark.parametrize(
+    "answer", [reference_center, right_by_sum, right_reading_values, right_own_generator]
+)
 def test_right_answers_pass_every_family(answer):
     CENTER.check(answer)
 
@@ -138,10 +161,27 @@ def test_right_answers_pass_every_family(answer):
         (wrong_in_place, "changed its argument x"),
         (wrong_grad_left_off, "torch.is_grad_enabled(): True -> False"),
         (wrong_default_dtype, "torch.get_default_dtype(): torch.float32 -> torch.float64"),
+        (wrong_reseeds, "global random number generator"),
+        (wrong_draws_for_nothing, "global random number generator"),
+        (wrong_python_reseeds, "global random number generator"),
     ],
 )
 def test_each_family_rejects_its_mistake_and_names_the_input(answer, words):
     assert words in failure(answer)
+
+
+def test_an_answer_may_draw_where_its_reference_draws():
+    def reference_with_noise(x):  # stands for dropout in train mode, a shuffled loader...
+        return x - x.mean(-1, keepdim=True) + 0 * torch.rand(())
+
+    noisy = Contract("center", reference_with_noise, draw_rows, families=("values",))
+    noisy.check(wrong_draws_for_nothing)
+    noisy.check(reference_center)  # drawing less than the reference is no harm to the caller
+    # where the text leaves the design open (dropout, a lazy layer), no draw is judged
+    free = Contract(
+        "center", reference_center, draw_rows, families=("values",), global_random_ok=True
+    )
+    free.check(wrong_draws_for_nothing)
 
 
 def test_the_counterexample_is_shrunk_to_the_smallest_input():
