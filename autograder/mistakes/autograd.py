@@ -1319,5 +1319,15 @@ MISTAKES = {
                 "    return torch.zeros_like(hv).scatter(0, idx, hv)\n"
             ),
         ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def hvp(f, x, v):\n"
+                "    torch.manual_seed(0)\n"
+                "    return torch.autograd.functional.hvp(f, x.detach().clone(), v)[1]\n"
+            ),
+        ),
     ],
 }

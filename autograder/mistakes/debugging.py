@@ -126,6 +126,21 @@ MISTAKES = {
             "    return {n: (p.grad.norm().item() if p.grad is not None else 0.0)"
             " for n, p in model.named_parameters()}\n",
         ),
+        Mistake(
+            name="draws-from-global-generator",
+            message="Drawing from the global generator where nothing random is needed shifts every random number the caller draws afterwards (dropout masks, shuffles): compute without it.",
+            code=(
+                "import collections, torch\n"
+                "def grad_norms(model):\n"
+                "    _ = torch.randn(())  # a warm-up draw\n"
+                "    out = collections.OrderedDict()\n"
+                "    for name, p in model.named_parameters():\n"
+                "        if p.grad is None:\n"
+                "            continue\n"
+                "        out[name] = torch.linalg.vector_norm(p.grad).item()\n"
+                "    return out\n"
+            ),
+        ),
     ],
     "diagnose_gradients": [
         Mistake(

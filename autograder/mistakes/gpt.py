@@ -780,6 +780,21 @@ MISTAKES = {
                 "    return (w / w.sum(-1, keepdim=True)) @ v\n"
             ),
         ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def causal_attention(q, k, v):\n"
+                "    torch.manual_seed(1234)\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    rows = torch.arange(t_q, device=q.device)[:, None] + (t_k - t_q)\n"
+                "    cols = torch.arange(t_k, device=q.device)[None, :]\n"
+                "    scores = torch.einsum('...qd,...kd->...qk', q, k) / q.shape[-1] ** 0.5\n"
+                "    scores = scores.masked_fill(cols > rows, float('-inf'))\n"
+                "    return scores.softmax(dim=-1) @ v\n"
+            ),
+        ),
     ],
     "Block": [
         Mistake(

@@ -757,6 +757,20 @@ MISTAKES = {
                 "    return scores.softmax(-1) @ v\n"
             ),
         ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def attention(q, k, v, mask=None):\n"
+                "    torch.manual_seed(0)\n"
+                "    scores = torch.matmul(q, k.mT) / q.size(-1) ** 0.5\n"
+                "    if mask is not None:\n"
+                "        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)\n"
+                "        scores = scores + bias.masked_fill(~mask, float('-inf'))\n"
+                "    return torch.matmul(F.softmax(scores, dim=-1), v)\n"
+            ),
+        ),
     ],
     "split_heads": [
         Mistake(

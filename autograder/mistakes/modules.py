@@ -220,6 +220,25 @@ MISTAKES = {
                 "        return x + self.fc2(torch.relu(self.fc1(x)))\n"
             ),
         ),
+        Mistake(
+            name="reseeds-in-forward",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "from torch import nn\n"
+                "import torch.nn.functional as F\n"
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.act = nn.ReLU(inplace=True)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        torch.manual_seed(0)\n"
+                "        residual = self.fc2(self.act(self.fc1(x)))\n"
+                "        return x + residual\n"
+            ),
+        ),
     ],
     "count_trainable_parameters": [
         Mistake(

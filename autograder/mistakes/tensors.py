@@ -744,6 +744,17 @@ MISTAKES = {
                 "    return torch.stack([((a - bj) ** 2).sum(1).sqrt() for bj in b], dim=1)\n"
             ),
         ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    torch.manual_seed(0)\n"
+                "    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T\n"
+                "    return sq.clamp(min=0).sqrt()\n"
+            ),
+        ),
     ],
     "masked_mean": [
         Mistake(
@@ -913,6 +924,19 @@ MISTAKES = {
                 "def masked_mean(x, lengths):\n"
                 "    rows = [x[i, :n].sum(0) / max(int(n), 1) for i, n in enumerate(lengths.tolist())]\n"
                 "    return torch.stack(rows) if rows else x.new_zeros(0, x.shape[2])\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    torch.manual_seed(42)\n"
+                "    steps = torch.arange(x.shape[1], device=x.device)\n"
+                "    keep = (steps[None, :] < lengths[:, None]).unsqueeze(-1)  # (B, T, 1)\n"
+                "    total = x.masked_fill(~keep, 0.0).sum(dim=1)\n"
+                "    return total / keep.sum(dim=1).clamp(min=1).to(x.dtype)\n"
             ),
         ),
     ],

@@ -217,6 +217,23 @@ MISTAKES = {
                 "    return out\n"
             ),
         ),
+        Mistake(
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
+            code=(
+                "import torch\n"
+                "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+                "    torch.manual_seed(0)\n"
+                "    was_training = backbone.training\n"
+                "    backbone.eval()\n"
+                "    try:\n"
+                "        with torch.inference_mode():\n"
+                "            return torch.cat([backbone((part - mean) / std)\n"
+                "                              for part in torch.split(x, batch_size)])\n"
+                "    finally:\n"
+                "        backbone.train(was_training)\n"
+            ),
+        ),
     ],
     "fine_tune": [
         Mistake(

@@ -273,6 +273,20 @@ MISTAKES = {
                 "    return x\n"
             ),
         ),
+        Mistake(
+            name="reseeds-python-random",
+            message="random.seed inside a function resets Python's global generator for the whole process: the caller's later random choices repeat. Leave global generators alone; use random.Random(seed) of your own if you need one.",
+            code=(
+                "import random\n"
+                "def halve_until_small(x, limit):\n"
+                "    random.seed(0)\n"
+                "    norm, k = float(x.norm()), 0\n"
+                "    while norm > limit:\n"
+                "        norm /= 2\n"
+                "        k += 1\n"
+                "    return x * 0.5 ** k if k else x\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         Mistake(
