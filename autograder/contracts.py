@@ -387,14 +387,7 @@ class _Runner:
         if self.family == "device" and "inconclusive" in seen:
             return  # the answer needs values (item(), nonzero()): meta cannot tell
         if self.family == "device" and "device_mix" in seen:
-            raise CheckError(
-                _(
-                    "{what}: with its inputs on another device (standing in for a "
-                    "GPU), the answer mixed devices: {error}. A tensor made with "
-                    "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
-                    "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
-                ).format(what=what, error=seen["device_mix"])
-            )
+            raise device_mix_error(what, seen["device_mix"])
         if seen.get("broken"):
             rule = c.rule_text() if c.rule_text else ""
             raise CheckError(
@@ -613,6 +606,31 @@ def compare_values(got: Any, expected: Any, what: str, inputs: Inputs) -> None:
         )
 
 
+def device_mix_error(what: str, error: str) -> CheckError:
+    """The device family's verdict on an answer that mixed devices (PyTorch's ``error``);
+    also for a hand-written check that runs the family's probe itself."""
+    return CheckError(
+        _(
+            "{what}: with its inputs on another device (standing in for a "
+            "GPU), the answer mixed devices: {error}. A tensor made with "
+            "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
+            "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
+        ).format(what=what, error=error)
+    )
+
+
+def stays_on_its_device(got: dict, what: str) -> None:
+    """A tensor the device family's probe described must be on ``meta``, its inputs' device."""
+    if got["device"] != "meta":
+        raise CheckError(
+            _(
+                "{what} returned a tensor on {device}, not on its inputs' device "
+                "(standing in for a GPU). Make new tensors with device=x.device or "
+                "x.new_*, so the result lives where the inputs do."
+            ).format(what=what, device=got["device"])
+        )
+
+
 def _compare_on_meta(got: Any, expected: Any, what: str) -> None:
     """On ``meta`` only where the tensors live, their dtypes and shapes can be compared."""
     if isinstance(expected, torch.Tensor):
@@ -620,14 +638,7 @@ def _compare_on_meta(got: Any, expected: Any, what: str) -> None:
             raise CheckError(
                 _("{what} returned {got}, expected a tensor.").format(what=what, got=describe(got))
             )
-        if got["device"] != "meta":
-            raise CheckError(
-                _(
-                    "{what} returned a tensor on {device}, not on its inputs' device "
-                    "(standing in for a GPU). Make new tensors with device=x.device or "
-                    "x.new_*, so the result lives where the inputs do."
-                ).format(what=what, device=got["device"])
-            )
+        stays_on_its_device(got, what)
         if got["dtype"] != expected.dtype or list(got["shape"]) != list(expected.shape):
             raise CheckError(
                 _(

@@ -26,6 +26,8 @@ from autograder.contracts import (
     Inputs,
     compare_values,
     describe_call,
+    device_mix_error,
+    stays_on_its_device,
     uses,
 )
 from autograder.probes import contract as contract_probe
@@ -1903,24 +1905,11 @@ def _check_stays_on_device(answer, contract: Contract, args: tuple, result: bool
     case = {"args": list(args), "kwargs": {}, "family": "device", "rules": []}
     seen = observe(contract_probe.probe_contract, answer, case, what)
     if "device_mix" in seen:
-        raise CheckError(
-            _(
-                "{what}: with its inputs on another device (standing in for a "
-                "GPU), the answer mixed devices: {error}. A tensor made with "
-                "torch.zeros, torch.arange, torch.tensor... lands on the CPU unless you "
-                "pass device=x.device (or build it with x.new_zeros, torch.zeros_like)."
-            ).format(what=what, error=seen["device_mix"])
-        )
+        raise device_mix_error(what, seen["device_mix"])
     if not result:  # the text lets the result live on the CPU
         return
     results = seen.get("result")
     results = results if isinstance(results, (tuple, list)) else [results]
     for got in results:
-        if isinstance(got, dict) and got.get("device", "meta") != "meta":
-            raise CheckError(
-                _(
-                    "{what} returned a tensor on {device}, not on its inputs' device "
-                    "(standing in for a GPU). Make new tensors with device=x.device or "
-                    "x.new_*, so the result lives where the inputs do."
-                ).format(what=what, device=got["device"])
-            )
+        if isinstance(got, dict) and "device" in got:
+            stays_on_its_device(got, what)
