@@ -522,10 +522,9 @@ def _contract_loss(task: str, smoothing: float = 0.0) -> Build:
     return Build(probes.build_contract_loss, spec, label)
 
 
-def _contract_device(d: Draw) -> str:
-    """The device argument: 'meta' in the device family, where the contract puts the model
-    (PyTorch's stand-in for a GPU, so a batch left on the CPU shows on a CPU-only grader)."""
-    return "meta" if d.family == "device" else "cpu"
+# The device argument, as a caller passes it: the device family moves it to meta with the
+# tensors and models (probes.contract._on_meta), so a batch left on the CPU shows there.
+CONTRACT_DEVICE = torch.device("cpu")
 
 
 def _draw_train_one_epoch(d: Draw) -> Inputs:
@@ -538,16 +537,8 @@ def _draw_train_one_epoch(d: Draw) -> Inputs:
         scheduler = Build(
             probes.build_contract_scheduler, {"factors": [1.0, 0.5, 0.25]}, "a LambdaLR", of=(3,)
         )
-    args = (model, loader, _contract_loss(task), optimizer, _contract_device(d), scheduler)
+    args = (model, loader, _contract_loss(task), optimizer, CONTRACT_DEVICE, scheduler)
     return Inputs(args)
-
-
-def _contract_train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):
-    """The reference, except on 'meta', where nothing can be computed (only where the
-    answer's tensors live is checked there)."""
-    if str(device) == "meta":
-        return None
-    return _ref_train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler)
 
 
 # Only the device family: the rest of an epoch (the order of the steps, the learning rates,
@@ -555,7 +546,7 @@ def _contract_train_one_epoch(model, loader, loss_fn, optimizer, device, schedul
 # messages name the step that went wrong.
 TRAIN_ONE_EPOCH = Contract(
     "train_one_epoch",
-    _contract_train_one_epoch,
+    _ref_train_one_epoch,
     _draw_train_one_epoch,
     families=("device",),
     mutates=(0,),  # training changes the model (its weights, grads and mode)
@@ -595,13 +586,7 @@ def _draw_evaluate(d: Draw) -> Inputs:
     without label smoothing."""
     model = _contract_model(d, 3, 0.0, may_freeze=True)
     loss = _contract_loss("classification", d.draw(st.sampled_from([0.0, 0.2])))
-    return Inputs((model, _contract_loader(d, "classification"), loss, _contract_device(d)))
-
-
-def _contract_evaluate(model, loader, loss_fn, device):
-    if str(device) == "meta":  # nothing to compute there (see _contract_train_one_epoch)
-        return None
-    return _ref_evaluate(model, loader, loss_fn, device)
+    return Inputs((model, _contract_loader(d, "classification"), loss, CONTRACT_DEVICE))
 
 
 def _compare_evaluate(got, expected, what: str, inputs: Inputs) -> None:
@@ -667,7 +652,7 @@ def _compare_evaluate(got, expected, what: str, inputs: Inputs) -> None:
 # .grad (no backward, no zero_grad) and its hooks; x and y must both go to the device.
 EVALUATE = Contract(
     "evaluate",
-    _contract_evaluate,
+    _ref_evaluate,
     _draw_evaluate,
     families=("values", "edges", "device"),
     compare=_compare_evaluate,
@@ -1718,7 +1703,7 @@ def _draw_train_logged(d: Draw) -> Inputs:
     writer = Build(probes.build_recording_writer, {}, _("a writer"))
     num_epochs, max_norm = d.size(1, 3), d.draw(st.sampled_from([0.05, 0.5, 100.0]))
     loss = _contract_loss("classification")
-    device = _contract_device(d)  # 'meta' in the device family: x and y both moved there
+    device = CONTRACT_DEVICE  # meta in the device family, with the model and batches
     return Inputs((model, loader, loss, optimizer, scheduler, writer, device, num_epochs, max_norm))
 
 
@@ -1735,19 +1720,12 @@ def _logged_hint(family: str, inputs: Inputs) -> str:
     )
 
 
-def _contract_train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, *rest):
-    """The reference, except on 'meta' (see _contract_train_one_epoch)."""
-    if str(device) == "meta":
-        return None
-    return _ref_train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, *rest)
-
-
 # The whole run against the reference's: the steps taken (the int returned), the model's
 # weights, modes and gradients and the optimizer's rates and momentum afterwards, and every
 # scalar logged (tag, step, value) and flushed, on a writer that records them.
 TRAIN_LOGGED = Contract(
     "train_logged",
-    _contract_train_logged,
+    _ref_train_logged,
     _draw_train_logged,
     families=("values", "edges", "device"),
     mutates=(0, 3, 5),  # the model and optimizer train; the writer records

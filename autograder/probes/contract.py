@@ -656,8 +656,6 @@ def _here(arg: Any) -> Any:
     names the CPU, the inputs' device here (so what the answer makes with it is placed)."""
     if isinstance(arg, torch.device):
         return torch.device("cpu")
-    if isinstance(arg, str) and arg == "meta":  # a device given by name
-        return "cpu"
     if isinstance(arg, torch.nn.Module):
         return devices.stand_in_module(arg)
     return devices.stand_in(arg)
