@@ -35,7 +35,7 @@ state, modes, requires_grad flags, gradients or hooks differ after the call.
 In every family the arguments must come back unchanged (unless the contract says which
 may change), autograd's mode and the default dtype as they were, and the exercise's
 forbidden shortcuts raise while the answer runs; and in ``values``, a call whose reference
-leaves the global random generators alone must leave them alone too (no draws, no reseeding).
+reseeds no global random generator must reseed none either (nor draw from Python's or NumPy's).
 
 Runs are derandomized (the same notebook always gets the same score) and budgeted: each
 family draws a few examples, and at most :data:`PROBE_BUDGET` probes run per family, the
@@ -213,9 +213,8 @@ class Contract:
     method: str | None = None
     fill: bool = True
     view: Callable[[Any], Any] | None = None
-    # The answer may draw from or reseed the global random generators where the reference
-    # does not: seeding is the exercise, or the text leaves the design open (dropout, a lazy
-    # layer that initialises on its first batch).
+    # The answer may reseed the global random generators where the reference does not:
+    # seeding them is the exercise.
     global_random_ok: bool = False
 
     def __post_init__(self):
@@ -426,7 +425,7 @@ class _Runner:
         theirs = copies(inputs.args)  # the reference's own arguments
         memory = self.family == "memory"
         with probe.SavedTensors() if memory else contextlib.nullcontext() as saved:
-            expected, _obj, reference_drew = _run_reference(
+            expected, _obj, reference_reseeded = _run_reference(
                 c, theirs, inputs.kwargs, watched=self.family == "values"
             )
         if c.view is not None:
@@ -454,14 +453,14 @@ class _Runner:
             raise CheckError(f"{err} {hint}") from None
         finally:
             _TOLERANCE.reset(token)
-        if seen.get("drew") and not reference_drew and not c.global_random_ok:
+        if seen.get("reseeded") and not reference_reseeded and not c.global_random_ok:
             raise CheckError(
                 _(
-                    "{what} changed the state of a global random number generator (torch's, "
-                    "Python's random or NumPy's): it drew random numbers or reseeded one, and "
-                    "this exercise needs neither. Every later random number of the caller "
-                    "would change. Do not call torch.manual_seed (or random.seed) inside a "
-                    "function; where randomness is needed, take a torch.Generator argument."
+                    "{what} reseeded a global random number generator (torch.manual_seed, "
+                    "random.seed, np.random.seed) or drew from Python's or NumPy's, which this "
+                    "exercise does not need: every later random number of the caller would "
+                    "change. Seed once at the top of a script, not inside a function; where "
+                    "randomness is needed, take a torch.Generator argument."
                 ).format(what=what)
             )
 
@@ -493,15 +492,15 @@ def _run_reference(
 ) -> tuple[Any, Any, bool]:
     """The reference's result on its own copies, called the way the answer is; the object it
     belongs to (its class's instance, if built); and, ``watched`` (the values family, as the
-    probe watches the answer), whether the call drew from or reseeded a global random
+    probe watches the answer), whether the call reseeded a global random
     generator (building the instance does not count, as for the answer)."""
     case = {"construct": c.construct, "method": c.method, "fill": c.fill}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # in a plain nbgrader kernel, stderr would cost marks
         fn, call, obj = probe.answer_callable(c.reference, args, case)
-        with probe.random_watched() if watched else contextlib.nullcontext([]) as drew:
+        with probe.random_watched() if watched else contextlib.nullcontext([]) as reseeded:
             result = fn(*call, **kwargs)
-        return result, obj, drew == [True]
+        return result, obj, reseeded == [True]
 
 
 def _sent(args: Sequence) -> list:
@@ -687,7 +686,7 @@ def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Grap
     args = copies(inputs.args)
     for i in grad_args:
         args[i] = args[i].detach().requires_grad_(True)
-    result, obj, _drew = _run_reference(c, args, inputs.kwargs)
+    result, obj, _reseeded = _run_reference(c, args, inputs.kwargs)
     outs = [t for t in probe.tensors_in(result) if t.is_floating_point()]
     positions = [k for k, t in enumerate(outs) if t.requires_grad]
     params = probe.trained_parameters([*args, obj])

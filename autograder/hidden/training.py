@@ -1511,7 +1511,6 @@ DIGITS_CNN = Contract(
     fill=False,  # nothing to compare weights for (and a LazyLinear has none yet)
     compare=_compare_logits_shape,
     arg_names=("x",),
-    global_random_ok=True,  # the learner's architecture: dropout, a LazyLinear's first batch
 )
 
 

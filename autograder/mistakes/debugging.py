@@ -127,12 +127,12 @@ MISTAKES = {
             " for n, p in model.named_parameters()}\n",
         ),
         Mistake(
-            name="draws-from-global-generator",
-            message="Drawing from the global generator where nothing random is needed shifts every random number the caller draws afterwards (dropout masks, shuffles): compute without it.",
+            name="reseeds-global-generator",
+            message="torch.manual_seed inside a function resets the caller's random numbers: every dropout mask, shuffle and initialisation after the call repeats the same draws. Seed once at the top of a script (or pass a torch.Generator) and leave the global generator alone.",
             code=(
                 "import collections, torch\n"
                 "def grad_norms(model):\n"
-                "    _ = torch.randn(())  # a warm-up draw\n"
+                "    torch.manual_seed(0)\n"
                 "    out = collections.OrderedDict()\n"
                 "    for name, p in model.named_parameters():\n"
                 "        if p.grad is None:\n"

@@ -137,14 +137,20 @@ def _homes(f: Callable) -> list:
     return found
 
 
+# The seed torch's global generator holds while a contract's call is watched: one no learner
+# writes, so a torch.manual_seed(k) inside the answer shows as torch.initial_seed() changing.
+WATCH_SEED = 0x5EED_C0DE_2026_1206
+
+
 def random_state() -> tuple:
-    """The process's global random generators as they stand: torch's on the CPU, Python's and
-    (where loaded) NumPy's. An answer that draws from them or reseeds them changes what every
-    later random number of its caller is."""
+    """What a call must leave as it found of the process's global random generators: torch's
+    seed (a draw from it is no fault: a DataLoader's iterator draws its base seed there, a
+    lazy layer initialises from it), Python's whole state and NumPy's (nothing in PyTorch
+    draws from those)."""
     np = sys.modules.get("numpy")
     numpy_state = np.random.get_state() if np is not None else None
     return (
-        torch.random.get_rng_state().numpy().tobytes(),
+        torch.initial_seed(),
         random.getstate(),
         None if numpy_state is None else (numpy_state[1].tobytes(), numpy_state[2]),
     )
@@ -152,23 +158,23 @@ def random_state() -> tuple:
 
 @contextmanager
 def random_watched() -> Iterator[list[bool]]:
-    """Yields a list that holds, after the block, whether it drew from or reseeded a global
-    random generator. Each is first moved one draw on, a state that no seeding gives (so a
-    ``torch.manual_seed(0)`` shows even right after a builder seeded with 0, and a
-    ``random.seed(0)`` even though Hypothesis seeds Python's and NumPy's with 0 for every
-    example), and all are put back afterwards: the probe leaves the caller's random numbers
-    as they were. The grader runs the reference the same way, so both start from the same
-    state (a layer initialised from the global generator draws the same numbers)."""
+    """Yields a list that holds, after the block, whether it reseeded a global random
+    generator or drew from Python's or NumPy's. Torch's CPU generator is first seeded with
+    WATCH_SEED (the grader seeds the reference's the same way, so a layer initialised from
+    it draws the same numbers on both sides); Python's and NumPy's are moved one draw on, a
+    state no seeding gives (Hypothesis seeds both with 0 for every example, so a
+    ``random.seed(0)`` would otherwise change nothing). All are put back afterwards: the
+    probe leaves the caller's random numbers as they were."""
     np = sys.modules.get("numpy")
     saved = (torch.random.get_rng_state(), random.getstate(), np and np.random.get_state())
-    torch.rand(())
+    torch.default_generator.manual_seed(WATCH_SEED)  # the CPU's only: CUDA's stay as they are
     random.random()
     if np is not None:
         np.random.random()
-    start, drew = random_state(), []
+    start, changed = random_state(), []
     try:
-        yield drew
-        drew.append(random_state() != start)
+        yield changed
+        changed.append(random_state() != start)
     finally:
         torch.random.set_rng_state(saved[0])
         random.setstate(saved[1])
@@ -518,7 +524,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             with (
                 SavedTensors() if family == "memory" else nullcontext() as saved,
                 one_device,
-                watched_random as drew,
+                watched_random as reseeded,
             ):
                 seen = run_forbidding(fn, call, kwargs, functions)
             modes_after = modes_now()
@@ -551,7 +557,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     if saved is not None:
         seen["saved_peak"] = saved.peak
     if family == "values":
-        seen["drew"] = drew == [True]
+        seen["reseeded"] = reseeded == [True]
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
         seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":

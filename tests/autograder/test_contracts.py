@@ -112,8 +112,17 @@ def wrong_reseeds(x):  # the caller's random numbers after this call are always 
     return x - x.mean(-1, keepdim=True)
 
 
-def wrong_draws_for_nothing(x):  # a draw from the global generator that changes no value
-    return x - x.mean(-1, keepdim=True) + 0 * torch.rand(())
+def wrong_draws_for_nothing(x):  # a draw from Python's global generator that changes no value
+    import random
+
+    return x - x.mean(-1, keepdim=True) + 0 * random.random()
+
+
+def right_through_a_loader(x):  # a DataLoader's iterator draws its base seed from torch's
+    from torch.utils.data import DataLoader
+
+    rows = [row - row.mean() for (row,) in DataLoader(list(zip(x)), batch_size=None)]
+    return torch.stack(rows) if rows else x - x.mean(-1, keepdim=True)
 
 
 def wrong_python_reseeds(x):
@@ -139,7 +148,14 @@ def failure(answer, contract=CENTER) -> str:
 
 
 @pytest.mark.parametrize(
-    "answer", [reference_center, right_by_sum, right_reading_values, right_own_generator]
+    "answer",
+    [
+        reference_center,
+        right_by_sum,
+        right_reading_values,
+        right_own_generator,
+        right_through_a_loader,
+    ],
 )
 def test_right_answers_pass_every_family(answer):
     CENTER.check(answer)
@@ -170,18 +186,22 @@ def test_each_family_rejects_its_mistake_and_names_the_input(answer, words):
     assert words in failure(answer)
 
 
-def test_an_answer_may_draw_where_its_reference_draws():
-    def reference_with_noise(x):  # stands for dropout in train mode, a shuffled loader...
-        return x - x.mean(-1, keepdim=True) + 0 * torch.rand(())
+def test_an_answer_may_touch_the_generators_where_its_reference_does():
+    def reference_reseeding(x):  # stands for a helper whose job is seeding
+        import random
 
-    noisy = Contract("center", reference_with_noise, draw_rows, families=("values",))
-    noisy.check(wrong_draws_for_nothing)
-    noisy.check(reference_center)  # drawing less than the reference is no harm to the caller
-    # where the text leaves the design open (dropout, a lazy layer), no draw is judged
+        random.seed(0)
+        return x - x.mean(-1, keepdim=True)
+
+    seeding = Contract("center", reference_reseeding, draw_rows, families=("values",))
+    seeding.check(wrong_python_reseeds)
+    seeding.check(wrong_draws_for_nothing)
+    seeding.check(reference_center)  # touching less than the reference is no harm to the caller
+    # where seeding is the exercise, nothing is judged
     free = Contract(
         "center", reference_center, draw_rows, families=("values",), global_random_ok=True
     )
-    free.check(wrong_draws_for_nothing)
+    free.check(wrong_reseeds)
 
 
 def test_the_counterexample_is_shrunk_to_the_smallest_input():
