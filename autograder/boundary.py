@@ -114,6 +114,8 @@ def run_probe(probe: Callable, student: Any, case: Any) -> str:
 # it, how to set it, and the value a caller usually has. The probes start every contract call
 # from the usual values and report what an answer left switched (``probes.contract``);
 # run_probe puts back whatever they were; the mistake runner resets them between answers.
+# The global random generators are process-wide too, under another rule (drawing from torch's
+# is fine, reseeding any is not): ``probes.contract.random_watched`` saves, judges and restores them.
 MODES: dict[str, tuple[Callable, Callable, Any]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled, True),
     "torch.get_default_dtype()": (torch.get_default_dtype, torch.set_default_dtype, torch.float32),

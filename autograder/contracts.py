@@ -498,9 +498,9 @@ def _run_reference(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # in a plain nbgrader kernel, stderr would cost marks
         fn, call, obj = probe.answer_callable(c.reference, args, case)
-        with probe.random_watched() if watched else contextlib.nullcontext([]) as reseeded:
+        with probe.random_watched(watched) as random_seen:
             result = fn(*call, **kwargs)
-        return result, obj, reseeded == [True]
+        return result, obj, random_seen.reseeded
 
 
 def _sent(args: Sequence) -> list:

@@ -16,6 +16,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -156,25 +157,36 @@ def random_state() -> tuple:
     )
 
 
+@dataclass
+class RandomWatch:
+    """What :func:`random_watched` saw of its block."""
+
+    reseeded: bool = False  # a global generator reseeded, or Python's or NumPy's drawn from
+
+
 @contextmanager
-def random_watched() -> Iterator[list[bool]]:
-    """Yields a list that holds, after the block, whether it reseeded a global random
-    generator or drew from Python's or NumPy's. Torch's CPU generator is first seeded with
-    WATCH_SEED (the grader seeds the reference's the same way, so a layer initialised from
-    it draws the same numbers on both sides); Python's and NumPy's are moved one draw on, a
-    state no seeding gives (Hypothesis seeds both with 0 for every example, so a
-    ``random.seed(0)`` would otherwise change nothing). All are put back afterwards: the
-    probe leaves the caller's random numbers as they were."""
+def random_watched(watch: bool = True) -> Iterator[RandomWatch]:
+    """Watches the block for a reseed of a global random generator or a draw from Python's
+    or NumPy's (``watch=False``: sees nothing, for the families that do not judge this).
+    Torch's CPU generator is first seeded with WATCH_SEED (the grader seeds the reference's
+    the same way, so a layer initialised from it draws the same numbers on both sides);
+    Python's and NumPy's are moved one draw on, a state no seeding gives (Hypothesis seeds
+    both with 0 for every example, so a ``random.seed(0)`` would otherwise change nothing).
+    All are put back afterwards: the probe leaves the caller's random numbers as they were."""
+    seen = RandomWatch()
+    if not watch:
+        yield seen
+        return
     np = sys.modules.get("numpy")
     saved = (torch.random.get_rng_state(), random.getstate(), np and np.random.get_state())
     torch.default_generator.manual_seed(WATCH_SEED)  # the CPU's only: CUDA's stay as they are
     random.random()
     if np is not None:
         np.random.random()
-    start, changed = random_state(), []
+    start = random_state()
     try:
-        yield changed
-        changed.append(random_state() != start)
+        yield seen
+        seen.reseeded = random_state() != start
     finally:
         torch.random.set_rng_state(saved[0])
         random.setstate(saved[1])
@@ -520,11 +532,10 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             modes = modes_now()
             fn, call, obj = answer_callable(answer, args, case)
             one_device = devices.OneDevice() if family == "device" else nullcontext()
-            watched_random = random_watched() if family == "values" else nullcontext([])
             with (
                 SavedTensors() if family == "memory" else nullcontext() as saved,
                 one_device,
-                watched_random as reseeded,
+                random_watched(family == "values") as random_seen,
             ):
                 seen = run_forbidding(fn, call, kwargs, functions)
             modes_after = modes_now()
@@ -557,7 +568,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     if saved is not None:
         seen["saved_peak"] = saved.peak
     if family == "values":
-        seen["reseeded"] = reseeded == [True]
+        seen["reseeded"] = random_seen.reseeded
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
         seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":
