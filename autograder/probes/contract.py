@@ -157,6 +157,35 @@ def random_state() -> tuple:
     )
 
 
+# CUDA's seeding functions, counted while a call is watched: where CUDA has not started (a
+# CPU-only grader) torch only queues them, so no state shows that they ran.
+CUDA_SEEDING = ("manual_seed", "manual_seed_all", "seed", "seed_all")
+
+
+@contextmanager
+def cuda_seeding_counted() -> Iterator[list[str]]:
+    """Yields the list of CUDA seeding functions called in the block (``torch.manual_seed``
+    calls ``torch.cuda.manual_seed_all`` too); each still does what it does."""
+    calls: list[str] = []
+
+    def counted(name: str, f: Callable) -> Callable:
+        def seeding(*args, **kwargs):
+            calls.append(f"torch.cuda.{name}")
+            return f(*args, **kwargs)
+
+        return seeding
+
+    homes = (torch.cuda, torch.cuda.random)
+    saved = [(home, name, getattr(home, name)) for home in homes for name in CUDA_SEEDING]
+    try:
+        for home, name, f in saved:
+            setattr(home, name, counted(name, f))
+        yield calls
+    finally:
+        for home, name, f in saved:
+            setattr(home, name, f)
+
+
 @dataclass
 class RandomWatch:
     """What :func:`random_watched` saw of its block."""
@@ -166,8 +195,9 @@ class RandomWatch:
 
 @contextmanager
 def random_watched(watch: bool = True) -> Iterator[RandomWatch]:
-    """Watches the block for a reseed of a global random generator or a draw from Python's
-    or NumPy's (``watch=False``: sees nothing, for the families that do not judge this).
+    """Watches the block for a reseed of a global random generator (CUDA's by the calls that
+    seed them) or a draw from Python's or NumPy's (``watch=False``: sees nothing, for the
+    families that do not judge this).
     Torch's CPU generator is first seeded with WATCH_SEED (the grader seeds the reference's
     the same way, so a layer initialised from it draws the same numbers on both sides);
     Python's and NumPy's are moved one draw on, a state no seeding gives (Hypothesis seeds
@@ -185,8 +215,9 @@ def random_watched(watch: bool = True) -> Iterator[RandomWatch]:
         np.random.random()
     start = random_state()
     try:
-        yield seen
-        seen.reseeded = random_state() != start
+        with cuda_seeding_counted() as cuda_seeded:
+            yield seen
+        seen.reseeded = random_state() != start or bool(cuda_seeded)
     finally:
         torch.random.set_rng_state(saved[0])
         random.setstate(saved[1])

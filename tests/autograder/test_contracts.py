@@ -125,6 +125,11 @@ def right_through_a_loader(x):  # a DataLoader's iterator draws its base seed fr
     return torch.stack(rows) if rows else x - x.mean(-1, keepdim=True)
 
 
+def wrong_cuda_reseeds(x):  # on a CPU-only machine torch only queues it: seen by the call
+    torch.cuda.manual_seed_all(0)
+    return x - x.mean(-1, keepdim=True)
+
+
 def wrong_python_reseeds(x):
     import random
 
@@ -180,6 +185,7 @@ def test_right_answers_pass_every_family(answer):
         (wrong_reseeds, "global random number generator"),
         (wrong_draws_for_nothing, "global random number generator"),
         (wrong_python_reseeds, "global random number generator"),
+        (wrong_cuda_reseeds, "global random number generator"),
     ],
 )
 def test_each_family_rejects_its_mistake_and_names_the_input(answer, words):
