@@ -795,6 +795,19 @@ MISTAKES = {
                 "    return scores.softmax(dim=-1) @ v\n"
             ),
         ),
+        Mistake(
+            name="reseeds-cuda-generators",
+            message="torch.cuda.manual_seed_all inside a function resets the caller's random numbers on the GPU: every dropout mask drawn there after the call repeats. On a machine without CUDA it changes nothing visible, which is why it slips through there. Seed once at the top of a script and leave the global generators alone.",
+            code=(
+                "import torch\n"
+                "def causal_attention(q, k, v):\n"
+                "    torch.cuda.manual_seed_all(1234)  # 'for reproducible GPU runs'\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
+                "    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5\n"
+                "    return scores.masked_fill(~mask, float('-inf')).softmax(dim=-1) @ v\n"
+            ),
+        ),
     ],
     "Block": [
         Mistake(
