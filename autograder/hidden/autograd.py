@@ -637,7 +637,9 @@ HVP = Contract(
 
 @uses(HVP)
 def check_hvp(hvp) -> None:
-    """The contract, then a caller's x that is itself a leaf requiring grad: left as it was."""
+    """The contract, then a caller's x that is itself a leaf requiring grad: left as it was;
+    and the cost: as many torch calls for x of 3 numbers as for 9 (a Hessian formed row by
+    row, one differentiation per row, makes more)."""
     g = _gen(70)
     a, c = _randn(3, 3, g=g, dtype=torch.float64), _randn(3, g=g, dtype=torch.float64)
     x, v = _randn(3, g=g, dtype=torch.float64), _randn(3, g=g, dtype=torch.float64)
@@ -647,3 +649,15 @@ def check_hvp(hvp) -> None:
     seen = _observe(probes.probe_hvp, hvp, case, what, hint)
     if seen["x_touched"]:
         raise _not_leave_caller(what)
+    sizes = [3, 9]
+    small, large = _observe(probes.probe_hvp_calls, hvp, {"sizes": sizes}, what, hint)["calls"]
+    if large > small:
+        raise CheckError(
+            _(
+                "hvp(x @ A @ x, x, v) makes {small} torch calls for x of {n_small} numbers and "
+                "{large} for {n_large}: its work grows with the size of x, as it does when the "
+                "Hessian is formed (one differentiation per row). {rule}"
+            ).format(
+                small=small, large=large, n_small=sizes[0], n_large=sizes[1], rule=HVP.rule_text()
+            )
+        )

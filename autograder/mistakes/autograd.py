@@ -1331,3 +1331,22 @@ MISTAKES = {
         ),
     ],
 }
+
+MISTAKES["hvp"] += [
+    Mistake(
+        name="hessian-row-by-row",
+        message="The Hessian was formed one row per differentiation (D backward passes and D * D numbers) and then multiplied by v: the text asks for H @ v without forming H, in two differentiations: grad((g * v).sum(), x).",
+        code=(
+            "def hvp(f, x, v):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g,) = torch.autograd.grad(y, t, create_graph=True)\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    rows = [torch.autograd.grad(g[i], t, retain_graph=True)[0] for i in range(g.shape[0])]\n"
+            "    return torch.stack(rows) @ v\n"
+        ),
+    ),
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.probes.tensors import build
+from autograder.probes.tensors import CountCalls, build
 
 # ---------------------------------------------------------------------------------------------
 # mse_grads and fit_linear
@@ -214,6 +214,20 @@ def probe_hvp(hvp, case: dict) -> dict:
     result = hvp(f, x, v)
     touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
     return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
+
+
+def probe_hvp_calls(hvp, case: dict) -> dict:
+    """How many torch calls hvp makes for f = x @ A @ x with x of each size in ``case["sizes"]``:
+    two differentiations make as many for any size, a Hessian formed row by row one more per
+    row."""
+    counts = []
+    for n in case["sizes"]:
+        g = torch.Generator().manual_seed(n)
+        a, x, v = (torch.randn(shape, generator=g, dtype=torch.float64) for shape in [(n, n), n, n])
+        with CountCalls() as mode:
+            hvp(lambda t, a=a: t @ a @ t, x, v)
+        counts.append(mode.calls)
+    return {"calls": counts}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def probe_shared_and_copied(shared_and_copied, case: dict) -> dict:
 # "No Python loops": the torch calls an answer makes must not grow with its input's sizes.
 
 
-class _CountCalls(torch.overrides.TorchFunctionMode):
+class CountCalls(torch.overrides.TorchFunctionMode):
     """While active, counts every torch function and tensor method called."""
 
     def __init__(self):
@@ -152,7 +152,7 @@ def probe_loop_calls(answer, case: dict) -> dict:
     counts = []
     for n in case["sizes"]:
         args = _loop_inputs(case["exercise"], n)
-        with _CountCalls() as mode:
+        with CountCalls() as mode:
             answer(*args)
         counts.append(mode.calls)
     return {"calls": counts}
