@@ -547,3 +547,20 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+RIGHT_ANSWERS["split_dataset"] += [
+    RightAnswer(
+        name="random-split-by-fractions",
+        why=(
+            "random_split with the fractions [1 - f, f]: it floors each part and gives the one "
+            "item left over to the first, so validation holds floor(N * f) items."
+        ),
+        code=(
+            "from torch.utils.data import random_split\n"
+            "def split_dataset(dataset, val_fraction, seed):\n"
+            "    g = torch.Generator().manual_seed(seed)\n"
+            "    train_set, val_set = random_split(dataset, [1 - val_fraction, val_fraction], generator=g)\n"
+            "    return train_set, val_set\n"
+        ),
+    ),
+]
