@@ -164,13 +164,15 @@ CUDA_SEEDING = ("manual_seed", "manual_seed_all", "seed", "seed_all")
 
 @contextmanager
 def cuda_seeding_counted() -> Iterator[list[str]]:
-    """Yields the list of CUDA seeding functions called in the block (``torch.manual_seed``
-    calls ``torch.cuda.manual_seed_all`` too); each still does what it does."""
+    """Yields the list of CUDA seeding functions the block called itself; each still does
+    what it does. Those that ``torch.manual_seed`` and ``torch.seed`` make are not counted:
+    the CPU seed they also set is judged, and ``torch.random.fork_rng`` puts it back."""
     calls: list[str] = []
 
     def counted(name: str, f: Callable) -> Callable:
         def seeding(*args, **kwargs):
-            calls.append(f"torch.cuda.{name}")
+            if sys._getframe(1).f_globals.get("__name__") != "torch.random":
+                calls.append(f"torch.cuda.{name}")
             return f(*args, **kwargs)
 
         return seeding

@@ -137,6 +137,13 @@ def wrong_python_reseeds(x):
     return x - x.mean(-1, keepdim=True)
 
 
+def right_forked_generators(x):  # seeding inside fork_rng leaves the caller's state as it was
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        noise = torch.rand(())
+    return x - x.mean(-1, keepdim=True) + 0 * noise
+
+
 def right_own_generator(x):  # randomness from a generator of its own leaves the caller's
     noise = torch.rand((), generator=torch.Generator().manual_seed(0))
     return x - x.mean(-1, keepdim=True) + 0 * noise
@@ -160,6 +167,7 @@ def failure(answer, contract=CENTER) -> str:
         right_reading_values,
         right_own_generator,
         right_through_a_loader,
+        right_forked_generators,
     ],
 )
 def test_right_answers_pass_every_family(answer):
