@@ -98,6 +98,9 @@ def _draw_replace_head(d: Draw) -> Inputs:
     In train mode, the mode a fresh nn.Linear has: the text leaves the new head's mode open."""
     spec = _draw_net_spec(d, head_options=False) | {"rng": 1000 + d.draw(st.integers(0, 99))}
     spec["training"] = True
+    # An old head frozen (by a linear probe, or a model frozen whole): the fresh nn.Linear
+    # that replaces it is trainable, as nn.Linear makes it.
+    spec["frozen"] = [spec["head_attr"]] if d.draw(st.booleans()) else []
     model = Build(probes.build_contract_net, spec, _net_label(spec))
     # As many classes as before: the probe's before/after comparison of the model
     # (torch.allclose) cannot take a head of another shape; the hand-written cases change it.
@@ -107,7 +110,8 @@ def _draw_replace_head(d: Draw) -> Inputs:
 def _replace_head_hint(family: str, inputs: Inputs) -> str:
     return _(
         "Replace exactly getattr(model, head_attr) (not the last child) by one new "
-        "nn.Linear(old.in_features, num_classes), whose fresh weights nn.Linear draws from the "
+        "nn.Linear(old.in_features, num_classes), trainable as nn.Linear makes it (whatever "
+        "the old head's requires_grad), whose fresh weights nn.Linear draws from the "
         "caller's random stream as it is (no torch.manual_seed inside, no rows copied from the "
         "old head); every other part of the model stays as it was."
     )

@@ -1620,3 +1620,17 @@ MISTAKES["LoRALinear"] += [
         ),
     ),
 ]
+MISTAKES["replace_head"] += [
+    Mistake(
+        name="keeps-old-frozen-flag",
+        message="The new head copied the old head's requires_grad: after a model frozen whole (or a linear probe), the fresh head is frozen too and nothing can learn. A new nn.Linear is trainable as it comes: leave it so.",
+        code=(
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    new = nn.Linear(old.in_features, num_classes, device=old.weight.device, dtype=old.weight.dtype)\n"
+            "    new.requires_grad_(old.weight.requires_grad)  # 'keep the model as it was'\n"
+            "    setattr(model, head_attr, new)\n"
+            "    return model\n"
+        ),
+    ),
+]

@@ -390,3 +390,22 @@ RIGHT_ANSWERS["LoRALinear"] += [
         ),
     ),
 ]
+RIGHT_ANSWERS["freeze_backbone"] += [
+    RightAnswer(
+        name="every-module-but-the-head",
+        why=(
+            "Freezes the own parameters of every module but the head (the root's cls_token "
+            "included, the head's inner layers too), then makes the whole head trainable."
+        ),
+        code=(
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    for module in model.modules():\n"
+            "        if module is not head:\n"
+            "            for p in module.parameters(recurse=False):\n"
+            "                p.requires_grad_(False)\n"
+            "    head.requires_grad_(True)\n"
+            "    return model\n"
+        ),
+    ),
+]
