@@ -540,11 +540,17 @@ def _draw_average(d: Draw) -> Inputs:
         "dtype": d.draw(st.sampled_from(["float32", "float64"])),
         "tied": d.draw(st.booleans()),
         "grads": d.draw(st.sampled_from([True, True, False])),
+        "frozen_after": not d.draw(st.booleans()),  # first drawn: frozen after backward
     }
     label = (
         f"a {spec['dtype']} model with a frozen bias and an unused layer"
         + (", a weight shared by two layers" if spec["tied"] else "")
         + ("" if spec["grads"] else ", no gradients yet")
+        + (
+            ", a bias frozen after the backward pass (its .grad is set)"
+            if spec["frozen_after"]
+            else ""
+        )
     )
     reduce = Build(probes.build_all_reduce, {"world_size": world_size}, "all_reduce")
     return Inputs((Build(probes.build_grad_model, spec, label), world_size, reduce))
@@ -552,7 +558,8 @@ def _draw_average(d: Draw) -> Inputs:
 
 def _average_hint(family: str, inputs: Inputs) -> str:
     hint = _(
-        "For each parameter of model.parameters() (each once) whose .grad is not None: "
+        "For each parameter of model.parameters() (each once) whose .grad is not None, "
+        "requires_grad or not: "
         "all_reduce(p.grad), which sums in place over the ranks (wait on its handle if you "
         "pass async_op=True), then divide that gradient once by world_size={world_size}, in "
         "place. Leave the weights and the parameters without .grad as they are; return None."
@@ -599,10 +606,17 @@ def _draw_save(d: Draw) -> Inputs:
         "seed": d.draw(st.integers(0, 9)),
         "wrapped": d.draw(st.booleans()),
         "training": d.draw(st.booleans()),
+        "grads": not d.draw(st.booleans()),  # the first draw holds gradients
     }
     label = (
-        _("a DistributedDataParallel model") if spec["wrapped"] else _("a plain (unwrapped) model")
-    ) + (" (train mode)" if spec["training"] else " (eval mode)")
+        (
+            _("a DistributedDataParallel model")
+            if spec["wrapped"]
+            else _("a plain (unwrapped) model")
+        )
+        + (" (train mode" if spec["training"] else " (eval mode")
+        + (", holding gradients)" if spec["grads"] else ")")
+    )
     rank = d.draw(st.sampled_from([0, 1, 2, 3]))
     where = {"file": f"rank{rank}.pt", "as_str": d.draw(st.booleans())}
     path = Build(probes.build_checkpoint_path, where, "a str path" if where["as_str"] else "a Path")
@@ -658,7 +672,9 @@ def check_save_checkpoint(save_checkpoint) -> None:
         for as_str in (False, True):
             as_a_str = _(" as a str") if as_str else ""
             what = f"save_checkpoint({kind}, path{as_a_str}, rank=0)"
+            # each mode once, with gradients: saving must leave both as they were
             case = {**base, "rank": 0, "file": f"rank0-{as_str}.pt", "as_str": as_str}
+            case |= {"training": not as_str, "grads": True}
             seen = observe(probes.probe_save_checkpoint, save_checkpoint, case, what)
             if not seen["exists"]:
                 raise CheckError(
@@ -688,6 +704,15 @@ def check_save_checkpoint(save_checkpoint) -> None:
                         "model: on a GPU that moves the model being trained off its device. "
                         "Leave the model alone; for a file that loads anywhere, save "
                         "{{k: v.cpu() for k, v in state_dict().items()}}."
+                    ).format(what=what)
+                )
+            if seen["inner_training"] != case["training"] or not seen["grads_kept"]:
+                raise CheckError(
+                    _(
+                        "{what} changed the model it saves (its train/eval mode or its "
+                        "gradients): done on rank 0 alone, the ranks then train differently. "
+                        "Save without touching the model: torch.save(the inner model's "
+                        "state_dict(), path)."
                     ).format(what=what)
                 )
             state = seen["state"]

@@ -940,6 +940,35 @@ _MORE_2["shards_for_epoch"].append(
         ),
     )
 )
+_MORE_2.setdefault("average_gradients", []).append(
+    Mistake(
+        name="skips-frozen-by-requires-grad",
+        message="A parameter frozen after the backward pass still holds a .grad, and the optimizer still applies it: reduce every .grad that is not None, whatever requires_grad says, or the ranks' copies drift apart.",
+        code=(
+            "import torch.distributed as dist\n"
+            "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+            "    for p in model.parameters():\n"
+            "        if p.requires_grad and p.grad is not None:\n"
+            "            all_reduce(p.grad)\n"
+            "            p.grad.div_(world_size)\n"
+        ),
+    )
+)
+_MORE_2.setdefault("save_checkpoint", []).append(
+    Mistake(
+        name="zero-grad-before-saving",
+        message="Saving must not change the model: zero_grad() on rank 0 alone throws away gradients the other ranks keep, so the next step differs between them.",
+        code=_SAVE_HEAD
+        + (
+            "    if rank != 0:\n"
+            "        return False\n"
+            "    inner = model.module if hasattr(model, 'module') else model\n"
+            "    inner.zero_grad(set_to_none=True)  # 'a clean checkpoint'\n"
+            "    torch.save(inner.state_dict(), path)\n"
+            "    return True\n"
+        ),
+    )
+)
 for _grade_id, _extra in _MORE_2.items():
     _MORE[_grade_id] = _MORE.get(_grade_id, []) + _extra
 

@@ -169,7 +169,8 @@ def probe_shards_for_epoch(shards_for_epoch, case: dict) -> dict:
 def build_grad_model(spec: dict) -> nn.Module:
     """A model with local gradients: [used network, unused Linear] and, with ``tied``, a third
     Linear sharing the used network's last weight; the first bias frozen. With ``grads`` False
-    no backward pass ran (every .grad None)."""
+    no backward pass ran (every .grad None); with ``frozen_after`` the last bias was frozen
+    after the backward pass, so it holds a .grad all the same (it is reduced like any other)."""
     dtype = getattr(torch, spec["dtype"])
     g = torch.Generator().manual_seed(spec["seed"])
     with torch.random.fork_rng(devices=[]):
@@ -188,6 +189,8 @@ def build_grad_model(spec: dict) -> nn.Module:
         if spec.get("tied"):
             out = out + parts[2](torch.tanh(used[0](x)))
         out.pow(2).sum().backward()
+    if spec.get("frozen_after"):
+        used[2].bias.requires_grad_(False)
     return model
 
 
@@ -321,10 +324,20 @@ def build_checkpoint_model(case: dict) -> nn.Module:
 
 def build_save_model(spec: dict) -> nn.Module:
     """The model save_checkpoint is given: wrapped in a real DistributedDataParallel object or
-    plain, in train or eval mode."""
+    plain, in train or eval mode, with ``grads`` holding the gradients of a backward pass (a
+    checkpoint taken mid-step must leave them)."""
     inner = build_checkpoint_model({"seed": spec["seed"], "device": "cpu"})
+    if spec.get("grads"):
+        x = torch.randn(4, 3, generator=torch.Generator().manual_seed(spec["seed"]))
+        inner(x).pow(2).sum().backward()
     inner.train(spec["training"])
     return ddp_wrapped(inner) if spec["wrapped"] else inner
+
+
+def _same_grad(now: torch.Tensor | None, before: torch.Tensor | None) -> bool:
+    if now is None or before is None:
+        return now is before
+    return torch.equal(now, before)
 
 
 _SCRATCH: list = []  # one folder for the kernel's lifetime, removed when the process ends
@@ -348,6 +361,11 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
         model = nn.DataParallel(inner)
     else:
         model = ddp_wrapped(inner) if case["wrapped"] else inner
+    if case.get("grads"):  # a backward in eval mode: batch norm's statistics stay as built
+        inner.eval()
+        inner(torch.ones(2, 3, device=case["device"])).pow(2).sum().backward()
+    inner.train(case.get("training", True))
+    grads = [None if p.grad is None else p.grad.clone() for p in inner.parameters()]
     inner.__dict__["conversions"] = 0  # building (and wrapping) moved it to the case's device
     folder = Path(tempfile.mkdtemp(prefix="probe-ckpt-"))
     try:
@@ -361,6 +379,9 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
             "loaded_type": None,
             "state": None,
             "inner_training": bool(inner.training),
+            "grads_kept": all(
+                _same_grad(p.grad, g) for p, g in zip(inner.parameters(), grads, strict=True)
+            ),
             "inner_device": next(inner.parameters()).device,
             "inner_conversions": inner.__dict__.get("conversions", 0),
         }
