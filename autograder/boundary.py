@@ -116,9 +116,24 @@ def run_probe(probe: Callable, student: Any, case: Any) -> str:
 # run_probe puts back whatever they were; the mistake runner resets them between answers.
 # The global random generators are process-wide too, under another rule (drawing from torch's
 # is fine, reseeding any is not): ``probes.contract.random_watched`` saves, judges and restores them.
+# torch.use_deterministic_algorithms is not here: a seeding helper (07's set_seed) may switch it
+# on; lesson 07's training-step probes watch it themselves.
+def _set_default_device(device) -> None:
+    """torch.set_default_device, with the CPU as no default at all: setting "cpu" would put a
+    device mode in front of every later torch call."""
+    torch.set_default_device(None if torch.device(device).type == "cpu" else device)
+
+
 MODES: dict[str, tuple[Callable, Callable, Any]] = {
     "torch.is_grad_enabled()": (torch.is_grad_enabled, torch.set_grad_enabled, True),
     "torch.get_default_dtype()": (torch.get_default_dtype, torch.set_default_dtype, torch.float32),
+    "torch.get_default_device()": (torch.get_default_device, _set_default_device, "cpu"),
+    # Left on, anomaly detection makes every later backward pass several times slower.
+    "torch.is_anomaly_enabled()": (
+        torch.is_anomaly_enabled,
+        torch.autograd.set_detect_anomaly,
+        False,
+    ),
 }
 
 

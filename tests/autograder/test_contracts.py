@@ -80,6 +80,16 @@ def wrong_grad_left_off(x):  # autograd switched off for the caller's later code
     return x - x.mean(-1, keepdim=True)
 
 
+def wrong_default_device(x):  # new tensors of the caller's later code go to another device
+    torch.set_default_device("meta")
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_anomaly_left_on(x):  # every later backward pass of the caller several times slower
+    torch.autograd.set_detect_anomaly(True)
+    return x - x.mean(-1, keepdim=True)
+
+
 def wrong_default_dtype(x):  # the process's default dtype left at float64
     torch.set_default_dtype(torch.float64)
     return x - x.mean(-1, keepdim=True)
@@ -189,6 +199,8 @@ def test_right_answers_pass_every_family(answer):
         (wrong_detached_mean, "gradient that flows back to x"),
         (wrong_in_place, "changed its argument x"),
         (wrong_grad_left_off, "torch.is_grad_enabled(): True -> False"),
+        (wrong_default_device, "torch.get_default_device(): cpu -> meta"),
+        (wrong_anomaly_left_on, "torch.is_anomaly_enabled(): False -> True"),
         (wrong_default_dtype, "torch.get_default_dtype(): torch.float32 -> torch.float64"),
         (wrong_reseeds, "global random number generator"),
         (wrong_draws_for_nothing, "global random number generator"),
