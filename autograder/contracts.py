@@ -33,7 +33,8 @@ builds the answer's copy, the grader the reference's; a module counts as changed
 state, modes, requires_grad flags, gradients or hooks differ after the call.
 
 In every family the arguments must come back unchanged (unless the contract says which
-may change), autograd's mode and the default dtype as they were, and the exercise's
+may change), the process-wide settings of ``boundary.MODES`` (autograd's mode, the default
+dtype and device, anomaly detection) as they were, and the exercise's
 forbidden shortcuts raise while the answer runs; and in ``values``, a call whose reference
 reseeds no global random generator must reseed none either (nor draw from Python's or NumPy's).
 
