@@ -43,7 +43,8 @@ def _encoder_rule() -> str:
         "Compute the layer from its parts: q, k, v from self_attn.in_proj_weight and "
         "in_proj_bias, your own attention over the heads (matrix products, or your attention "
         "from Exercise 6), then self_attn.out_proj, the norms and the feed-forward. Calling the "
-        "layer, or its self_attn, would only repeat what you are asked to rebuild."
+        "layer, its self_attn or F.scaled_dot_product_attention would only repeat what you are "
+        "asked to rebuild."
     )
 
 
@@ -60,6 +61,20 @@ def _int(value, what: str) -> int:
     if type(value) is bool:
         raise CheckError(_("{what} returned a bool, expected an int.").format(what=what))
     return value
+
+
+def _check_no_library(answer, case: dict, what: str, rule) -> None:
+    """The exercise's shortcut reached where a contract's rules cannot name it (a torch.ops
+    operator, a private kernel, a layer compiled by torch.jit.script) fails like the
+    shortcut itself."""
+    called = observe(probes.probe_library_calls, answer, case, what)
+    if called:
+        raise CheckError(
+            _(
+                "{what} ran {name}, the library's own kernel (reached through torch.ops, a "
+                "private function or torch.jit.script): the exercise does not allow it. {rule}"
+            ).format(what=what, name=called[0], rule=rule())
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,19 +215,20 @@ def _reference_batch_norm(x, running_mean, running_var, weight, bias, training, 
 
 
 def _draw_batch_norm(d: Draw) -> Inputs:
-    """(N, C), (N, C, L) or (N, C, H, W); with or without weight and bias; both modes."""
+    """(N, C), (N, C, L) or (N, C, H, W); weight and bias each given or None; both modes."""
     training = d.draw(st.booleans())
     spatial = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
     n, c = d.size(1, 4), d.size(1, 4)
     if training and n * math.prod(spatial) < 2:
         n = 2  # a batch statistic needs two values per channel (F.batch_norm refuses one)
-    affine = d.draw(st.booleans())
+    # weight and bias each present or None (F.batch_norm takes either alone)
+    scale, shift = d.draw(st.booleans()), d.draw(st.booleans())
     args = (
         d.tensor(n, c, *spatial, low=-3.0, high=4.0),
         d.tensor(c),
         d.tensor(c, low=0.5, high=1.5),  # a variance is positive
-        d.tensor(c) if affine else None,
-        d.tensor(c) if affine else None,
+        d.tensor(c) if scale else None,
+        d.tensor(c) if shift else None,
     )
     kwargs = {
         "training": training,
@@ -255,7 +271,8 @@ BATCH_NORM = Contract(
 @uses(BATCH_NORM)
 def check_batch_norm(batch_norm) -> None:
     """The contract: against F.batch_norm on every input family, the caller's tensors kept;
-    then: the new running statistics are new tensors, with no graph (buffers)."""
+    then: no other route to a library normalisation, and the new running statistics are new
+    tensors, with no graph (buffers)."""
     g = torch.Generator().manual_seed(44)
     for training in (True, False):
         case = {
@@ -268,6 +285,12 @@ def check_batch_norm(batch_norm) -> None:
         }
         mode = "training=True" if training else "training=False"
         what = f"batch_norm(x of shape (4, 3, 2) requiring grad, ..., {mode})"
+        args = [case[name] for name in ("x", "running_mean", "running_var", "weight", "bias")]
+        library = {"args": args, "kwargs": {"training": training}}
+        library["fragments"] = list(probes.BATCH_NORM_SEEN)
+        _check_no_library(
+            batch_norm, library, what.replace(" requiring grad", ""), _batch_norm_rule
+        )
         seen = observe(probes.probe_batch_norm_stats, batch_norm, case, what)
         for name, shared, graph in zip(
             ("new_running_mean", "new_running_var"), seen["shared"], seen["graph"], strict=True
@@ -317,8 +340,13 @@ def _draw_mean_embedding(d: Draw) -> Inputs:
         "dim": dim,
         "padding_idx": padding_idx,
         "device": "cpu",
+        # the caller's choices, which the answer must leave as they are
+        "frozen": d.draw(st.booleans()),
+        "training": d.draw(st.booleans()),
     }
-    label = f"an Embedding({num}, {dim}, padding_idx={padding_idx})"
+    label = f"an Embedding({num}, {dim}, padding_idx={padding_idx})" + (
+        (", frozen" if spec["frozen"] else "") + ("" if spec["training"] else ", in eval mode")
+    )
     return Inputs((tokens, Build(probes.build_embedding, spec, label), pad_id))
 
 
@@ -477,7 +505,7 @@ CAUSAL_MASK = Contract(
 @uses(CAUSAL_MASK)
 def check_causal_mask(causal_mask) -> None:
     """The contract: every t_q <= t_k against tril(t_k - t_q), made on the device asked for,
-    and autograd and the default dtype left as they were."""
+    and autograd, the default dtype and the default device left as they were."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -535,7 +563,15 @@ ATTENTION = Contract(
 
 @uses(ATTENTION)
 def check_attention(attention) -> None:
-    """The contract: against attention written out, on every input family."""
+    """The contract: against attention written out, on every input family; then: no
+    other route to the library's attention (torch.ops, TorchScript), with a mask or without."""
+    g = torch.Generator().manual_seed(46)
+    q, k, v = (torch.randn(2, 3, 4, generator=g) for _name in "qkv")
+    mask = torch.ones(3, 3, dtype=torch.bool).tril()
+    for extra, words in (([], "no mask"), ([mask], "a causal mask")):
+        what = f"attention(q, k, v of shape (2, 3, 4), {words})"
+        case = {"args": [q, k, v, *extra], "fragments": list(probes.ATTENTION_SEEN)}
+        _check_no_library(attention, case, what, _attention_rule)
 
 
 # ---------------------------------------------------------------------------------------
@@ -670,4 +706,19 @@ def check_encoder_layer_forward(encoder_layer_forward) -> None:
     """The contract: against nn.TransformerEncoderLayer itself, the layer's mode and weights
     left as they were, gradients reaching x, without calling the layer or its self_attn;
     on another device, even where the answer reads values back (the device family then runs
-    it on stand-ins that keep them, ``probes/devices.py``)."""
+    it on stand-ins that keep them, ``probes/devices.py``); then: nor through a copy of the
+    layer compiled by torch.jit.script, or the layer's own kernels reached another way."""
+    spec = {
+        "d_model": 8,
+        "n_heads": 2,
+        "d_ff": 16,
+        "activation": "relu",
+        "norm_first": False,
+        "training": False,
+        "seed": 47,
+        "device": "cpu",
+    }
+    x = torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(47))
+    case = {"layer": spec, "args": [x], "fragments": list(probes.ENCODER_SEEN)}
+    what = "encoder_layer_forward(a post-norm layer with d_model=8, nhead=2 in eval mode, x)"
+    _check_no_library(encoder_layer_forward, case, what, _encoder_rule)

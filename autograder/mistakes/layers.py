@@ -166,6 +166,42 @@ MISTAKES = {
                 check="    if size + 2 * padding < kernel_size:\n        raise ValueError('too big')\n"
             ),
         ),
+        Mistake(
+            name="assert-instead-of-value-error",
+            message="An assert raises AssertionError (and disappears under python -O): raise ValueError "
+            "when the kernel does not fit.",
+            code=(
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    span = dilation * (kernel_size - 1) + 1\n"
+                '    assert size + 2 * padding >= span, "the kernel does not fit"\n'
+                "    return (size + 2 * padding - span) // stride + 1\n"
+            ),
+        ),
+        Mistake(
+            name="numpy-integer",
+            message="np.floor_divide returns a NumPy int64, not a Python int: use // on the ints "
+            "themselves.",
+            code=(
+                "import numpy as np\n"
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    span = dilation * (kernel_size - 1) + 1\n"
+                "    if size + 2 * padding < span:\n"
+                '        raise ValueError("the kernel does not fit")\n'
+                "    return np.floor_divide(size + 2 * padding - span, stride) + 1\n"
+            ),
+        ),
+        Mistake(
+            name="zero-outputs-allowed",
+            message="An output of 0 positions means the kernel does not fit: raise ValueError when the "
+            "count is below 1, not only when it is negative.",
+            code=(
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    out = (size + 2 * padding - dilation * (kernel_size - 1) - 1) // stride + 1\n"
+                "    if out < 0:\n"
+                '        raise ValueError(f"the kernel does not fit in {size} positions")\n'
+                "    return out\n"
+            ),
+        ),
     ],
     "receptive_field": [
         Mistake(
@@ -230,6 +266,45 @@ MISTAKES = {
             name="reverses-the-callers-list",
             message="layers.reverse() turns the caller's list around: walk it with reversed(layers) instead.",
             code="def receptive_field(layers):\n    layers.reverse()\n    field = 1\n    for k, s in layers:\n        field = (field - 1) * s + k\n    return field\n",
+        ),
+        Mistake(
+            name="sentinel-appended-to-the-empty-list",
+            message="Appending a (1, 1) layer to an empty list changes the caller's list: return 1 for an "
+            "empty stack instead.",
+            code=(
+                "def receptive_field(layers):\n"
+                "    if not layers:\n"
+                "        layers.append((1, 1))\n"
+                "    field, jump = 1, 1\n"
+                "    for k, s in layers:\n"
+                "        field += (k - 1) * jump\n"
+                "        jump *= s\n"
+                "    return field\n"
+            ),
+        ),
+        Mistake(
+            name="float-jump",
+            message="A jump that starts as 1.0 makes the field a float: keep it an int (start at 1).",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field, jump = 1, 1.0\n"
+                "    for k, s in layers:\n"
+                "        field += (k - 1) * jump\n"
+                "        jump *= s\n"
+                "    return int(field) if field == 1 else field\n"
+            ),
+        ),
+        Mistake(
+            name="strides-capped-at-two",
+            message="Every earlier stride multiplies the jump in full, a stride of 3 included.",
+            code=(
+                "def receptive_field(layers):\n"
+                "    field, jump = 1, 1\n"
+                "    for k, s in layers:\n"
+                "        field += (k - 1) * jump\n"
+                "        jump *= min(s, 2)\n"
+                "    return field\n"
+            ),
         ),
     ],
     "batch_norm": [
@@ -340,6 +415,369 @@ MISTAKES = {
             "caller's own tensors.",
             code=_bn().replace(
                 "running_mean.clone(), running_var.clone()", "running_mean, running_var"
+            ),
+        ),
+        Mistake(
+            name="instance-norm-on-the-channels",
+            message="F.instance_norm on x reshaped to (1, C, everything else) is F.batch_norm under another"
+            " name (it even updates the running statistics): the exercise is BatchNorm by hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    flat = x.transpose(0, 1).reshape(1, c, -1)\n"
+                "    y = F.instance_norm(flat, new_mean, new_var, weight, bias, use_input_stats=training,\n"
+                "                        momentum=momentum, eps=eps)\n"
+                "    return y.reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1), new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="instance-norm-layer",
+            message="nn.InstanceNorm1d with track_running_stats is a library normalisation (F.instance_norm"
+            " inside), not BatchNorm written out.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    norm = nn.InstanceNorm1d(c, eps=eps, momentum=momentum, affine=False, track_running_stats=True).to(x)\n"
+                "    norm.running_mean.copy_(running_mean); norm.running_var.copy_(running_var)\n"
+                "    norm.train(training)\n"
+                "    y = norm(x.transpose(0, 1).reshape(1, c, -1)).reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1)\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, norm.running_mean.clone(), norm.running_var.clone()\n"
+            ),
+        ),
+        Mistake(
+            name="group-norm-in-training",
+            message="F.group_norm with one group per channel, on x reshaped to (1, C, everything else), "
+            "normalises for you: write the mean and the biased variance out.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        flat = x.transpose(0, 1).reshape(1, c, -1)\n"
+                "        y = F.group_norm(flat, c, None, None, eps).reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1)\n"
+                "        mean = x.mean(dims).detach()\n"
+                "        var = x.var(dims).detach()\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean\n"
+                "        new_var = (1 - momentum) * running_var + momentum * var\n"
+                "    else:\n"
+                "        y = (x - running_mean.view(shape)) / torch.sqrt(running_var.view(shape) + eps)\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="layer-norm-per-channel",
+            message="F.layer_norm over each channel's values is a library normalisation: write the mean and"
+            " the biased variance out.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        flat = x.transpose(0, 1).reshape(1, c, -1)\n"
+                "        y = F.layer_norm(flat[0], flat.shape[-1:], None, None, eps).reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1)\n"
+                "        mean = x.mean(dims).detach()\n"
+                "        var = x.var(dims).detach()\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean\n"
+                "        new_var = (1 - momentum) * running_var + momentum * var\n"
+                "    else:\n"
+                "        y = (x - running_mean.view(shape)) / torch.sqrt(running_var.view(shape) + eps)\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="private-native-batch-norm",
+            message="torch._native_batch_norm_legit is F.batch_norm's kernel: the exercise is BatchNorm by "
+            "hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = torch._native_batch_norm_legit(x, weight, bias, new_mean, new_var, training, momentum, eps)[0]\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="private-batch-norm-impl-index",
+            message="torch._batch_norm_impl_index is F.batch_norm's kernel: the exercise is BatchNorm by "
+            "hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = torch._batch_norm_impl_index(x, weight, bias, new_mean, new_var, training, momentum, eps, False)[0]\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="aten-batch-norm-operator",
+            message="torch.ops.aten.batch_norm is F.batch_norm reached as an operator: the exercise is "
+            "BatchNorm by hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = torch.ops.aten.batch_norm(x, weight, bias, new_mean, new_var, training, momentum, eps, False)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="aten-native-batch-norm-overload",
+            message="torch.ops.aten.native_batch_norm.default is F.batch_norm's kernel reached as an "
+            "operator: the exercise is BatchNorm by hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = torch.ops.aten.native_batch_norm.default(x, weight, bias, new_mean, new_var, training, momentum, eps)[0]\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="bias-assumed-with-the-weight",
+            message="weight and bias may each be None on its own: add the bias under its own test.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape) + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="weight-assumed-with-the-bias",
+            message="weight and bias may each be None on its own: scale under weight's own test, shift "
+            "under bias's.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if bias is not None:\n"
+                "        y = y * weight.view(shape) + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="batch-statistics-under-no-grad",
+            message="The batch mean and variance are part of y's computation: computed under "
+            "torch.no_grad(), x gets the wrong gradient. Detach only what updates the running "
+            "statistics.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        with torch.no_grad():\n"
+                "            mean = x.mean(dim=dims)\n"
+                "            var = x.var(dim=dims, correction=0)\n"
+                "            new_mean = (1 - momentum) * running_mean + momentum * mean\n"
+                "            new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims)\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="unbiased-count-from-the-batch-axis",
+            message="The count behind the unbiased variance is every value of a channel, N * H * W, not N.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        n = x.shape[0]\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * (var * n / max(n - 1, 1)).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="default-dtype-switched",
+            message="torch.set_default_dtype changes the whole process and stays switched: compute in x's "
+            "dtype without it.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    torch.set_default_dtype(x.dtype)\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="eval-returns-detached-views",
+            message="running_mean.detach() and running_var[:] share the caller's memory: return clones.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.detach(), running_var[:]\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="scripted-batch-norm-layer",
+            message="An nn.BatchNorm1d compiled by torch.jit.script still runs F.batch_norm's kernel: the "
+            "exercise is BatchNorm by hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    layer = torch.nn.BatchNorm1d(c, eps=eps, momentum=momentum, affine=False).to(x)\n"
+                "    layer.running_mean.copy_(running_mean)\n"
+                "    layer.running_var.copy_(running_var)\n"
+                "    layer.train(training)\n"
+                "    scripted = torch.jit.script(layer)\n"
+                "    y = scripted(x.reshape(x.shape[0], c, -1) if x.ndim > 2 else x).reshape(x.shape)\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, scripted.running_mean.clone(), scripted.running_var.clone()\n"
+            ),
+        ),
+        Mistake(
+            name="library-running-statistics",
+            message="torch.batch_norm_update_stats is the library's BatchNorm updating the running "
+            "statistics for you: move them by momentum yourself, with the unbiased batch variance.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        torch.batch_norm_update_stats(x.detach(), new_mean, new_var, momentum)\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.view(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.view(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="rms-norm-of-the-centred-channels",
+            message="F.rms_norm of each channel's centred values divides by sqrt(var + eps) for you: a "
+            "library normalisation, not BatchNorm by hand.",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    per_channel = x.transpose(0, 1).reshape(c, -1)\n"
+                "    n = per_channel.shape[1]\n"
+                "    if training:\n"
+                "        mean = per_channel.mean(1)\n"
+                "        y = F.rms_norm(per_channel - mean[:, None], (n,), eps=eps)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * per_channel.var(1).detach()\n"
+                "    else:\n"
+                "        y = (per_channel - running_mean[:, None]) / torch.sqrt(running_var[:, None] + eps)\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    if weight is not None:\n"
+                "        y = y * weight[:, None]\n"
+                "    if bias is not None:\n"
+                "        y = y + bias[:, None]\n"
+                "    return y.reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1), new_mean, new_var\n"
+            ),
+        ),
+        Mistake(
+            name="default-weight-made-on-the-cpu",
+            message="torch.ones(c) for a missing weight lands on the CPU: on a GPU it then meets x and "
+            "raises. Skip the scale when weight is None (or make it with device=x.device).",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    dims = [d for d in range(x.ndim) if d != 1]\n"
+                "    shape = [1, -1] + [1] * (x.ndim - 2)\n"
+                "    if weight is None:\n"
+                "        weight = torch.ones(c, dtype=x.dtype)\n"
+                "    if bias is None:\n"
+                "        bias = torch.zeros(c, dtype=x.dtype)\n"
+                "    if training:\n"
+                "        mean = x.mean(dim=dims)\n"
+                "        var = x.var(dim=dims, correction=0)\n"
+                "        new_mean = (1 - momentum) * running_mean + momentum * mean.detach()\n"
+                "        new_var = (1 - momentum) * running_var + momentum * x.var(dim=dims).detach()\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.clone(), running_var.clone()\n"
+                "    y = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + eps)\n"
+                "    return y * weight.view(shape) + bias.view(shape), new_mean, new_var\n"
             ),
         ),
     ],
@@ -462,6 +900,40 @@ MISTAKES = {
                 "    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
             ),
         ),
+        Mistake(
+            name="pad-row-zeroed-in-the-table",
+            message="Zeroing the table's pad row changes the caller's embedding (and its training): mask "
+            "the pads out of the sum instead.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    with torch.no_grad():\n"
+                "        embedding.weight[pad_id] = 0\n"
+                "    keep = (tokens != pad_id).sum(1, keepdim=True).clamp(min=1)\n"
+                "    return embedding(tokens).sum(1) / keep\n"
+            ),
+        ),
+        Mistake(
+            name="float64-mask",
+            message="A float64 mask makes the result float64: keep the table's dtype (a bool mask, or "
+            ".to(vectors.dtype)).",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    keep = (tokens != pad_id).double().unsqueeze(-1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
+        Mistake(
+            name="requires-grad-forced-on-the-table",
+            message="requires_grad_(True) and train() change the caller's table: a frozen or evaluating "
+            "table stays as the caller left it; gradients reach a trainable one without that.",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    embedding.weight.requires_grad_(True)\n"
+                "    embedding.train()\n"
+                "    keep = (tokens != pad_id).unsqueeze(-1)\n"
+                "    return (embedding(tokens) * keep).sum(1) / keep.sum(1).clamp(min=1)\n"
+            ),
+        ),
     ],
     "causal_mask": [
         Mistake(
@@ -575,6 +1047,16 @@ MISTAKES = {
                 "    base = torch.ones(t_q, t_k, dtype=torch.bool, device=device)\n"
                 "    upper = torch.ones(t_q, t_k, dtype=torch.bool).triu(t_k - t_q + 1)\n"
                 "    return base.masked_fill(upper, False)\n"
+            ),
+        ),
+        Mistake(
+            name="default-device-left-set",
+            message="torch.set_default_device changes the whole process and stays switched: pass "
+            "device=device to torch.ones instead.",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    torch.set_default_device(device)\n"
+                "    return torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)\n"
             ),
         ),
     ],
@@ -771,6 +1253,128 @@ MISTAKES = {
                 "    return torch.matmul(F.softmax(scores, dim=-1), v)\n"
             ),
         ),
+        Mistake(
+            name="aten-sdpa-operator",
+            message="torch.ops.aten.scaled_dot_product_attention is F.scaled_dot_product_attention reached "
+            "as an operator: the exercise is attention by hand.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    return torch.ops.aten.scaled_dot_product_attention(q, k, v, mask)\n"
+            ),
+        ),
+        Mistake(
+            name="aten-sdpa-default-overload",
+            message="torch.ops.aten.scaled_dot_product_attention.default is the library's attention under "
+            "another name: the exercise is attention by hand.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    return torch.ops.aten.scaled_dot_product_attention.default(q, k, v, attn_mask=mask)\n"
+            ),
+        ),
+        Mistake(
+            name="private-sdpa-math",
+            message="torch._scaled_dot_product_attention_math is F.scaled_dot_product_attention's own "
+            "fallback: the exercise is attention by hand.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    bias = None\n"
+                "    if mask is not None:\n"
+                "        bias = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float('-inf'))\n"
+                "    return torch._scaled_dot_product_attention_math(q, k, v, attn_mask=bias)[0]\n"
+            ),
+        ),
+        Mistake(
+            name="aten-sdpa-math-operator",
+            message="torch.ops.aten._scaled_dot_product_attention_math is the library's attention reached "
+            "as an operator: the exercise is attention by hand.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    bias = None\n"
+                "    if mask is not None:\n"
+                "        bias = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float('-inf'))\n"
+                "    return torch.ops.aten._scaled_dot_product_attention_math.default(q, k, v, attn_mask=bias)[0]\n"
+            ),
+        ),
+        Mistake(
+            name="flash-kernel-for-the-cpu",
+            message="torch._scaled_dot_product_flash_attention_for_cpu is one of "
+            "F.scaled_dot_product_attention's kernels: the exercise is attention by hand.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    shape = q.shape[:-2]\n"
+                "    q4, k4, v4 = (t.reshape(-1, 1, *t.shape[-2:]) for t in (q, k, v))\n"
+                "    m = None\n"
+                "    if mask is not None:\n"
+                "        m = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float('-inf'))\n"
+                "        m = m.expand(*shape, q.shape[-2], k.shape[-2]).reshape(-1, 1, q.shape[-2], k.shape[-2])\n"
+                "    out = torch._scaled_dot_product_flash_attention_for_cpu(q4, k4, v4, attn_mask=m)[0]\n"
+                "    return out.reshape(*shape, q.shape[-2], v.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="mask-inverted-in-place",
+            message="mask.logical_not_() inverts the caller's mask: use ~mask, a new tensor.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(mask.logical_not_(), float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="weights-under-no-grad",
+            message="The attention weights depend on q and k: computed under torch.no_grad(), no gradient "
+            "reaches them.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    with torch.no_grad():\n"
+                "        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "        if mask is not None:\n"
+                "            scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "        weights = scores.softmax(-1)\n"
+                "    return weights @ v\n"
+            ),
+        ),
+        Mistake(
+            name="inverted-mask-cached-by-shape",
+            message="Two masks of the same shape need not be equal: a cache keyed by the shape reuses the "
+            "first mask for every later one.",
+            code=(
+                "_hidden = {}\n"
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        key = tuple(mask.shape)\n"
+                "        if key not in _hidden:\n"
+                "            _hidden[key] = ~mask\n"
+                "        scores = scores.masked_fill(_hidden[key], float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="softmax-in-float32",
+            message="Compute in the inputs' dtype: a float32 softmax of float16 scores returns float32.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.float().softmax(-1) @ v.float()\n"
+            ),
+        ),
+        Mistake(
+            name="minus-inf-as-a-float32-tensor",
+            message="torch.tensor(float('-inf')) is float32: torch.where then promotes float16 scores to "
+            "float32. Fill with masked_fill and the Python float.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = torch.where(mask, scores, torch.tensor(float('-inf'), device=q.device).expand(scores.shape))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
     ],
     "split_heads": [
         Mistake(
@@ -872,6 +1476,40 @@ MISTAKES = {
                 "    d = c // n_heads\n"
                 "    idx = torch.arange(c).view(1, 1, n_heads, d).expand(b, t, n_heads, d)\n"
                 "    return torch.gather(x.unsqueeze(2).expand(b, t, n_heads, c), 3, idx).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="assert-instead-of-value-error",
+            message="An assert raises AssertionError: raise ValueError naming both numbers.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                '    assert c % n_heads == 0, f"{c} channels cannot be split into {n_heads} heads"\n'
+                "    return x.reshape(b, t, n_heads, c // n_heads).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="detached",
+            message="x.detach() cuts the heads off the graph: reshape and transpose x itself.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"{c} channels cannot be split into {n_heads} heads")\n'
+                "    return x.detach().reshape(b, t, n_heads, c // n_heads).transpose(1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="as-strided-assumes-contiguous",
+            message="as_strided with strides computed for a contiguous x reads the wrong values of a "
+            "transposed or sliced x: reshape, then transpose.",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"{c} channels cannot be split into {n_heads} heads")\n'
+                "    d = c // n_heads\n"
+                "    return x.as_strided((b, n_heads, t, d), (t * c, d, c, 1), x.storage_offset())\n"
             ),
         ),
     ],
@@ -1025,5 +1663,203 @@ MISTAKES = {
                 "    return layer.norm2(x + ff(x))\n"
             ),
         ),
+        Mistake(
+            name="native-multi-head-attention-kernel",
+            message="torch._native_multi_head_attention is self_attn's own kernel: compute the attention "
+            "from in_proj_weight, the heads and out_proj.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    def attend(z):\n"
+                "        return torch._native_multi_head_attention(z, z, z, sa.embed_dim, sa.num_heads, sa.in_proj_weight, sa.in_proj_bias, sa.out_proj.weight, sa.out_proj.bias, need_weights=False)[0]\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="aten-native-multi-head-attention",
+            message="torch.ops.aten._native_multi_head_attention is self_attn's own kernel (and has no "
+            "gradient): compute the attention yourself.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    def attend(z):\n"
+                "        return torch.ops.aten._native_multi_head_attention(z, z, z, sa.embed_dim, sa.num_heads, sa.in_proj_weight, sa.in_proj_bias, sa.out_proj.weight, sa.out_proj.bias, need_weights=False)[0]\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="fused-encoder-layer-kernel",
+            message="torch._transformer_encoder_layer_fwd is layer(x)'s fast path: it is what you rebuild, "
+            "not what you call.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    act = layer.activation\n"
+                "    return torch._transformer_encoder_layer_fwd(\n"
+                "        x, sa.embed_dim, sa.num_heads, sa.in_proj_weight, sa.in_proj_bias,\n"
+                "        sa.out_proj.weight, sa.out_proj.bias, act is F.gelu, layer.norm_first,\n"
+                "        layer.norm1.eps, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,\n"
+                "        layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias, None)\n"
+            ),
+        ),
+        Mistake(
+            name="private-sa-block",
+            message="layer._sa_block calls layer.self_attn: compute the attention from its parts.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    if layer.norm_first:\n"
+                "        x = x + layer._sa_block(layer.norm1(x), None, None)\n"
+                "        return x + layer._ff_block(layer.norm2(x))\n"
+                "    x = layer.norm1(x + layer._sa_block(x, None, None))\n"
+                "    return layer.norm2(x + layer._ff_block(x))\n"
+            ),
+        ),
+        Mistake(
+            name="calls-a-copy-of-the-layer",
+            message="A copy of the layer is still the layer: layer(x) is what you rebuild from its parts.",
+            code=(
+                "import copy\n"
+                "def encoder_layer_forward(layer, x):\n"
+                "    return copy.deepcopy(layer)(x)\n"
+            ),
+        ),
+        Mistake(
+            name="functional-call-of-the-layer",
+            message="torch.func.functional_call(layer, ...) runs layer.forward: compute the layer from its "
+            "parts.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    return torch.func.functional_call(layer, dict(layer.named_parameters()), (x,))\n"
+            ),
+        ),
+        Mistake(
+            name="fresh-multihead-attention",
+            message="A new nn.MultiheadAttention with the layer's weights is self_attn again: compute the "
+            "attention from in_proj_weight, the heads and out_proj.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    mha = nn.MultiheadAttention(sa.embed_dim, sa.num_heads, batch_first=True).to(x)\n"
+                "    mha.load_state_dict(sa.state_dict())\n"
+                "    mha.in_proj_weight = sa.in_proj_weight; mha.in_proj_bias = sa.in_proj_bias\n"
+                "    mha.out_proj = sa.out_proj\n"
+                "    attend = lambda z: mha(z, z, z, need_weights=False)[0]\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="submodules-switched-to-eval",
+            message="Calling eval() on the layer's submodules changes the caller's mode too: leave every "
+            "mode as it is.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    for m in (layer.linear1, layer.linear2, layer.norm1, layer.norm2, sa.out_proj):\n"
+                "        m.eval()\n"
+                "    def attend(z):\n"
+                "        q, k, v = (p.reshape(b, t, h, -1).transpose(1, 2) for p in F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+                "        return sa.out_proj(attention(q, k, v).transpose(1, 2).reshape(b, t, c))\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="mode-restored-on-the-layer-only",
+            message="layer.training = was puts back the layer's own flag, not its submodules': layer.eval()"
+            " switched them all.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    was = layer.training\n"
+                "    layer.eval()\n"
+                "    def attend(z):\n"
+                "        q, k, v = (p.reshape(b, t, h, -1).transpose(1, 2) for p in F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+                "        return sa.out_proj(attention(q, k, v).transpose(1, 2).reshape(b, t, c))\n"
+                "    ff = lambda z: layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        out = x + ff(layer.norm2(x))\n"
+                "    else:\n"
+                "        x = layer.norm1(x + attend(x))\n"
+                "        out = layer.norm2(x + ff(x))\n"
+                "    layer.training = was\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="forward-hook-left",
+            message="A forward hook registered on linear1 stays on the caller's layer after the call: apply"
+            " layer.activation in your own code.",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    layer.linear1.register_forward_hook(lambda m, i, o: layer.activation(o))\n"
+                "    def attend(z):\n"
+                "        q, k, v = (p.reshape(b, t, h, -1).transpose(1, 2) for p in F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+                "        return sa.out_proj(attention(q, k, v).transpose(1, 2).reshape(b, t, c))\n"
+                "    ff = lambda z: layer.linear2(layer.linear1(z))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + attend(layer.norm1(x))\n"
+                "        return x + ff(layer.norm2(x))\n"
+                "    x = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        Mistake(
+            name="scripted-layer",
+            message="torch.jit.script(layer) is the layer compiled: calling it is layer(x), what you "
+            "rebuild from its parts.",
+            code=("def encoder_layer_forward(layer, x):\n    return torch.jit.script(layer)(x)\n"),
+        ),
     ],
 }
+
+MISTAKES["encoder_layer_forward"].append(
+    Mistake(
+        name="library-attention-on-the-heads",
+        message="F.scaled_dot_product_attention is the library's attention: the text asks for the attention over the heads in your own code (matrix products, or your attention from Exercise 6).",
+        code=(
+            "def encoder_layer_forward(layer, x):\n"
+            "    sa = layer.self_attn\n"
+            "    h = sa.num_heads\n"
+            "    def heads(z):  # (B, T, C) -> (B, H, T, D)\n"
+            "        return z.unflatten(-1, (h, -1)).transpose(1, 2)\n"
+            "    def attend(z):\n"
+            "        q, k, v = map(heads, F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
+            "        out = F.scaled_dot_product_attention(q, k, v)\n"
+            "        return sa.out_proj(out.transpose(1, 2).flatten(2))\n"
+            "    def ff(z):\n"
+            "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
+            "    if layer.norm_first:\n"
+            "        x = x + attend(layer.norm1(x))\n"
+            "        return x + ff(layer.norm2(x))\n"
+            "    x = layer.norm1(x + attend(x))\n"
+            "    return layer.norm2(x + ff(x))\n"
+        ),
+    )
+)

@@ -35,6 +35,24 @@ class RuleBroken(Exception):
 # Every shortcut an exercise's text may forbid, by the name a learner writes. A contract
 # names them; only names listed here can be forbidden (nothing is looked up by string).
 SHORTCUTS: dict[str, Callable] = {
+    # 04_layers: the other library routes to BatchNorm, attention and a whole encoder layer
+    "F.instance_norm": F.instance_norm,
+    "torch.instance_norm": torch.instance_norm,
+    "F.group_norm": F.group_norm,
+    "torch.group_norm": torch.group_norm,
+    "torch.native_group_norm": torch.native_group_norm,
+    "torch.native_layer_norm": torch.native_layer_norm,
+    "F.rms_norm": F.rms_norm,
+    "torch.rms_norm": torch.rms_norm,
+    "torch._native_batch_norm_legit": torch._native_batch_norm_legit,
+    "torch._native_batch_norm_legit_no_training": torch._native_batch_norm_legit_no_training,
+    "torch._batch_norm_impl_index": torch._batch_norm_impl_index,
+    "torch._scaled_dot_product_attention_math": torch._scaled_dot_product_attention_math,
+    "torch._scaled_dot_product_flash_attention_for_cpu": (
+        torch._scaled_dot_product_flash_attention_for_cpu
+    ),
+    "torch._native_multi_head_attention": torch._native_multi_head_attention,
+    "torch._transformer_encoder_layer_fwd": torch._transformer_encoder_layer_fwd,
     "torch.func.hessian": torch.func.hessian,
     "torch.func.jacrev": torch.func.jacrev,
     "torch.func.jacfwd": torch.func.jacfwd,

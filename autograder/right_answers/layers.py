@@ -33,6 +33,18 @@ RIGHT_ANSWERS = {
                 "        raise ValueError(str(err)) from err\n"
             ),
         ),
+        RightAnswer(
+            name="divmod-of-the-room",
+            why="the room left for the kernel, divided with divmod; a negative room raises",
+            code=(
+                "def conv_output_size(size, kernel_size, stride=1, padding=0, dilation=1):\n"
+                "    room = size + 2 * padding - (dilation * (kernel_size - 1) + 1)\n"
+                "    if room < 0:\n"
+                '        raise ValueError(f"a kernel spanning {dilation * (kernel_size - 1) + 1} does not fit in {size + 2 * padding}")\n'
+                "    steps, _ = divmod(room, stride)\n"
+                "    return steps + 1\n"
+            ),
+        ),
     ],
     "receptive_field": [
         RightAnswer(
@@ -57,6 +69,18 @@ RIGHT_ANSWERS = {
                 "    return 1 + sum(\n"
                 "        (k - 1) * math.prod(strides[:i]) for i, (k, _) in enumerate(layers)\n"
                 "    )\n"
+            ),
+        ),
+        RightAnswer(
+            name="recursive-from-the-first-layer",
+            why="the first layer's kernel plus the rest's field, minus one, times the first stride, "
+            "recursively",
+            code=(
+                "def receptive_field(layers):\n"
+                "    if not layers:\n"
+                "        return 1\n"
+                "    (k, s), rest = layers[0], layers[1:]\n"
+                "    return k + (receptive_field(rest) - 1) * s\n"
             ),
         ),
     ],
@@ -113,6 +137,34 @@ RIGHT_ANSWERS = {
                 "    shape = list(x.shape)\n"
                 "    shape.append(shape.pop(1))\n"
                 "    return y.reshape(shape).movedim(-1, 1), new_mean, new_var\n"
+            ),
+        ),
+        RightAnswer(
+            name="channels-first-sum-of-squares",
+            why="channels moved to the front and flattened; the statistics from sums of squares; the "
+            "eval copies made by * 1",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training, momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    per_channel = x.transpose(0, 1).reshape(c, -1)  # (C, everything else)\n"
+                "    if training:\n"
+                "        n = per_channel.shape[1]\n"
+                "        mean = per_channel.sum(1) / n\n"
+                "        centred = per_channel - mean[:, None]\n"
+                "        sq = (centred * centred).sum(1)\n"
+                "        var = sq / n\n"
+                "        new_mean = running_mean * (1 - momentum) + mean.detach() * momentum\n"
+                "        new_var = running_var * (1 - momentum) + (sq.detach() / (n - 1)) * momentum\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean * 1, running_var * 1\n"
+                "    y = (per_channel - mean[:, None]) / (var[:, None] + eps) ** 0.5\n"
+                "    if weight is not None:\n"
+                "        y = y * weight[:, None]\n"
+                "    if bias is not None:\n"
+                "        y = y + bias[:, None]\n"
+                "    y = y.reshape(c, x.shape[0], *x.shape[2:]).transpose(0, 1)\n"
+                "    return y, new_mean, new_var\n"
             ),
         ),
     ],
@@ -191,6 +243,27 @@ RIGHT_ANSWERS = {
                 "    return torch.vmap(one)(tokens)\n"
             ),
         ),
+        RightAnswer(
+            name="index-select-and-where",
+            why="rows gathered with weight.index_select, pads replaced with a 0-d zero by torch.where, "
+            "the count cast to the table's dtype",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    vectors = embedding.weight.index_select(0, tokens.reshape(-1)).reshape(*tokens.shape, -1)\n"
+                "    keep = tokens.ne(pad_id)\n"
+                "    total = torch.where(keep[..., None], vectors, vectors.new_zeros(()))\n"
+                "    return total.sum(1) / keep.sum(1, keepdim=True).clamp_min(1).to(vectors.dtype)\n"
+            ),
+        ),
+        RightAnswer(
+            name="embedding-bag-mean-with-padding-idx",
+            why="F.embedding_bag in mean mode with padding_idx=pad_id leaves the pads out of each bag's"
+            " mean, and gives zeros for a bag of only pads",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                '    return F.embedding_bag(tokens, embedding.weight, mode="mean", padding_idx=pad_id)\n'
+            ),
+        ),
     ],
     "causal_mask": [
         RightAnswer(
@@ -218,6 +291,25 @@ RIGHT_ANSWERS = {
                 "def causal_mask(t_q, t_k, device=None):\n"
                 "    m = torch.from_numpy(np.tri(t_q, t_k, t_k - t_q, dtype=bool))\n"
                 "    return m if device is None else m.to(device)\n"
+            ),
+        ),
+        RightAnswer(
+            name="last-rows-of-a-square",
+            why="the last t_q rows of the t_k x t_k lower triangle, cloned",
+            code=(
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    square = torch.ones(t_k, t_k, dtype=torch.bool, device=device).tril()\n"
+                "    return square[t_k - t_q:].clone()\n"
+            ),
+        ),
+        RightAnswer(
+            name="materialised-causal-lower-right",
+            why="torch.nn.attention.bias.causal_lower_right, the bias the lesson names, materialised on"
+            " the device",
+            code=(
+                "from torch.nn.attention.bias import causal_lower_right\n"
+                "def causal_mask(t_q, t_k, device=None):\n"
+                "    return causal_lower_right(t_q, t_k)._materialize(device)\n"
             ),
         ),
     ],
@@ -271,6 +363,40 @@ RIGHT_ANSWERS = {
                 "    return torch.softmax(scores, -1).matmul(v)\n"
             ),
         ),
+        RightAnswer(
+            name="einsum-and-a-softmax-by-hand",
+            why="q scaled before an einsum, the softmax written out with the max subtracted",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = torch.einsum('...qd,...kd->...qk', q * q.shape[-1] ** -0.5, k)\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(mask.logical_not(), -math.inf)\n"
+                "    scores = scores - scores.amax(-1, keepdim=True).detach()\n"
+                "    e = scores.exp()\n"
+                "    return (e / e.sum(-1, keepdim=True)) @ v\n"
+            ),
+        ),
+        RightAnswer(
+            name="vmapped-over-the-batch-axes",
+            why="attention for one (T_q, D) query matrix, torch.vmap-ed once per broadcast batch axis; "
+            "no mask is a mask of all True",
+            code=(
+                "def _one(q, k, v, mask):\n"
+                "    s = q @ k.T / math.sqrt(q.shape[-1])\n"
+                "    s = torch.where(mask, s, float('-inf'))\n"
+                "    return torch.softmax(s, -1) @ v\n"
+                "def attention(q, k, v, mask=None):\n"
+                "    if mask is None:\n"
+                "        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device)\n"
+                "    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], mask.shape[:-2])\n"
+                "    q, k, v = (t.expand(*batch, *t.shape[-2:]) for t in (q, k, v))\n"
+                "    mask = mask.expand(*batch, *mask.shape[-2:])\n"
+                "    f = _one\n"
+                "    for _ in batch:\n"
+                "        f = torch.vmap(f)\n"
+                "    return f(q, k, v, mask)\n"
+            ),
+        ),
     ],
     "split_heads": [
         RightAnswer(
@@ -306,6 +432,17 @@ RIGHT_ANSWERS = {
                 "    return x[..., idx].transpose(1, 2)\n"
             ),
         ),
+        RightAnswer(
+            name="stacked-splits",
+            why="x.split into C / H wide pieces, stacked on a new axis 1",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    c = x.shape[-1]\n"
+                "    if c % n_heads != 0:\n"
+                '        raise ValueError(f"C={c} is not a multiple of n_heads={n_heads}")\n'
+                "    return torch.stack(x.split(c // n_heads, dim=-1), dim=1)\n"
+            ),
+        ),
     ],
     "encoder_layer_forward": [
         RightAnswer(
@@ -330,29 +467,6 @@ RIGHT_ANSWERS = {
                 "        return layer.norm2(x + ff(x))\n"
                 "    x = x + block(layer.norm1(x))\n"
                 "    return x + ff(layer.norm2(x))\n"
-            ),
-        ),
-        RightAnswer(
-            name="library-attention-on-the-heads",
-            why="splits the heads with unflatten and lets F.scaled_dot_product_attention "
-            "attend them: the text forbids calling the layer or its self_attn, not that",
-            code=(
-                "def encoder_layer_forward(layer, x):\n"
-                "    sa = layer.self_attn\n"
-                "    h = sa.num_heads\n"
-                "    def heads(z):  # (B, T, C) -> (B, H, T, D)\n"
-                "        return z.unflatten(-1, (h, -1)).transpose(1, 2)\n"
-                "    def attend(z):\n"
-                "        q, k, v = map(heads, F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1))\n"
-                "        out = F.scaled_dot_product_attention(q, k, v)\n"
-                "        return sa.out_proj(out.transpose(1, 2).flatten(2))\n"
-                "    def ff(z):\n"
-                "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
-                "    if layer.norm_first:\n"
-                "        x = x + attend(layer.norm1(x))\n"
-                "        return x + ff(layer.norm2(x))\n"
-                "    x = layer.norm1(x + attend(x))\n"
-                "    return layer.norm2(x + ff(x))\n"
             ),
         ),
         RightAnswer(
@@ -422,6 +536,32 @@ RIGHT_ANSWERS = {
                 "        return x + ff(layer.norm2(x))\n"
                 "    x = layer.norm1(x + attend(x))\n"
                 "    return layer.norm2(x + ff(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="einsum-projections-and-dropouts",
+            why="in_proj_weight viewed as (3, H, D, C) and applied with einsum; the layer's dropouts (p"
+            " = 0) kept where the layer has them",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    h = sa.num_heads\n"
+                "    c = x.shape[-1]\n"
+                "    d = c // h\n"
+                "    w = sa.in_proj_weight.reshape(3, h, d, c)\n"
+                "    bias = sa.in_proj_bias.reshape(3, h, 1, d)\n"
+                "    def attend(z):\n"
+                "        q, k, v = torch.einsum('btc,shdc->sbhtd', z, w) + bias[:, None]\n"
+                "        weights = torch.softmax(torch.einsum('bhqd,bhkd->bhqk', q, k) / d ** 0.5, dim=-1)\n"
+                "        merged = torch.einsum('bhqk,bhkd->bqhd', weights, v).flatten(2)\n"
+                "        return sa.out_proj(merged)\n"
+                "    def ff(z):\n"
+                "        return layer.linear2(layer.dropout(layer.activation(layer.linear1(z))))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + layer.dropout1(attend(layer.norm1(x)))\n"
+                "        return x + layer.dropout2(ff(layer.norm2(x)))\n"
+                "    x = layer.norm1(x + layer.dropout1(attend(x)))\n"
+                "    return layer.norm2(x + layer.dropout2(ff(x)))\n"
             ),
         ),
     ],
