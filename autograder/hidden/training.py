@@ -245,7 +245,15 @@ def check_make_loss_fn(make_loss_fn) -> None:
                 )
             )
     # other spellings of the three names are "any other name" too
-    for unknown in ("ranking", "", "MultiClass", " regression"):
+    for unknown in (
+        "ranking",
+        "",
+        "MultiClass",
+        " regression",
+        "regression ",
+        "regressor",
+        "binary_multilabel",
+    ):
         seen = observe(
             probes.probe_make_loss_fn_unknown,
             make_loss_fn,
@@ -262,12 +270,13 @@ def check_make_loss_fn(make_loss_fn) -> None:
                     "test each name with if)."
                 ).format(unknown=unknown, raised=seen["raised"])
             )
-        if unknown.strip().lower() in _REF_LOSSES:
+        if unknown.strip().lower() in _REF_LOSSES or unknown in ("regressor", "binary_multilabel"):
             raise CheckError(
                 _(
                     "make_loss_fn({unknown!r}) returned a loss; only the exact names "
                     "'multiclass', 'multilabel' and 'regression' are tasks, and any other name "
-                    "raises ValueError: compare the name as it is, without lower() or strip()."
+                    "raises ValueError: compare the whole name as it is (==), without lower(), "
+                    "strip(), startswith(), endswith() or in."
                 ).format(unknown=unknown)
             )
         raise CheckError(
@@ -284,7 +293,16 @@ def check_make_loss_fn(make_loss_fn) -> None:
 
 
 def _train_case(
-    train_one_epoch, device, seed, n, batch, use_scheduler, start_in_eval, task, shuffle=False
+    train_one_epoch,
+    device,
+    seed,
+    n,
+    batch,
+    use_scheduler,
+    start_in_eval,
+    task,
+    shuffle=False,
+    float64=False,
 ):
     batches = math.ceil(n / batch)
     case = {
@@ -295,11 +313,13 @@ def _train_case(
         "start_in_eval": start_in_eval,
         "task": task,
         "shuffle": shuffle,
+        "float64": float64,
         "lr_factors": _warmup_cosine_table(3, 2 * batches) if use_scheduler else None,
     }
     what = (
         f"train_one_epoch ({n} samples in batches of {batch}, {batches} batches"
-        f"{', with a scheduler' if use_scheduler else ''})"
+        f"{', with a scheduler' if use_scheduler else ''}"
+        f"{', a float64 model and data' if float64 else ''})"
     )
     seen = observe(probes.probe_train_one_epoch, train_one_epoch, case, what)
     ref = probes.probe_train_one_epoch(_ref_train_one_epoch, case)  # the same run, done right
@@ -329,6 +349,14 @@ def _train_case(
                 "after {what} the default dtype is {dtype}: every tensor the caller makes from "
                 "then on changes type. Do not call torch.set_default_dtype inside a helper."
             ).format(what=what, dtype=seen["default_dtype_after"])
+        )
+    if seen.get("loss_fn_changed"):
+        raise CheckError(
+            _(
+                "after {what} the caller's loss_fn has other settings ({settings}): the "
+                "caller's next epoch or evaluation would compute another loss. Use loss_fn as "
+                "it is given, and change none of its attributes (such as reduction)."
+            ).format(what=what, settings=", ".join(seen["loss_fn_changed"]))
         )
     if seen["eval_forwards"]:
         raise CheckError(
@@ -573,6 +601,8 @@ def check_train_one_epoch(train_one_epoch) -> None:
     for case in cases:
         _train_case(train_one_epoch, device, *case)
     _train_case(train_one_epoch, device, 7, 26, 5, False, False, "classification", shuffle=True)
+    # a run in double precision: the batches are moved to the device, their dtype kept
+    _train_case(train_one_epoch, device, 9, 18, 4, False, False, "regression", float64=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -689,6 +719,14 @@ def check_evaluate(evaluate) -> None:
         }
         seen = observe(probes.probe_evaluate, evaluate, case, what)
         _check_evaluated(seen, what, grad_off)
+        if seen.get("loss_fn_changed"):
+            raise CheckError(
+                _(
+                    "after {what} the caller's loss_fn has other settings ({settings}): "
+                    "evaluation changes nothing, the loss function included. Use loss_fn as it "
+                    "is given, and change none of its attributes (such as reduction)."
+                ).format(what=what, settings=", ".join(seen["loss_fn_changed"]))
+            )
 
 
 def _check_evaluated(seen: dict, what: str, grad_off: bool = False) -> None:
@@ -950,6 +988,55 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
                 "then."
             ).format(what=what, key=key, best_epoch=best_epoch, losses=losses[best_epoch])
         )
+    _stopper_side_effects(seen, what, expected_steps[-1][1] if expected_steps else math.inf)
+
+
+def _stopper_side_effects(seen: dict, what: str, ref_best: float) -> None:
+    """What a stopper must leave alone: best_loss starts at inf and survives restore_best; the
+    caller's gradients and modes; the working folder (a file of fixed name is one copy for
+    every stopper)."""
+    initial = seen.get("initial_best", math.inf)
+    if not (isinstance(initial, (int, float)) and initial == math.inf):
+        raise CheckError(
+            _(
+                "{what}: best_loss starts at {initial!r}, expected math.inf: then any first "
+                "loss, however large (an exploding run's 1e12 included), is an improvement."
+            ).format(what=what, initial=initial)
+        )
+    if seen.get("grads_kept") is False:
+        raise CheckError(
+            _(
+                "{what}: after step and restore_best the model's .grad is not what the caller "
+                "left there. The stopper only reads the model (and restore_best loads weights): "
+                "no zero_grad, no backward; gradients belong to the training loop."
+            ).format(what=what)
+        )
+    if seen.get("modes_kept") is False:
+        raise CheckError(
+            _(
+                "{what}: after step and restore_best the model is in another mode (train/eval) "
+                "than the caller left it in. Storing and loading weights needs no mode: call "
+                "neither model.eval() nor model.train()."
+            ).format(what=what)
+        )
+    after = seen.get("best_after_restore", ref_best)
+    if not (after == ref_best or (isinstance(after, float) and _close(after, ref_best, 1e-9))):
+        raise CheckError(
+            _(
+                "{what}: after restore_best, best_loss is {after!r}, expected {ref_best!r}: "
+                "restore_best loads the best weights and changes nothing else (the caller may "
+                "print best_loss, or restore again)."
+            ).format(what=what, after=after, ref_best=ref_best)
+        )
+    if seen.get("new_files"):
+        raise CheckError(
+            _(
+                "{what} wrote {files} into the working folder. A file of a fixed name is shared "
+                "by every stopper (two runs overwrite each other's best weights) and is left "
+                "behind: keep the copy in the object, {{k: v.detach().clone() for k, v in "
+                "model.state_dict().items()}}."
+            ).format(what=what, files=seen["new_files"])
+        )
 
 
 def _stop_hint(expected: bool, min_delta, loss: float, best: float) -> str:
@@ -1202,7 +1289,12 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
                 )
             )
     optimizer_state = checkpoint["optimizer"]
-    if not isinstance(optimizer_state, dict) or not optimizer_state.get("state"):
+    if (
+        not isinstance(optimizer_state, dict)
+        or not optimizer_state.get("state")
+        or not isinstance(optimizer_state.get("param_groups"), list)
+        or len(optimizer_state["param_groups"]) != len(states["optimizer"]["param_groups"])
+    ):
         raise CheckError(
             _(
                 "checkpoint['optimizer'] holds no per-parameter state: save "
@@ -1220,6 +1312,15 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
                 "checkpoint['scheduler'] says the schedule is at step {got!r}, expected "
                 "{last_epoch}: save scheduler.state_dict()."
             ).format(got=got, last_epoch=states["scheduler"]["last_epoch"])
+        )
+    extra = sorted(set(seen.get("files", [filename])) - {filename})
+    if extra:
+        raise CheckError(
+            _(
+                "save_checkpoint left {extra} beside {filename!r} in the caller's folder: write "
+                "exactly the path given and nothing else (a temporary file written first must "
+                "be renamed onto the path, os.replace, or removed)."
+            ).format(extra=extra, filename=filename)
         )
     return checkpoint
 
@@ -1331,13 +1432,28 @@ def check_load_checkpoint(load_checkpoint) -> None:
     run repeats an uninterrupted one, epoch loss for epoch loss; the optimizer still drives
     the model's parameters; a checkpoint that does not fit is refused."""
     device = get_device()
-    for seed, split in [(6, 2), (7, 3), (8, 1)]:
+    for seed, split, absent_gpu in [(6, 2, False), (7, 3, False), (8, 1, True)]:
         setup = _ResumeSetup(device, seed)
         losses, checkpoint = setup.uninterrupted(split)
         first = losses[:split]
         case = {**setup.case(setup.seed + 1), "checkpoint": checkpoint}  # other weights
-        seen = observe(probes.probe_load_checkpoint, load_checkpoint, case, "load_checkpoint")
+        # a checkpoint a GPU run saved, read on a machine without that GPU: map_location
+        case["absent_gpu"] = absent_gpu
+        what = (
+            _("load_checkpoint (on a checkpoint saved on a GPU this machine does not have)")
+            if absent_gpu
+            else "load_checkpoint"
+        )
+        seen = observe(probes.probe_load_checkpoint, load_checkpoint, case, what)
         # returned an int, model and optimizer restored: the contract
+        if seen.get("file_kept") is False:
+            raise CheckError(
+                _(
+                    "after load_checkpoint the checkpoint file is gone. Loading only reads it: if "
+                    "the resumed run crashes too, the caller needs the file again. Leave "
+                    "removing old checkpoints to the caller."
+                )
+            )
         if not seen["optimizer_tracks_model"]:
             raise CheckError(
                 _(
@@ -1436,6 +1552,18 @@ def _squashed_ending(outputs: torch.Tensor) -> str | None:
         return "a ReLU: no output is negative and many are exactly 0"
     if bool((out.abs() <= 1).all()):
         return "a tanh (or another squashing function): every output lies between -1 and 1"
+    return None
+
+
+def _capped_logits(outputs) -> float | None:
+    """The bound a clamp puts on the logits, if one does: the largest |logit| reached by two
+    or more logits of one row (raw logits tie exactly almost never)."""
+    if not isinstance(outputs, torch.Tensor) or outputs.ndim != 2 or not outputs.numel():
+        return None
+    size = outputs.detach().double().abs()
+    bound = float(size.max())
+    if bound > 0 and math.isfinite(bound) and bool(((size == bound).sum(dim=1) >= 2).any()):
+        return bound
     return None
 
 
@@ -1583,6 +1711,25 @@ def check_DigitsCNN(DigitsCNN) -> None:
                 "layer's output as it is: CrossEntropyLoss applies log-softmax itself."
             ).format(ending=ending)
         )
+    if seen.get("same_again") is False:
+        raise CheckError(
+            _(
+                "DigitsCNN in eval mode gave other logits for the same batch the second time: "
+                "something random runs even in eval mode (F.dropout(x, p, training=True), say). "
+                "Use an nn.Dropout layer, or F.dropout(x, p, training=self.training), so that "
+                "model.eval() switches it off."
+            )
+        )
+    cap = _capped_logits(seen.get("loud"))
+    if cap is not None:
+        raise CheckError(
+            _(
+                "DigitsCNN's logits for very bright images (pixels times 1000) stop at "
+                "{cap:.4g}: in one row several logits are exactly {cap:.4g}, the mark of a "
+                "clamp (or hardtanh, ReLU6) after the last layer. Return raw logits, the last "
+                "Linear layer's output as it is."
+            ).format(cap=cap)
+        )
     if seen.get("device_mix"):
         raise CheckError(
             _(
@@ -1695,9 +1842,20 @@ def _draw_train_logged(d: Draw) -> Inputs:
     that clips every step, some or none."""
     model = _contract_model(d, 3, 0.0)
     loader = _contract_loader(d, "classification")
-    optimizer = Build(probes.build_contract_optimizer, {"lr": 0.2, "momentum": 0.9}, "SGD", of=(0,))
+    # the first group's rate is the one to log; a resumed run's schedule is some steps along,
+    # while the run's own step counter starts at 0
+    groups, stepped = d.draw(st.sampled_from([1, 2])), d.draw(st.sampled_from([0, 2]))
+    optimizer = Build(
+        probes.build_contract_optimizer,
+        {"lr": 0.2, "momentum": 0.9, "groups": groups},
+        "SGD" if groups == 1 else "SGD with 2 parameter groups (lr 0.2 and 0.1)",
+        of=(0,),
+    )
     scheduler = Build(
-        probes.build_contract_scheduler, {"factors": _LOGGED_FACTORS}, "a LambdaLR", of=(3,)
+        probes.build_contract_scheduler,
+        {"factors": _LOGGED_FACTORS, "stepped": stepped},
+        "a LambdaLR" if not stepped else f"a LambdaLR already {stepped} steps along",
+        of=(3,),
     )
     writer = Build(probes.build_recording_writer, {}, _("a writer"))
     num_epochs, max_norm = d.size(1, 3), d.draw(st.sampled_from([0.05, 0.5, 100.0]))
@@ -1803,6 +1961,30 @@ def _logged_case(train_logged, device, seed, n, batch, num_epochs, max_norm, shu
                 "{what} left {event_files} event files in the writer's folder, expected 1: log "
                 "with the writer you were given instead of opening new SummaryWriters."
             ).format(what=what, event_files=seen["event_files"])
+        )
+    got_losses = [value for _step, value in seen["scalars"].get("train/loss", [])]
+    ref_losses = [value for _step, value in ref["scalars"]["train/loss"]]
+    if len(got_losses) == len(ref_losses) and not all(
+        _close(a, b, 1e-4) for a, b in zip(got_losses, ref_losses, strict=True)
+    ):
+        epoch = next(
+            k // per_epoch
+            for k, (a, b) in enumerate(zip(got_losses, ref_losses, strict=True))
+            if not _close(a, b, 1e-4)
+        )
+        hint = (
+            _(
+                " The loader shuffles: iterate it afresh every epoch (for x, y in loader), so "
+                "each epoch gets a new order; a list of its batches made once repeats the first "
+                "epoch's order."
+            )
+            if shuffle and epoch > 0
+            else ""
+        )
+        raise CheckError(
+            _(
+                "{what}: the losses logged from epoch {epoch} on differ from a correct run's.{hint}"
+            ).format(what=what, epoch=epoch + 1, hint=hint)
         )
 
 

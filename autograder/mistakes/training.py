@@ -2181,3 +2181,758 @@ MISTAKES["train_one_epoch"] += [
         ),
     ),
 ]
+
+
+# Red team, round 3 (issue #27): fresh wrong answers written from the exercise texts alone
+# (task names matched loosely, the caller's loss_fn or random state changed, side effects of a
+# stopper, files left or deleted, a checkpoint from a GPU run, capped logits, a resumed schedule).
+MISTAKES["make_loss_fn"] += [
+    Mistake(
+        name="endswith-task-names",
+        message="Only the three exact names are tasks: task.endswith('class') or task.startswith('regress') also accepts 'binary_multilabel' or 'regressor'. Compare the whole name with ==.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "def make_loss_fn(task):\n"
+            "    if task.endswith('class'):\n"
+            "        return nn.CrossEntropyLoss()\n"
+            "    if task.endswith('label'):\n"
+            "        return nn.BCEWithLogitsLoss()\n"
+            "    if task.startswith('regress'):\n"
+            "        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+    Mistake(
+        name="rstrip-task-name",
+        message="task.rstrip() turns 'regression ' into a task; every name other than the three exact ones raises ValueError: compare the name as it is.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "def make_loss_fn(task):\n"
+            "    task = task.rstrip()\n"
+            "    if task == 'multiclass':\n"
+            "        return nn.CrossEntropyLoss()\n"
+            "    if task == 'multilabel':\n"
+            "        return nn.BCEWithLogitsLoss()\n"
+            "    if task == 'regression':\n"
+            "        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+    Mistake(
+        name="loss-shaped-1",
+        message="The loss must be a 0-d scalar, as the built-in losses return it: reshape(1) gives shape (1,), which code that expects a scalar loss does not.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "class Keep(nn.Module):\n"
+            "    def __init__(self, inner):\n"
+            "        super().__init__(); self.inner = inner\n"
+            "    def forward(self, a, b):\n"
+            "        return self.inner(a, b).reshape(1)\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n"
+            "        return Keep(nn.CrossEntropyLoss())\n"
+            "    if task == 'multilabel':\n"
+            "        return Keep(nn.BCEWithLogitsLoss())\n"
+            "    if task == 'regression':\n"
+            "        return Keep(nn.MSELoss())\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+    Mistake(
+        name="ignore-index-zero",
+        message="ignore_index=0 leaves every sample of class 0 out of the loss (a batch of class 0 only gives nan): the default CrossEntropyLoss() counts every class.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "def make_loss_fn(task):\n"
+            "    if task == 'multiclass':\n"
+            "        return nn.CrossEntropyLoss(ignore_index=0)\n"
+            "    if task == 'multilabel':\n"
+            "        return nn.BCEWithLogitsLoss()\n"
+            "    if task == 'regression':\n"
+            "        return nn.MSELoss()\n"
+            "    raise ValueError(task)\n"
+        ),
+    ),
+]
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="fork-rng-around-epoch",
+        message="torch.random.fork_rng() around the loop puts the global random state back afterwards: every epoch then draws the same dropout masks, as reseeding would. Leave the random state to the caller.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    with torch.random.fork_rng(devices=[]):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            optimizer.step()\n"
+            "            if scheduler is not None:\n"
+            "                scheduler.step()\n"
+            "            total += loss.item() * len(x)\n"
+            "            n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+    Mistake(
+        name="restores-rng-state",
+        message="Saving torch.get_rng_state() and setting it back at the end rewinds the random state: the next epoch repeats this epoch's dropout masks. Leave the random state to the caller.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    state = torch.get_rng_state()\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    torch.set_rng_state(state)\n"
+            "    return total / n\n"
+        ),
+    ),
+    Mistake(
+        name="loss-reduction-left-none",
+        message="Setting loss_fn.reduction = 'none' changes the caller's loss function for good: their next evaluation gets a vector of losses. Use the loss as it is given (it is already a mean).",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    loss_fn.reduction = 'none'\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        per = loss_fn(model(x), y)\n"
+            "        loss = per.mean()\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+    Mistake(
+        name="clips-unasked",
+        message="clip_grad_norm_ is not one of the steps asked for: it changes every step whose gradient norm is above the limit. Do forward, loss, zero_grad, backward and step, nothing more.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+    Mistake(
+        name="inputs-cast-float32",
+        message="x.to(device, torch.float32) also changes the dtype: a float64 (or half-precision) model then meets float32 batches and fails. Move the batches with x.to(device) only.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device, torch.float32), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+]
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="loss-reduction-left-sum",
+        message="Setting loss_fn.reduction = 'sum' changes the caller's loss function for good: their next training epoch sums instead of averaging. Multiply the mean by len(x) instead.",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    loss_fn.reduction = 'sum'\n"
+            "    total, hits, n = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item()\n"
+            "            hits += (logits.argmax(1) == y).sum().item()\n"
+            "            n += len(x)\n"
+            "    model.train(was)\n"
+            "    return total / n, hits / n\n"
+        ),
+    ),
+    Mistake(
+        name="divides-by-dataset-length",
+        message="len(loader.dataset) needs a loader with a dataset; a stream of batches has none. Count the samples as the loop sees them: n += len(x).",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total, hits = 0.0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            hits += (logits.argmax(1) == y).sum().item()\n"
+            "    model.train(was)\n"
+            "    n = len(loader.dataset)\n"
+            "    return total / n, hits / n\n"
+        ),
+    ),
+    Mistake(
+        name="accuracy-as-tensor",
+        message="The accuracy comes back as a tensor: call .item() (or float()) so that evaluate returns two Python floats.",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.eval()\n"
+            "    total, hits, n = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            hits += (logits.argmax(1) == y).sum()\n"
+            "            n += len(x)\n"
+            "    model.train(was)\n"
+            "    return total / n, hits / n\n"
+        ),
+    ),
+]
+MISTAKES["make_warmup_cosine"] += [
+    Mistake(
+        name="table-without-clamp",
+        message="A table of factors up to total_steps runs out after it: table[step] raises IndexError once training goes on. Compute the factor from step, with progress clamped to 1.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    table = []\n"
+            "    for s in range(total_steps + 1):\n"
+            "        if s < warmup_steps:\n"
+            "            table.append(s / warmup_steps)\n"
+            "        else:\n"
+            "            p = min(1, (s - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "            table.append(0.5 * (1 + math.cos(math.pi * p)))\n"
+            "    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: table[s])\n"
+        ),
+    ),
+    Mistake(
+        name="one-lambda-list-for-first-group",
+        message="LambdaLR with a list of functions needs one per parameter group; [f] fails on an optimizer with two groups. Pass the function itself: LambdaLR(optimizer, f).",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    def f(step):\n"
+            "        if step < warmup_steps:\n"
+            "            return step / warmup_steps\n"
+            "        p = min(1, (step - warmup_steps) / max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * p))\n"
+            "    return torch.optim.lr_scheduler.LambdaLR(optimizer, [f])\n"
+        ),
+    ),
+    Mistake(
+        name="progress-integer-division",
+        message="// is integer division: progress stays 0 until total_steps and then jumps to 1, so the cosine never decays. Use / for progress.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    def f(step):\n"
+            "        if step < warmup_steps:\n"
+            "            return step / warmup_steps\n"
+            "        p = min(1, (step - warmup_steps) // max(1, total_steps - warmup_steps))\n"
+            "        return 0.5 * (1 + math.cos(math.pi * p))\n"
+            "    return torch.optim.lr_scheduler.LambdaLR(optimizer, f)\n"
+        ),
+    ),
+]
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="half-precision-copy",
+        message="A half-precision copy (.half()) loses digits: restore_best then loads weights that differ from the best epoch's. Keep the copy in the tensors' own dtype: v.detach().clone().",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = {k: v.detach().clone().half() if v.is_floating_point() else v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+        ),
+    ),
+    Mistake(
+        name="restore-puts-eval",
+        message="restore_best only loads weights: calling model.eval() there changes the caller's mode, and their next epoch trains with dropout off.",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+            "        model.eval()\n"
+        ),
+    ),
+    Mistake(
+        name="step-zeroes-grads",
+        message="model.zero_grad() inside step clears the caller's gradients: a stopper only reads the model.",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        model.zero_grad()\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+        ),
+    ),
+    Mistake(
+        name="best-starts-huge-number",
+        message="best_loss starts at math.inf, not at a large number: with 1e9 a loss above it (an exploding run) is never an improvement.",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "        self.best_loss = 1e9\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+        ),
+    ),
+    Mistake(
+        name="restore-resets-best",
+        message="restore_best loads the best weights and changes nothing else: resetting best_loss to inf loses what the caller may print, and a second restore_best loads nothing.",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+            "        self.best_state, self.best_loss, self.bad = None, math.inf, 0\n"
+        ),
+    ),
+]
+MISTAKES["save_checkpoint"] += [
+    Mistake(
+        name="half-precision-weights",
+        message="Saving the weights in half precision loses digits: the resumed model is not the one saved. Save model.state_dict() as it is.",
+        code=(
+            "import torch, os\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    torch.save({'model': {k: v.half() if v.is_floating_point() else v for k, v in model.state_dict().items()},\n"
+            "                'optimizer': optimizer.state_dict(), 'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+    Mistake(
+        name="backup-file-beside",
+        message="A second copy at path + '.bak' is a file the caller did not ask for: write exactly the path given, and nothing else.",
+        code=(
+            "import torch, os\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    bundle = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "              'scheduler': scheduler.state_dict(), 'epoch': epoch}\n"
+            "    torch.save(bundle, path)\n"
+            "    torch.save(bundle, path + '.bak')\n"
+        ),
+    ),
+    Mistake(
+        name="epoch-as-float",
+        message="float(epoch) saves 1.0, not the int 1: range(start, num_epochs) then fails on resume. Save epoch as it is passed.",
+        code=(
+            "import torch, os\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': float(epoch)}, path)\n"
+        ),
+    ),
+    Mistake(
+        name="optimizer-state-without-param-groups",
+        message="The optimizer's state_dict() has two parts, 'state' and 'param_groups' (the rates and settings): without the groups it cannot be loaded. Save optimizer.state_dict() whole.",
+        code=(
+            "import torch, os\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': {'state': optimizer.state_dict()['state'], 'param_groups': []},\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+]
+MISTAKES["load_checkpoint"] += [
+    Mistake(
+        name="no-map-location",
+        message="Without map_location, torch.load puts every tensor back on the device it was saved from: a checkpoint saved on a GPU fails on a machine without one. Pass map_location=device.",
+        code=(
+            "import torch, os\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    ckpt = torch.load(path, weights_only=True)\n"
+            "    model.load_state_dict(ckpt['model'])\n"
+            "    optimizer.load_state_dict(ckpt['optimizer'])\n"
+            "    scheduler.load_state_dict(ckpt['scheduler'])\n"
+            "    return ckpt['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="deletes-the-checkpoint",
+        message="os.remove(path) after loading deletes the caller's checkpoint: if the resumed run crashes too, there is nothing to resume from. Loading only reads the file.",
+        code=(
+            "import torch, os\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    ckpt = torch.load(path, map_location=device, weights_only=True)\n"
+            "    os.remove(path)\n"
+            "    model.load_state_dict(ckpt['model'])\n"
+            "    optimizer.load_state_dict(ckpt['optimizer'])\n"
+            "    scheduler.load_state_dict(ckpt['scheduler'])\n"
+            "    return ckpt['epoch']\n"
+        ),
+    ),
+    Mistake(
+        name="steps-scheduler-after-loading",
+        message="scheduler.step() after loading moves the schedule one step on: the resumed run uses the next step's learning rate. load_state_dict already puts it where it was.",
+        code=(
+            "import torch, os\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    ckpt = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(ckpt['model'])\n"
+            "    optimizer.load_state_dict(ckpt['optimizer'])\n"
+            "    scheduler.load_state_dict(ckpt['scheduler'])\n"
+            "    scheduler.step()\n"
+            "    return ckpt['epoch']\n"
+        ),
+    ),
+]
+MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="conv-times-zero",
+        message="0 * self.conv(x).sum() runs the convolution but uses none of it: the logits do not depend on it, and its weights get no gradient. Feed the convolution's output into the layers after it.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.conv = nn.Conv2d(1, 4, 3, padding=1)\n"
+            "        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))\n"
+            "    def forward(self, x):\n"
+            "        return self.net(x) + 0 * self.conv(x).sum()\n"
+        ),
+    ),
+    Mistake(
+        name="clamped-logits",
+        message="A clamp after the last layer caps the logits: confident predictions all end at the same value. Return the last Linear layer's output as it is.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "                                      nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+            "        self.head = nn.Linear(32 * 2 * 2, 10)\n"
+            "    def forward(self, x):\n"
+            "        return self.head(self.features(x).flatten(1)).clamp(-8, 8)\n"
+        ),
+    ),
+    Mistake(
+        name="dropout-always-on",
+        message="F.dropout(x, p, training=True) drops activations in eval mode too, so evaluation becomes random. Use nn.Dropout, or training=self.training.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "                                      nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+            "        self.head = nn.Linear(32 * 2 * 2, 10)\n"
+            "    def forward(self, x):\n"
+            "        return self.head(F.dropout(self.features(x).flatten(1), 0.1, training=True))\n"
+        ),
+    ),
+]
+MISTAKES["train_logged"] += [
+    Mistake(
+        name="step-from-scheduler",
+        message="scheduler.last_epoch is where the schedule is, not this run's step: a resumed schedule starts past 0. Keep a counter of your own, from 0.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), scheduler.last_epoch - 1)\n"
+            "            writer.add_scalar('train/lr', lr, scheduler.last_epoch - 1)\n"
+            "            writer.add_scalar('train/grad_norm', float(norm), scheduler.last_epoch - 1)\n"
+            "    writer.flush()\n"
+            "    return scheduler.last_epoch\n"
+        ),
+    ),
+    Mistake(
+        name="lr-of-last-group",
+        message="param_groups[-1] is the last group; log the first one's rate, optimizer.param_groups[0]['lr'], as the text asks (groups may have different rates).",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "            lr = optimizer.param_groups[-1]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', float(norm), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+    Mistake(
+        name="graph-logged-first",
+        message="writer.add_graph traces the model with one more forward pass and logs more than the three scalars asked for. Log only train/loss, train/lr and train/grad_norm.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    x0, _ = next(iter(loader))\n"
+            "    writer.add_graph(model, x0.to(device))\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', float(norm), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+    Mistake(
+        name="batches-cached",
+        message="A list of the loader's batches made once repeats the first epoch's order in every epoch (and holds every batch in memory): iterate the loader afresh each epoch.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    batches = [(x.to(device), y.to(device)) for x, y in loader]\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in batches:\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', float(norm), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+    Mistake(
+        name="grad-norm-inf",
+        message="norm_type='inf' clips by the largest gradient entry, not the overall norm: both the clipping and the logged norm differ. Use clip_grad_norm_(model.parameters(), max_norm).",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    for _ in range(num_epochs):\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            optimizer.zero_grad()\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm, norm_type='inf')\n"
+            "            lr = optimizer.param_groups[0]['lr']\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "            writer.add_scalar('train/loss', loss.item(), step)\n"
+            "            writer.add_scalar('train/lr', lr, step)\n"
+            "            writer.add_scalar('train/grad_norm', float(norm), step)\n"
+            "            step += 1\n"
+            "    writer.flush()\n"
+            "    return step\n"
+        ),
+    ),
+]
+
+
+# Red team, round 3, second wave: the mode set by assigning .training, a factor zeroed too early.
+MISTAKES["evaluate"] += [
+    Mistake(
+        name="eval-by-assigning-flag",
+        message="model.training = False sets the flag of the top module only: its dropout layers stay in train mode. Call model.eval(), and restore with model.train(was_training).",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was = model.training\n"
+            "    model.training = False\n"
+            "    total, hits, n = 0.0, 0, 0\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            logits = model(x)\n"
+            "            total += loss_fn(logits, y).item() * len(x)\n"
+            "            hits += (logits.argmax(1) == y).sum().item()\n"
+            "            n += len(x)\n"
+            "    model.training = was\n"
+            "    return total / n, hits / n\n"
+        ),
+    ),
+]
+MISTAKES["make_warmup_cosine"] += [
+    Mistake(
+        name="zero-from-total-steps-on",
+        message="Returning 0 from step >= total_steps on gives 0 at step 0 when there is no schedule at all (warmup_steps = total_steps = 0), and at the last warm-up step: the factor is 0 only after the cosine has reached its end.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    def f(step):\n"
+            "        if step >= total_steps:\n"
+            "            return 0.0\n"
+            "        if step < warmup_steps:\n"
+            "            return step / warmup_steps\n"
+            "        p = (step - warmup_steps) / max(1, total_steps - warmup_steps)\n"
+            "        return 0.5 * (1 + math.cos(math.pi * p))\n"
+            "    return torch.optim.lr_scheduler.LambdaLR(optimizer, f)\n"
+        ),
+    ),
+]
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="train-by-assigning-flag",
+        message="model.training = True sets the flag of the top module only: a model that arrives in eval mode keeps its dropout layers off. Call model.train().",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.training = True\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+]

@@ -135,13 +135,27 @@ def build_contract_loss(spec: dict) -> nn.Module:
 
 
 def build_contract_optimizer(spec: dict, model: nn.Module) -> torch.optim.Optimizer:
-    """SGD over the parameters of the contract's model (``Build(..., of=(model's position,))``)."""
+    """SGD over the parameters of the contract's model (``Build(..., of=(model's position,))``);
+    with ``spec["groups"] == 2``, the last layer in a second group at half the rate."""
+    if spec.get("groups", 1) == 2:
+        params = list(model.parameters())
+        return torch.optim.SGD(
+            [{"params": params[:-2]}, {"params": params[-2:], "lr": spec["lr"] / 2}],
+            lr=spec["lr"],
+            momentum=spec["momentum"],
+        )
     return torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
 
 
 def build_contract_scheduler(spec: dict, optimizer: torch.optim.Optimizer) -> LambdaLR:
-    """A table-driven LambdaLR (see factor_scheduler) on the contract's optimizer."""
-    return factor_scheduler(optimizer, spec["factors"])
+    """A table-driven LambdaLR (see factor_scheduler) on the contract's optimizer; with
+    ``spec["stepped"]``, already that many steps along (a resumed run's schedule)."""
+    scheduler = factor_scheduler(optimizer, spec["factors"])
+    with warnings.catch_warnings():  # "lr_scheduler.step() before optimizer.step()"
+        warnings.simplefilter("ignore")
+        for _ in range(spec.get("stepped", 0)):
+            scheduler.step()
+    return scheduler
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,6 +197,8 @@ def build_train_run(case: dict):
     else:
         data = classification_data(n, 4, 3, seed)
         loss_fn, classes = nn.CrossEntropyLoss(), 3
+    if case.get("float64"):  # a run in double precision: the batches must keep their dtype
+        data = TensorDataset(*(t.double() if t.is_floating_point() else t for t in data.tensors))
     loader = DataLoader(
         data,
         batch_size=case["batch"],
@@ -190,12 +206,25 @@ def build_train_run(case: dict):
         generator=torch.Generator().manual_seed(seed),
     )
     model = build_mlp(4, classes, 0.3, seed, case["device"])
+    if case.get("float64"):
+        model.double()
     if case["start_in_eval"]:
         model.eval()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     factors = case["lr_factors"]
     scheduler = factor_scheduler(optimizer, factors) if factors is not None else None
     return model, loader, loss_fn, optimizer, scheduler
+
+
+def loss_settings(loss_fn: nn.Module) -> dict:
+    """A loss module's plain settings (reduction, label_smoothing, ...) and those of the
+    modules inside it, as text: what an answer that sets loss_fn.reduction leaves changed."""
+    return {
+        f"{name}.{key}" if name else key: repr(value)
+        for name, module in loss_fn.named_modules()
+        for key, value in vars(module).items()
+        if not key.startswith("_") and key not in ("training", "tokens")
+    }
 
 
 def _grad_norm(model: nn.Module) -> float:
@@ -268,11 +297,15 @@ def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
 
         scheduler.step = counted_step
     torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
+    settings = loss_settings(loss_fn)
     with warnings.catch_warnings():  # e.g. "lr_scheduler.step() before optimizer.step()"
         warnings.simplefilter("ignore")
         result = train_one_epoch(model, loader, loss_fn, optimizer, case["device"], scheduler)
     return {
         "result": as_data(result),
+        "loss_fn_changed": sorted(
+            k for k, v in loss_settings(loss_fn).items() if settings.get(k) != v
+        ),
         # what the caller's next lines meet: autograd on, the default dtype as it was
         "grad_enabled_after": torch.is_grad_enabled(),
         "default_dtype_after": str(torch.get_default_dtype()),
@@ -298,7 +331,8 @@ class RecordingModel(nn.Module):
         self.calls: list[tuple[bool, bool]] = []
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.calls.append((torch.is_grad_enabled(), self.training))
+        # train mode anywhere inside counts: `model.training = False` sets the top flag only
+        self.calls.append((torch.is_grad_enabled(), any(m.training for m in self.modules())))
         return self.net(x)
 
 
@@ -326,6 +360,7 @@ def probe_evaluate(evaluate, case: dict) -> dict:
     torch.manual_seed(case["seed"] + 2000)
     rng_before = torch.get_rng_state()
     grad_before = torch.is_grad_enabled()
+    settings = loss_settings(loss_fn)
     try:
         # a caller may evaluate with gradients already off: they must stay off afterwards
         torch.set_grad_enabled(not case.get("grad_off", False))
@@ -334,6 +369,9 @@ def probe_evaluate(evaluate, case: dict) -> dict:
     finally:
         torch.set_grad_enabled(grad_before)  # the next probe starts as this one did
     return {
+        "loss_fn_changed": sorted(
+            k for k, v in loss_settings(loss_fn).items() if settings.get(k) != v
+        ),
         "calls": [list(c) for c in model.calls],
         "grad_enabled_after": grad_after,
         "rng_changed": not torch.equal(rng_before, torch.get_rng_state()),
@@ -399,13 +437,32 @@ def _type_or_repr(value):
 def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
     """Feed the losses (adding 1 to every weight and buffer before each, as a training step
     would), then restore_best: each step's return value and best_loss, and the state at the
-    end. ``min_delta`` None means it is left to its default."""
+    end. ``min_delta`` None means it is left to its default. It runs in a scratch working
+    folder (put back afterwards): the files the stopper wrote there are seen too."""
+    scratch = tempfile.mkdtemp(prefix="stop-probe-")
+    here = os.getcwd()
+    os.chdir(scratch)
+    try:
+        seen = _probe_stopping(EarlyStopping, case)
+    finally:
+        os.chdir(here)
+        files = sorted(os.listdir(scratch))
+        shutil.rmtree(scratch, ignore_errors=True)
+    seen["new_files"] = files
+    return seen
+
+
+def _probe_stopping(EarlyStopping, case: dict) -> dict:
     model = build_stop_model(case["seed"], case["device"])
     if case["min_delta"] is None:
         stopper = EarlyStopping(patience=case["patience"])
     else:
         stopper = EarlyStopping(patience=case["patience"], min_delta=case["min_delta"])
     seen = {"steps": [], "step_raised": None, "restore_raised": None, "restored": None}
+    seen["initial_best"] = as_data(stopper.best_loss)
+    for p in model.parameters():  # the caller's gradients, which a stopper only leaves alone
+        p.grad = torch.full_like(p, 0.5)
+    modes_before = [m.training for m in model.modules()]
     for loss in case["losses"]:
         with torch.no_grad():  # a "training step" that changes weights and buffers in place
             for value in model.state_dict().values():
@@ -427,6 +484,11 @@ def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
     seen["restored"] = model_state(model)
     # the caller's optimizer holds these very tensors: restoring copies into them
     seen["same_parameters"] = [id(p) for p in model.parameters()] == params_before
+    seen["grads_kept"] = all(
+        p.grad is not None and bool((p.grad == 0.5).all()) for p in model.parameters()
+    )
+    seen["modes_kept"] = [m.training for m in model.modules()] == modes_before
+    seen["best_after_restore"] = as_data(stopper.best_loss)
     return seen
 
 
@@ -502,7 +564,7 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
     try:
         path = os.path.join(folder, case["filename"])
         save_checkpoint(path, model, optimizer, scheduler, case["epoch"])
-        seen = {"exists": os.path.isfile(path)}
+        seen = {"exists": os.path.isfile(path), "files": sorted(os.listdir(folder))}
         seen["checkpoint"], seen["load_error"] = None, None
         if seen["exists"]:
             try:
@@ -516,14 +578,36 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def save_as_if_on_absent_gpu(obj, path: str) -> None:
+    """torch.save(obj, path), its tensors' storages tagged as on a CUDA device this machine
+    does not have (cuda:0 without CUDA, one index past the last GPU with it): the file a GPU
+    run leaves for a machine without that GPU. torch.load reads it only with a map_location."""
+    absent = f"cuda:{torch.cuda.device_count() if torch.cuda.is_available() else 0}"
+
+    def tagger(storage):  # every storage, wherever it is now
+        return absent
+
+    entry = (-1000, tagger, lambda storage, location: None)
+    registry = torch.serialization._package_registry
+    registry.insert(0, entry)
+    try:
+        torch.save(obj, path)
+    finally:
+        registry.remove(entry)
+
+
 def probe_load_checkpoint(load_checkpoint, case: dict) -> dict:
     """``case["checkpoint"]`` is written to a file and loaded into fresh objects; returns the
     returned value, the model, optimizer and scheduler states afterwards, and whether the
-    optimizer still updates the model's own parameters."""
+    optimizer still updates the model's own parameters. With ``case["absent_gpu"]`` the file
+    says its tensors were on a GPU this machine lacks (only map_location reads it)."""
     folder = tempfile.mkdtemp(prefix="ckpt-probe-")
     try:
         path = os.path.join(folder, "checkpoint.pt")
-        torch.save(case["checkpoint"], path)
+        if case.get("absent_gpu"):
+            save_as_if_on_absent_gpu(case["checkpoint"], path)
+        else:
+            torch.save(case["checkpoint"], path)
         model, optimizer, scheduler = build_resume_objects(
             case["device"], case["init_seed"], case["lr_factors"]
         )
@@ -531,6 +615,7 @@ def probe_load_checkpoint(load_checkpoint, case: dict) -> dict:
         own = {id(p) for p in model.parameters()}
         tracked = [id(p) for group in optimizer.param_groups for p in group["params"]]
         return {
+            "file_kept": os.path.isfile(path),
             "returned": as_data(returned),
             "model": model_state(model),
             "optimizer": as_data(optimizer.state_dict()),
@@ -646,6 +731,17 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
             seen["outputs"].append({"raised": _raised(err)})
             break
         seen["outputs"].append({"out": as_data(out)})
+    seen["loud"] = None  # the logits of very bright images: large, unless something caps them
+    if len(seen["outputs"]) == len(case["inputs"]):
+        try:
+            with torch.no_grad():
+                seen["loud"] = as_data(model(case["inputs"][0] * 1000))
+                # eval mode draws nothing: the same batch again gives the same logits
+                seen["same_again"] = bool(
+                    torch.equal(model(case["inputs"][0]), seen["outputs"][0]["out"])
+                )
+        except Exception:  # the outputs above already tell what is wrong
+            pass
     # counted after a forward pass, which gives lazy modules (nn.LazyLinear) their shapes
     try:
         seen["n_params"] = sum(p.numel() for p in model.parameters())

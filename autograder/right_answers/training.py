@@ -662,3 +662,200 @@ RIGHT_ANSWERS["train_logged"] += [
         ),
     ),
 ]
+
+
+# Red team, round 3 (issue #27): right answers written differently from the solution.
+RIGHT_ANSWERS.setdefault("make_loss_fn", []).append(
+    RightAnswer(
+        name="multilabel-soft-margin",
+        why="Looks the class up in a dict after testing membership (ValueError for the rest) and uses nn.MultiLabelSoftMarginLoss for multi-label targets: the mean over labels of the same stable log-sigmoid terms, so for (N, C) targets it equals BCEWithLogitsLoss's mean.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "\n"
+            "_LOSSES = {'multiclass': nn.CrossEntropyLoss, 'multilabel': nn.MultiLabelSoftMarginLoss, 'regression': nn.MSELoss}\n"
+            "def make_loss_fn(task):\n"
+            "    if task not in _LOSSES:\n"
+            "        raise ValueError(f'unknown task {task!r}')\n"
+            "    return _LOSSES[task]()\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("train_one_epoch", []).append(
+    RightAnswer(
+        name="sum-reduction-copy",
+        why="zero_grad(set_to_none=True) before the forward, `if scheduler:` (a LambdaLR is truthy), float(loss.detach()) for the number and x.shape[0] for the batch size: the same steps in the same order.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        optimizer.zero_grad(set_to_none=True)\n"
+            "        out = model(x)\n"
+            "        loss = loss_fn(out, y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler:\n"
+            "            scheduler.step()\n"
+            "        b = x.shape[0]\n"
+            "        total, n = total + float(loss.detach()) * b, n + b\n"
+            "    return float(total / n)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("evaluate", []).append(
+    RightAnswer(
+        name="per-module-modes-fork-rng",
+        why="Remembers every submodule's own mode and puts each back in a finally block, runs under torch.inference_mode() inside torch.random.fork_rng() (eval mode draws nothing, so the random state is untouched either way), and counts with y.shape[0].",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    modes = {m: m.training for m in model.modules()}\n"
+            "    model.eval()\n"
+            "    total, hits, n = 0.0, 0, 0\n"
+            "    try:\n"
+            "        with torch.random.fork_rng(devices=[]), torch.inference_mode():\n"
+            "            for x, y in loader:\n"
+            "                x, y = x.to(device), y.to(device)\n"
+            "                logits = model(x)\n"
+            "                total += loss_fn(logits, y).item() * y.shape[0]\n"
+            "                hits += (logits.argmax(dim=1) == y).sum().item()\n"
+            "                n += y.shape[0]\n"
+            "    finally:\n"
+            "        for m, t in modes.items():\n"
+            "            m.training = t\n"
+            "    return total / n, hits / n\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("make_warmup_cosine", []).append(
+    RightAnswer(
+        name="cosine-as-sin-squared",
+        why="Writes 0.5 * (1 + cos(pi * p)) as cos(pi * p / 2) ** 2 (the same number), clamps progress to [0, 1], and passes one function per parameter group as a list.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "def make_warmup_cosine(optimizer, warmup_steps, total_steps):\n"
+            "    span = max(1, total_steps - warmup_steps)\n"
+            "    def f(step):\n"
+            "        if warmup_steps and step < warmup_steps:\n"
+            "            return step / warmup_steps\n"
+            "        p = min(1.0, max(0.0, (step - warmup_steps) / span))\n"
+            "        return math.cos(math.pi * p / 2) ** 2\n"
+            "    return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=[f] * len(optimizer.param_groups))\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("EarlyStopping", []).append(
+    RightAnswer(
+        name="deepcopy-of-model",
+        why="copy.deepcopy(model.state_dict()) for the copy, an early return on improvement, and restore_best copying the stored values into the live tensors under no_grad instead of load_state_dict.",
+        code=(
+            "import math, copy, torch\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self.best_state = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self.best_state = copy.deepcopy(model.state_dict())\n"
+            "            return False\n"
+            "        self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.best_state is None:\n"
+            "            return\n"
+            "        with torch.no_grad():\n"
+            "            for k, v in model.state_dict().items():\n"
+            "                v.copy_(self.best_state[k])\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("save_checkpoint", []).append(
+    RightAnswer(
+        name="atomic-write-cpu-model",
+        why="Writes to path + '.tmp' through an open file and renames it onto path with os.replace (no half-written checkpoint if the process dies), with the model's tensors moved to the CPU (torch.load's map_location puts them back): the file at path holds the four entries.",
+        code=(
+            "import torch, os\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    tmp = path + '.tmp'\n"
+            "    bundle = dict(model={k: v.detach().cpu() for k, v in model.state_dict().items()},\n"
+            "                  optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(), epoch=int(epoch))\n"
+            "    with open(tmp, 'wb') as f:\n"
+            "        torch.save(bundle, f)\n"
+            "    os.replace(tmp, path)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("load_checkpoint", []).append(
+    RightAnswer(
+        name="strips-wrapper-prefix",
+        why="Reads through an open file, strips a torch.compile '_orig_mod.' prefix (none here) before a strict load, restores the scheduler before the optimizer and returns int(epoch).",
+        code=(
+            "import torch, os\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    with open(path, 'rb') as f:\n"
+            "        ckpt = torch.load(f, map_location=device, weights_only=True)\n"
+            "    state = {k.removeprefix('_orig_mod.'): v for k, v in ckpt['model'].items()}\n"
+            "    model.load_state_dict(state, strict=True)\n"
+            "    scheduler.load_state_dict(ckpt['scheduler'])\n"
+            "    optimizer.load_state_dict(ckpt['optimizer'])\n"
+            "    return int(ckpt['epoch'])\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("DigitsCNN", []).append(
+    RightAnswer(
+        name="batchnorm-avgpool",
+        why="Convolutions without bias followed by BatchNorm2d, average pooling instead of max pooling (8x8 to 2x2), torch.flatten(h, start_dim=1) and one Linear layer: raw logits, under both budgets.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.body = nn.Sequential(\n"
+            "            nn.Conv2d(1, 24, kernel_size=3, padding=1, bias=False), nn.BatchNorm2d(24), nn.ReLU(),\n"
+            "            nn.AvgPool2d(2),\n"
+            "            nn.Conv2d(24, 48, kernel_size=3, padding=1, bias=False), nn.BatchNorm2d(48), nn.ReLU(),\n"
+            "            nn.AvgPool2d(2),\n"
+            "        )\n"
+            "        self.out = nn.Linear(48 * 4, 10)\n"
+            "    def forward(self, x):\n"
+            "        h = self.body(x)\n"
+            "        return self.out(torch.flatten(h, start_dim=1))\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("train_logged", []).append(
+    RightAnswer(
+        name="get-last-lr-and-step-count",
+        why="Reads the rate with scheduler.get_last_lr()[0] before scheduler.step() (the same as param_groups[0]['lr']), unpacks each batch with a generator, logs the three scalars in a loop with global_step=n and counts with its own n.",
+        code=(
+            "import torch\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    n = 0\n"
+            "    for epoch in range(num_epochs):\n"
+            "        for batch in loader:\n"
+            "            x, y = (t.to(device) for t in batch)\n"
+            "            out = model(x)\n"
+            "            loss = loss_fn(out, y)\n"
+            "            optimizer.zero_grad(set_to_none=True)\n"
+            "            loss.backward()\n"
+            "            total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)\n"
+            "            lr = scheduler.get_last_lr()[0]\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            '            for tag, value in (("train/loss", loss.item()), ("train/lr", lr), ("train/grad_norm", total.item())):\n'
+            "                writer.add_scalar(tag, value, global_step=n)\n"
+            "            n += 1\n"
+            "    writer.flush()\n"
+            "    return n\n"
+        ),
+    )
+)
