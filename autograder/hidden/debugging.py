@@ -88,6 +88,32 @@ def _as_float(value, what: str) -> float:
     return float(value)
 
 
+def _check_flags(seen: dict, what: str) -> None:
+    """torch.use_deterministic_algorithms left as the caller had it (the probe noted a change,
+    and set it back); the contract watches anomaly detection (boundary.MODES)."""
+    if seen.get("flags_changed"):
+        raise CheckError(
+            _(
+                "{what} changed torch's global settings and left them so: {flags}. They "
+                "stay that way for the rest of the caller's session (deterministic algorithms "
+                "make some later operations raise). Set them back before returning."
+            ).format(what=what, flags=", ".join(seen["flags_changed"]))
+        )
+
+
+def _check_modes(seen: dict, what: str) -> None:
+    """The caller's model left in the eval mode it came in (the probe called it in eval mode)."""
+    if seen.get("modes_changed"):
+        raise CheckError(
+            _(
+                "{what} was given a model in eval mode and left {modules} in training mode. "
+                "The mode is the caller's (a model in eval mode may be fine-tuned with its "
+                "BatchNorm statistics frozen): do not call model.train() inside, or restore "
+                "the mode you found."
+            ).format(what=what, modules=seen["modes_changed"])
+        )
+
+
 def _stale_grads(spec: dict, g: torch.Generator) -> list[torch.Tensor | None]:
     """Leftover gradients from an earlier step on the parameters a step trains (None on a frozen
     or unused one, as the caller's would be): a correct answer zeroes them first."""
@@ -266,6 +292,7 @@ def check_overfit_one_batch(overfit_one_batch) -> None:
                 "soon as the loss is computed."
             ).format(what=what, alive=seen["losses_alive"])
         )
+    _check_flags(seen, what)
     if seen["rng_changed"]:
         raise CheckError(
             _(
@@ -423,6 +450,7 @@ def check_clipped_step(clipped_step) -> None:
                 "Call loss.backward() plainly; it frees the graph."
             ).format(what=what)
         )
+    _check_flags(seen, what)
 
 
 # ----------------------------------------------------------------------------- grad_norms
@@ -553,7 +581,23 @@ GRAD_NORMS = Contract(
 @uses(GRAD_NORMS)
 def check_grad_norms(grad_norms) -> None:
     """The contract: names, order and values against p.grad.norm(); None gradients left out,
-    zero ones kept; the model (its gradients included) left as it was."""
+    zero ones kept; the model (its gradients included) left as it was. Then a frozen layer that
+    still holds the .grad of an earlier step: it has a gradient, so it is listed."""
+    g = torch.Generator().manual_seed(62)
+    spec = _with_unused(g, "cpu")
+    case = {"model": spec, "x": torch.randn(3, 4, generator=g), "frozen_grads": True}
+    what = "grad_norms(model) for a model whose frozen layer still holds an earlier .grad"
+    got = observe(probes.probe_grad_norms, grad_norms, case, what)["result"]
+    frozen = [n for n, p in probes.build_model(spec).named_parameters() if not p.requires_grad]
+    missing = [n for n in frozen if not isinstance(got, dict) or n not in got]
+    if missing:
+        raise CheckError(
+            _(
+                "{what} left out {missing}: frozen (requires_grad=False) but holding a "
+                ".grad from before it was frozen. Test p.grad is None, not p.requires_grad: "
+                "list every parameter that has a gradient."
+            ).format(what=what, missing=missing)
+        )
 
 
 # ----------------------------------------------------------------------------- diagnose_gradients
@@ -661,6 +705,7 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
     what = "diagnose_gradients({'head.weight': 2.0, '0.weight': 1e-07, '2.weight': 0.5})"
     case = {"norms": norms, "kwargs": {}}
     seen = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)
+    _check_largest(diagnose_gradients)
     if seen["norms_changed"]:
         raise CheckError(
             _(
@@ -668,6 +713,23 @@ def check_diagnose_gradients(diagnose_gradients) -> None:
                 "modifying the caller's dict (copy it if you need to reorder or remove "
                 "entries)."
             ).format(what=what)
+        )
+
+
+def _check_largest(diagnose_gradients) -> None:
+    """The first norm against the largest, not a mean or a median: one large layer among
+    small ones (the contract's profiles rarely separate the two)."""
+    norms = {"0.weight": 5e-3, "1.weight": 1.0, "2.weight": 1e-3, "3.weight": 1e-3}
+    what = f"diagnose_gradients({norms}, vanish_ratio=0.01)"
+    case = {"norms": norms, "kwargs": {"vanish_ratio": 0.01}}
+    got = observe(probes.probe_diagnose_gradients, diagnose_gradients, case, what)["result"]
+    if got != "vanishing":
+        raise CheckError(
+            _(
+                "{what} returned {got!r}, expected 'vanishing': the first norm, 0.005, is at "
+                "most vanish_ratio times the largest norm (0.01 x 1.0). Compare with the "
+                "largest norm (max), not with their mean or median."
+            ).format(what=what, got=got)
         )
 
 
@@ -720,6 +782,10 @@ _NONFINITE_MODELS = {
     # the container's own forward makes the NaN; its child's output is finite
     "own_forward": "a module whose own forward (not a child's) takes a log",
     "ordinary": "an ordinary MLP",  # everything finite
+    # the model's own forward takes the log: it is not a submodule, so the answer is None
+    "root_forward": "a model whose own forward (no submodule's) takes a log",
+    # one ReLU called twice: finite the first time, NaN the second, after the log's -inf
+    "shared_relu": "a ReLU module called twice, before and after a log",
 }
 
 
@@ -841,6 +907,15 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
     what = "first_nonfinite_module(model, x) for a model whose forward pass raises (after a -inf)"
     case = {"model": "raises", "device": get_device(), "what": what, "may_raise": True}
     seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
+    _check_flags(seen, what)
+    if not seen["raised"] and seen["result"] is None:
+        raise CheckError(
+            _(
+                "{what} returned None: the forward pass raised (after a module had output "
+                "-inf), and None means that every output was finite. Let the error reach "
+                "the caller (try: ... finally: removes the hooks without catching it)."
+            ).format(what=what)
+        )
     if seen["left"]:
         raise CheckError(
             _("{what} left hooks behind on {left}").format(what=what, left=seen["left"])
@@ -974,6 +1049,12 @@ def check_accumulated_step(accumulated_step) -> None:
     }
     what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
     seen = observe(probes.probe_accumulated_step, accumulated_step, case, what)
+    _check_flags(seen, what)
+    eval_case = dict(case, eval=True)
+    eval_what = f"accumulated_step(model in eval mode, ..., x with N={n}, micro_batch={micro})"
+    _check_modes(
+        observe(probes.probe_accumulated_step, accumulated_step, eval_case, eval_what), eval_what
+    )
     if seen["loss_fn_changed"]:
         raise CheckError(
             _(
@@ -1236,9 +1317,11 @@ def _check_autocast_used(autocast_step, device: torch.device, g: torch.Generator
     settings = {"init_scale": 2.0**10, "growth_interval": 1}
     if device.type not in _LOW:  # GradScaler supports CPU and CUDA
         settings = {"enabled": False}
-    case = _autocast_case(spec, g, x, y, device, settings, 1.0)
-    what = f"autocast_step on {device.type}"
+    case = _autocast_case(spec, g, x, y, device, settings, 1.0, eval=True)
+    what = f"autocast_step on {device.type} (a model in eval mode)"
     seen = observe(probes.probe_autocast_step, autocast_step, case, what)
+    _check_flags(seen, what)
+    _check_modes(seen, what)
     dtypes = seen["linear_dtypes"]
     if not dtypes or any(dt not in low for dt in dtypes):
         raise CheckError(

@@ -1687,3 +1687,804 @@ MISTAKES["per_sample_grad_norms"] += [
         ),
     ),
 ]
+
+# ----------------------------------------------------------------------------- red-team round 3
+# Fresh wrong answers written from the student notebook's texts (issue #27): global switches
+# left on, frozen parameters holding a .grad, modules that run twice, the model's own forward,
+# eval-mode callers of training steps, shared streams between the seeded generators.
+MISTAKES["overfit_one_batch"] += [
+    Mistake(
+        name="anomaly-detection-left-on",  # passes the visible asserts
+        message="torch.autograd.set_detect_anomaly(True) stays on after the function returns: every later backward pass of the caller runs several times slower. Use the context manager, or leave it off.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    torch.autograd.set_detect_anomaly(True)\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+    Mistake(
+        name="deterministic-algorithms-left-on",  # passes the visible asserts
+        message="torch.use_deterministic_algorithms(True) is a global switch that stays on after the call (some later operations then raise); it is the caller's business.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    torch.use_deterministic_algorithms(True)\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+    Mistake(
+        name="records-with-second-forward",  # passes the visible asserts (no BatchNorm there)
+        message="A second forward pass per step to record the loss runs the model twice: BatchNorm's running statistics move twice as often as in one training step.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        with torch.no_grad():\n"
+            "            losses.append(loss_fn(model(x), y).item())\n"
+            "        loss_fn(model(x), y).backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+    Mistake(
+        name="unfreezes-parameters",  # passes the visible asserts (nothing frozen there)
+        message="model.requires_grad_(True) unfreezes the caller's frozen layers and trains them too.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    model.requires_grad_(True)\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+    Mistake(
+        name="clips-for-safety",  # passes the visible asserts
+        message="Clipping the gradients to 1.0 is not in the task: the steps differ from plain Adam's whenever the gradient norm is above 1.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+    Mistake(
+        name="adamw-default-weight-decay",  # passes the visible asserts
+        message="AdamW's default weight_decay=0.01 shrinks the weights every step: the task asks for torch.optim.Adam with its defaults.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+]
+MISTAKES["clipped_step"] += [
+    Mistake(
+        name="anomaly-detection-left-on",  # passes the visible asserts
+        message="torch.autograd.set_detect_anomaly(True) stays on after the step: every later backward pass of the caller runs several times slower.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    torch.autograd.set_detect_anomaly(True)\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    n = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    return n.item()\n"
+        ),
+    ),
+    Mistake(
+        name="backward-create-graph",  # passes the visible asserts
+        message="loss.backward(create_graph=True) builds a graph of the gradients themselves and keeps the loss's graph alive after the step.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward(create_graph=True)\n"
+            "    n = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    return n.item()\n"
+        ),
+    ),
+    Mistake(
+        name="zero-grad-after-step",  # passes the visible asserts
+        message="A second zero_grad() after the step throws away the clipped gradients the caller may want to log or inspect; zero them only before backward().",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    n = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+            "    return n.item()\n"
+        ),
+    ),
+    Mistake(
+        name="exhausted-parameters-generator",  # fails the visible asserts (nothing is clipped)
+        message="model.parameters() is a generator: measuring the norm consumes it, and clip_grad_norm_ then gets nothing to clip. Use list(model.parameters()).",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    params = model.parameters()\n"
+            "    norm = nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])\n"
+            "    nn.utils.clip_grad_norm_(params, max_norm)\n"
+            "    optimizer.step()\n"
+            "    return norm.item()\n"
+        ),
+    ),
+]
+MISTAKES["grad_norms"] += [
+    Mistake(
+        name="skips-frozen-with-grad",  # passes the visible asserts (their frozen layer has no .grad)
+        message="Testing p.requires_grad drops a frozen parameter that still holds a .grad from before it was frozen; test p.grad is None.",
+        code=(
+            "import torch, math\n"
+            "def grad_norms(model):\n"
+            "    return {n: p.grad.norm().item() for n, p in model.named_parameters() if p.requires_grad and p.grad is not None}\n"
+        ),
+    ),
+    Mistake(
+        name="remove-duplicate-false",  # passes the visible asserts (nothing tied there)
+        message="named_parameters(remove_duplicate=False) lists a tied parameter under both names; one parameter has one gradient.",
+        code=(
+            "import torch, math\n"
+            "def grad_norms(model):\n"
+            "    return {n: p.grad.norm().item() for n, p in model.named_parameters(remove_duplicate=False) if p.grad is not None}\n"
+        ),
+    ),
+    Mistake(
+        name="sorted-names",  # passes the visible asserts (their names sort in model order)
+        message="Sorting by name loses the model's order (input side first), which diagnose_gradients relies on.",
+        code=(
+            "import torch, math\n"
+            "def grad_norms(model):\n"
+            "    return dict(sorted((n, p.grad.norm().item()) for n, p in model.named_parameters() if p.grad is not None))\n"
+        ),
+    ),
+]
+MISTAKES["diagnose_gradients"] += [
+    Mistake(
+        name="vanishing-tested-first",  # passes the visible asserts
+        message="Testing 'vanishing' before 'exploding' calls a profile with a huge norm elsewhere vanishing; the text fixes the order.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    if first <= vanish_ratio * largest:\n"
+            "        return 'vanishing'\n"
+            "    if any(not math.isfinite(v) or v > explode_norm for v in vals):\n"
+            "        return 'exploding'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+    Mistake(
+        name="all-zero-healthy",  # passes the visible asserts (no zero norms there)
+        message="All-zero norms are at most vanish_ratio times the largest (0 <= 0): 'vanishing', not 'healthy'.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    if any(not math.isfinite(v) or v > explode_norm for v in vals):\n"
+            "        return 'exploding'\n"
+            "    if largest > 0 and first <= vanish_ratio * largest:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+    Mistake(
+        name="total-norm-explodes",  # passes the visible asserts
+        message="Comparing the total norm of all layers with explode_norm calls several moderate layers exploding; the rule is any one norm above it.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    total = math.sqrt(sum(v * v for v in vals))\n"
+            "    if not math.isfinite(total) or total > explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if first <= vanish_ratio * largest:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+    Mistake(
+        name="ratio-to-mean",  # passes the visible asserts
+        message="The first norm is compared with vanish_ratio times the largest norm, not the mean.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    if any(not math.isfinite(v) or v > explode_norm for v in vals):\n"
+            "        return 'exploding'\n"
+            "    if first <= vanish_ratio * sum(vals) / len(vals):\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+    Mistake(
+        name="rounds-norms",  # passes the visible asserts
+        message="round(v, 6) turns uniformly small norms into zeros, which then look vanishing.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = [round(v, 6) if math.isfinite(v) else v for v in norms.values()]\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    if any(not math.isfinite(v) or v > explode_norm for v in vals):\n"
+            "        return 'exploding'\n"
+            "    if first <= vanish_ratio * largest:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+]
+MISTAKES["first_nonfinite_module"] += [
+    Mistake(
+        name="hooks-the-model-itself",  # passes the visible asserts
+        message="named_modules() starts with the model itself (name ''): hooking it returns '' when only the model's own forward makes the NaN.",
+        code=(
+            "import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    culprits = []\n"
+            "    def make(name):\n"
+            "        def hook(m, i, out):\n"
+            "            outs = out if isinstance(out, (tuple, list)) else (out,)\n"
+            "            if any(isinstance(o, torch.Tensor) and not torch.isfinite(o).all() for o in outs):\n"
+            "                culprits.append(name)\n"
+            "        return hook\n"
+            "    hs = [m.register_forward_hook(make(n)) for n, m in model.named_modules()]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in hs:\n"
+            "            h.remove()\n"
+            "    return culprits[0] if culprits else None\n"
+        ),
+    ),
+    Mistake(
+        name="swallows-error-returns-none",  # passes the visible asserts (their forward passes never raise)
+        message="except Exception: return None hides the error and answers 'all finite' for a forward pass that never finished.",
+        code=(
+            "import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    culprits = []\n"
+            "    def make(name):\n"
+            "        def hook(m, i, out):\n"
+            "            outs = out if isinstance(out, (tuple, list)) else (out,)\n"
+            "            if any(isinstance(o, torch.Tensor) and not torch.isfinite(o).all() for o in outs):\n"
+            "                culprits.append(name)\n"
+            "        return hook\n"
+            "    hs = [m.register_forward_hook(make(n)) for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    except Exception:\n"
+            "        return None\n"
+            "    finally:\n"
+            "        for h in hs:\n"
+            "            h.remove()\n"
+            "    return culprits[0] if culprits else None\n"
+        ),
+    ),
+    Mistake(
+        name="anomaly-detection-left-on",  # passes the visible asserts
+        message="torch.autograd.set_detect_anomaly(True) stays on after the call: every later backward pass of the caller runs several times slower.",
+        code=(
+            "import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    culprits = []\n"
+            "    def make(name):\n"
+            "        def hook(m, i, out):\n"
+            "            outs = out if isinstance(out, (tuple, list)) else (out,)\n"
+            "            if any(isinstance(o, torch.Tensor) and not torch.isfinite(o).all() for o in outs):\n"
+            "                culprits.append(name)\n"
+            "        return hook\n"
+            "    torch.autograd.set_detect_anomaly(True)\n"
+            "    hs = [m.register_forward_hook(make(n)) for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in hs:\n"
+            "            h.remove()\n"
+            "    return culprits[0] if culprits else None\n"
+        ),
+    ),
+    Mistake(
+        name="outputs-by-name-dict",  # passes the visible asserts (no module runs twice there)
+        message="A dict of outputs by name keeps the last output of a module that runs twice (a shared ReLU) at the place of its first: the order of firing is lost.",
+        code=(
+            "import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    outputs = {}\n"
+            "    def make(name):\n"
+            "        def hook(m, i, out):\n"
+            "            outputs[name] = out\n"
+            "        return hook\n"
+            "    hs = [m.register_forward_hook(make(n)) for n, m in model.named_modules() if n]\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    finally:\n"
+            "        for h in hs:\n"
+            "            h.remove()\n"
+            "    for name, out in outputs.items():\n"
+            "        outs = out if isinstance(out, (tuple, list)) else (out,)\n"
+            "        if any(not torch.isfinite(o).all() for o in outs):\n"
+            "            return name\n"
+            "    return None\n"
+        ),
+    ),
+]
+MISTAKES["accumulated_step"] += [
+    Mistake(
+        name="clips-for-safety",  # passes the visible asserts (their norm is below 1)
+        message="Clipping before the step is not in the task: the accumulated step no longer equals the whole-batch step.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    optimizer.step()\n"
+            "    return total\n"
+        ),
+    ),
+    Mistake(
+        name="anomaly-detection-left-on",  # passes the visible asserts
+        message="torch.autograd.set_detect_anomaly(True) stays on after the step: every later backward pass of the caller runs several times slower.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    torch.autograd.set_detect_anomaly(True)\n"
+            "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n"
+        ),
+    ),
+    Mistake(
+        name="all-forwards-first",  # passes the visible asserts
+        message="Running every piece's forward pass before the first backward() keeps all the pieces' graphs alive at once: the memory of the whole batch.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    optimizer.zero_grad()\n"
+            "    losses = [loss_fn(model(xc), yc) * (len(xc) / len(x)) for xc, yc in zip(x.split(micro_batch), y.split(micro_batch))]\n"
+            "    for l in losses:\n"
+            "        l.backward()\n"
+            "    optimizer.step()\n"
+            "    return sum(l.item() for l in losses)\n"
+        ),
+    ),
+    Mistake(
+        name="forces-train-mode",  # passes the visible asserts (their model is in training mode)
+        message="model.train() inside changes the caller's mode (a model in eval mode for frozen BatchNorm statistics).",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    model.train()\n"
+            "    optimizer.zero_grad()\n"
+            "    total = 0.0\n"
+            "    for xc, yc in zip(x.split(micro_batch), y.split(micro_batch)):\n"
+            "        loss = loss_fn(model(xc), yc) * (len(xc) / len(x))\n"
+            "        loss.backward()\n"
+            "        total += loss.item()\n"
+            "    optimizer.step()\n"
+            "    return total\n"
+        ),
+    ),
+]
+MISTAKES["autocast_step"] += [
+    Mistake(
+        name="anomaly-detection-left-on",  # passes the visible asserts
+        message="torch.autograd.set_detect_anomaly(True) stays on after the step: every later backward pass of the caller runs several times slower.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    torch.autograd.set_detect_anomaly(True)\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    optimizer.zero_grad()\n"
+            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+    Mistake(
+        name="resume-after-forward",  # fails the visible asserts (their resumed step differs)
+        message="Loading the checkpoint after the forward pass computes the loss, and the gradients, with the weights from before the restart.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    optimizer.zero_grad()\n"
+            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+    Mistake(
+        name="zero-grad-at-end-not-start",  # passes the visible asserts (no old gradients there)
+        message="zero_grad() at the end instead of the start adds the stale gradients to this step's and throws the clipped ones away.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    optimizer.zero_grad()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+    Mistake(
+        name="forces-train-mode",  # passes the visible asserts (their model is in training mode)
+        message="model.train() inside changes the caller's mode (a model in eval mode for frozen BatchNorm statistics).",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    model.train()\n"
+            "    optimizer.zero_grad()\n"
+            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+]
+MISTAKES["set_seed"] += [
+    Mistake(
+        name="numpy-seed-from-python-draw",  # passes the visible asserts
+        message="Seeding NumPy with a number drawn from Python's random moves Python's stream: after set_seed it no longer starts where random.seed(seed) starts.",
+        code=(
+            "import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(random.randrange(2**32))\n"
+            "    torch.manual_seed(seed)\n"
+            "    return torch.Generator().manual_seed(seed)\n"
+        ),
+    ),
+    Mistake(
+        name="python-seeded-with-string",  # passes the visible asserts
+        message="random.seed(str(seed)) hashes the string: another sequence than random.seed(seed).",
+        code=(
+            "import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(str(seed))\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    torch.manual_seed(seed)\n"
+            "    return torch.Generator().manual_seed(seed)\n"
+        ),
+    ),
+    Mistake(
+        name="generator-seed-drawn-from-numpy",  # passes the visible asserts
+        message="Seeding the returned generator with a number drawn from NumPy moves NumPy's stream, and the generator is not seeded with seed.",
+        code=(
+            "import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    torch.manual_seed(seed)\n"
+            "    return torch.Generator().manual_seed(int(np.random.randint(2**31)))\n"
+        ),
+    ),
+    Mistake(
+        name="seeds-cuda-only",  # fails the visible asserts
+        message="torch.cuda.manual_seed_all seeds only the CUDA generators; torch.manual_seed seeds the CPU one (and CUDA's).",
+        code=(
+            "import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed % 2**32)\n"
+            "    torch.cuda.manual_seed_all(seed)\n"
+            "    return torch.Generator().manual_seed(seed)\n"
+        ),
+    ),
+]
+MISTAKES["per_sample_grad_norms"] += [
+    Mistake(
+        name="float64-norms",  # passes the visible asserts (they compare values only)
+        message="Norms computed and returned in float64 for float32 parameters: return the parameters' dtype.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    from torch.func import functional_call, grad, vmap\n"
+            "    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n"
+            "    def one(params, x_one, y_one):\n"
+            "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)), y_one.unsqueeze(0))\n"
+            "    g = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+            "    return torch.sqrt(sum(v.flatten(1).double().pow(2).sum(1) for v in g.values()))\n"
+        ),
+    ),
+    Mistake(
+        name="zero-grad-after-each",  # passes the visible asserts (no old gradients there)
+        message="Zeroing after each example's backward() instead of before: the first example's norm includes the caller's old .grad.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    out = []\n"
+            "    for i in range(len(x)):\n"
+            "        loss_fn(model(x[i:i+1]), y[i:i+1]).backward()\n"
+            "        out.append(torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters() if p.grad is not None and p.requires_grad)))\n"
+            "        model.zero_grad()\n"
+            "    return torch.stack(out).detach()\n"
+        ),
+    ),
+    Mistake(
+        name="params-detached-in-place",  # passes the visible asserts
+        message="p.detach_() detaches the caller's parameters in place: they stop requiring grad. Use p.detach().",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    from torch.func import functional_call, grad, vmap\n"
+            "    params = {n: p.detach_() for n, p in model.named_parameters() if p.requires_grad}\n"
+            "    def one(params, x_one, y_one):\n"
+            "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)), y_one.unsqueeze(0))\n"
+            "    g = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+            "    return torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))\n"
+        ),
+    ),
+    Mistake(
+        name="loss-reduction-sum",  # passes the visible asserts (their targets have one column)
+        message="Setting loss_fn.reduction = 'sum' changes the caller's loss function and each example's loss (summed over D targets, not averaged).",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    loss_fn.reduction = 'sum'\n"
+            "    from torch.func import functional_call, grad, vmap\n"
+            "    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n"
+            "    def one(params, x_one, y_one):\n"
+            "        return loss_fn(functional_call(model, params, (x_one.unsqueeze(0),)), y_one.unsqueeze(0))\n"
+            "    g = vmap(grad(one), in_dims=(None, 0, 0))(params, x, y)\n"
+            "    return torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))\n"
+        ),
+    ),
+]
+MISTAKES["overfit_one_batch"] += [
+    Mistake(
+        name="keeps-best-weights",  # passes the visible asserts (they read only the losses)
+        message="Loading the weights of the lowest recorded loss at the end undoes the last steps: the model must end where num_steps updates took it.",
+        code=(
+            "import copy\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses, best, best_state = [], float('inf'), None\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        if loss.item() < best:\n"
+            "            best, best_state = loss.item(), copy.deepcopy(model.state_dict())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    if best_state is not None:\n"
+            "        model.load_state_dict(best_state)\n"
+            "    return losses\n"
+        ),
+    ),
+]
+MISTAKES["overfit_one_batch"] += [
+    Mistake(
+        name="x-requires-grad",  # passes the visible asserts
+        message="x.requires_grad_() changes the caller's batch: every later use of x builds a graph back to it.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    x.requires_grad_(x.is_floating_point())\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+]
+MISTAKES["diagnose_gradients"] += [
+    Mistake(
+        name="isfinite-of-max",  # passes the visible asserts (their NaN comes first)
+        message="max() with a NaN depends on where the NaN is (max([1.0, nan]) is 1.0): test math.isfinite on every norm.",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    first, largest = vals[0], max(vals)\n"
+            "    if not math.isfinite(largest) or largest > explode_norm:\n"
+            "        return 'exploding'\n"
+            "    if first <= vanish_ratio * largest:\n"
+            "        return 'vanishing'\n"
+            "    return 'healthy'\n"
+        ),
+    ),
+]
+MISTAKES["autocast_step"] += [
+    Mistake(
+        name="device-type-from-model",  # passes the visible asserts (model and x on one device there)
+        message="The device type comes from x, as the text says, not from the model's parameters.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    optimizer.zero_grad()\n"
+            "    dev = next(model.parameters()).device.type\n"
+            "    dtype = torch.float16 if dev == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=dev, dtype=dtype):\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+]
+MISTAKES["autocast_step"] += [
+    Mistake(
+        name="loss-outside-autocast",  # passes the visible asserts (within their tolerance)
+        message="The loss outside autocast runs on the low-precision logits in low precision; inside autocast cross_entropy runs in float32.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    optimizer.zero_grad()\n"
+            "    dtype = torch.float16 if x.device.type == 'cuda' else torch.bfloat16\n"
+            "    with torch.autocast(device_type=x.device.type, dtype=dtype):\n"
+            "        out = model(x)\n"
+            "    loss = loss_fn(out, y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+]
+MISTAKES["per_sample_grad_norms"] += [
+    Mistake(
+        name="loop-create-graph",  # passes the visible asserts
+        message="torch.autograd.grad(..., create_graph=True) returns gradients with a graph: the norms keep every example's activations alive.",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    out = []\n"
+            "    for i in range(len(x)):\n"
+            "        l = loss_fn(model(x[i:i+1]), y[i:i+1])\n"
+            "        gs = torch.autograd.grad(l, params, allow_unused=True, create_graph=True)\n"
+            "        out.append(torch.cat([g.flatten() for g in gs if g is not None]).norm())\n"
+            "    return torch.stack(out)\n"
+        ),
+    ),
+]

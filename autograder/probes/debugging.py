@@ -247,6 +247,38 @@ def _plain(value):
     return value
 
 
+# ----------------------------------------------------------------------------- global settings
+
+
+def global_flags() -> dict:
+    """torch.use_deterministic_algorithms as it is, then switched off for the call that follows:
+    a training step that leaves it on makes some of its caller's later operations raise. The
+    contract watches the other process-wide switches (boundary.MODES), where this one is not:
+    set_seed may switch it on."""
+    saved = {
+        "torch.use_deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+    }
+    torch.use_deterministic_algorithms(False)
+    return saved
+
+
+def flags_changed(saved: dict) -> list[str]:
+    """The switches that the call in between left on; all set back to ``saved`` (what
+    :func:`global_flags` found), so the session goes on as it was."""
+    changed = [
+        name
+        for name, on in [
+            ("torch.use_deterministic_algorithms", torch.are_deterministic_algorithms_enabled()),
+        ]
+        if on
+    ]
+    torch.use_deterministic_algorithms(
+        saved["torch.use_deterministic_algorithms"], warn_only=saved["warn_only"]
+    )
+    return changed
+
+
 # ----------------------------------------------------------------------------- training steps
 
 
@@ -255,10 +287,12 @@ def probe_overfit_one_batch(overfit_one_batch, case: dict) -> dict:
     model = build_model(case["model"]).train()
     rng_before = torch.get_rng_state()
     loss_fn = CountsLive(LOSSES[case["loss"]]())
+    flags = global_flags()
     overfit_one_batch(model, case["x"], case["y"], loss_fn, num_steps=case["steps"], lr=case["lr"])
     return {
         "rng_changed": not torch.equal(torch.get_rng_state(), rng_before),
         "losses_alive": loss_fn.most_alive,
+        "flags_changed": flags_changed(flags),
     }
 
 
@@ -285,14 +319,19 @@ def probe_clipped_step(clipped_step, case: dict) -> dict:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     with SavedTensors() as saved:  # counts the activations the loss's graph holds
         loss = LOSSES[case["loss"]]()(model(case["x"]), case["y"])
+    flags = global_flags()
     clipped_step(model, optimizer, loss, case["max_norm"])
-    return {"graph_kept": saved.live > 0}
+    return {"graph_kept": saved.live > 0, "flags_changed": flags_changed(flags)}
 
 
 def probe_grad_norms(grad_norms, case: dict) -> dict:
     """grad_norms after one backward pass of mean(model(x)**2); which gradients it changed."""
     model = build_model(case["model"])
     model(case["x"]).pow(2).mean().backward()
+    if case.get("frozen_grads"):  # frozen after an earlier step: they keep that step's .grad
+        for p in model.parameters():
+            if not p.requires_grad:
+                p.grad = torch.ones_like(p)
     before = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     result = grad_norms(model)
     changed = [
@@ -334,13 +373,26 @@ def probe_accumulated_step(accumulated_step, case: dict) -> dict:
     ]
     loss_fn = LOSSES[case["loss"]]()
     settings = _settings(loss_fn)
+    model.train(not case.get("eval", False))
+    flags = global_flags()
     try:
         accumulated_step(model, optimizer, loss_fn, case["x"], case["y"], case["micro_batch"])
     finally:
         for handle in handles:
             handle.remove()
     changed = sorted(k for k, v in _settings(loss_fn).items() if settings.get(k) != v)
-    return {"rows": rows, "events": "".join(events), "loss_fn_changed": changed}
+    return {
+        "rows": rows,
+        "events": "".join(events),
+        "loss_fn_changed": changed,
+        "flags_changed": flags_changed(flags),
+        "modes_changed": modes_changed(model, not case.get("eval", False)),
+    }
+
+
+def modes_changed(model: nn.Module, training: bool) -> list[str]:
+    """The modules of ``model`` whose train/eval mode is no longer ``training``."""
+    return [name or "(the model)" for name, m in model.named_modules() if m.training != training]
 
 
 def _settings(module: nn.Module) -> dict:
@@ -412,6 +464,8 @@ def probe_autocast_step(autocast_step, case: dict) -> dict:
         states.append(_autocast_state())
 
     handles = [m.register_forward_hook(record) for m in model.modules() if isinstance(m, nn.Linear)]
+    model.train(not case.get("eval", False))
+    flags = global_flags()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # autocast("cuda") on a machine without CUDA warns
@@ -430,6 +484,8 @@ def probe_autocast_step(autocast_step, case: dict) -> dict:
     checkpoint = result.get("checkpoint") if isinstance(result, dict) else None
     checkpoint, error = _saved_and_loaded(checkpoint)
     return {
+        "flags_changed": flags_changed(flags),
+        "modes_changed": modes_changed(model, not case.get("eval", False)),
         "linear_dtypes": seen,
         "autocast": states,
         "checkpoint_error": error
@@ -512,6 +568,21 @@ class BadShape(nn.Module):
         return self.out(self.log(self.relu(x)))
 
 
+class SharedReLU(nn.Module):
+    """One ReLU module called twice: its first output is finite, its second (after the log's
+    -inf) is not, so the first culprit in firing order is the log, not the ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(2, 2)
+        self.act = nn.ReLU()
+        self.log = Log()
+        self.fc2 = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.act(self.fc2(self.log(self.act(self.fc1(x)))))
+
+
 def _set_linear(layer: nn.Linear, weight: torch.Tensor, bias: torch.Tensor) -> None:
     with torch.no_grad():
         layer.weight.copy_(weight)
@@ -559,6 +630,19 @@ def _own_forward():
     return m, torch.tensor([[1.0, 2.0], [0.5, 3.0]])
 
 
+def _root_forward():
+    m = LogOfLinear()  # the model itself takes the log: no submodule's output is non-finite
+    _set_linear(m.lin, -torch.eye(2), torch.zeros(2))
+    return m, torch.tensor([[1.0, 2.0], [0.5, 3.0]])
+
+
+def _shared_relu():
+    m = SharedReLU()
+    _set_linear(m.fc1, torch.eye(2), torch.zeros(2))
+    _set_linear(m.fc2, torch.eye(2), torch.zeros(2))
+    return m, torch.tensor([[1.0, -1.0], [2.0, 3.0]])
+
+
 def _raises():
     return BadShape(), torch.tensor([[1.0, -1.0]])
 
@@ -580,6 +664,8 @@ NONFINITE_MODELS = {
     "tuple_output": _tuple_output,
     "nested": _nested,
     "own_forward": _own_forward,
+    "root_forward": _root_forward,
+    "shared_relu": _shared_relu,
     "raises": _raises,
     "ordinary": _ordinary,
 }
@@ -635,14 +721,20 @@ def probe_first_nonfinite_module(first_nonfinite_module, case: dict) -> dict:
     the model or among torch's global module hooks (the contract watches the rest)."""
     model, x = nonfinite_model(case)
     before = hook_snapshot(model)
-    raised = None
+    raised, result = None, None
+    flags = global_flags()
     try:
-        first_nonfinite_module(model, x)
+        result = first_nonfinite_module(model, x)
     except Exception as err:
         if not case.get("may_raise"):
             raise
         raised = type(err).__name__
-    return {"raised": raised, **hook_changes(before, hook_snapshot(model))}
+    return {
+        "raised": raised,
+        "result": _plain(result),
+        "flags_changed": flags_changed(flags),
+        **hook_changes(before, hook_snapshot(model)),
+    }
 
 
 # ----------------------------------------------------------------------------- set_seed

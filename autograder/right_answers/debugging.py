@@ -392,3 +392,217 @@ RIGHT_ANSWERS["per_sample_grad_norms"] += [
         ),
     ),
 ]
+
+# Red-team round 3 (issue #27): one fresh right answer per exercise, written unlike the solution.
+RIGHT_ANSWERS["overfit_one_batch"] += [
+    RightAnswer(
+        name="grads-set-to-none-tolist",
+        why="Gradients cleared by p.grad = None, and the loss read with .detach().cpu().tolist(), which gives a Python float for a 0-d tensor.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    opt = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    out = []\n"
+            "    for step in range(num_steps):\n"
+            "        for p in model.parameters():\n"
+            "            p.grad = None\n"
+            "        l = loss_fn(model(x), y)\n"
+            "        out.append(l.detach().cpu().tolist())\n"
+            "        l.backward()\n"
+            "        opt.step()\n"
+            "    return out\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["clipped_step"] += [
+    RightAnswer(
+        name="get-total-norm-then-clip-with-norm",
+        why="The two halves of clip_grad_norm_: nn.utils.get_total_norm, then nn.utils.clip_grads_with_norm_ with that norm.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    params = list(model.parameters())\n"
+            "    total = nn.utils.get_total_norm([p.grad for p in params if p.grad is not None])\n"
+            "    nn.utils.clip_grads_with_norm_(params, max_norm, total)\n"
+            "    optimizer.step()\n"
+            "    return float(total)\n"
+        ),
+    ),
+    RightAnswer(
+        name="zero-grad-set-to-none-false",
+        why="optimizer.zero_grad(set_to_none=False) fills zeros instead of None: an unused parameter keeps a zero gradient, which SGD applies as no change.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def clipped_step(model, optimizer, loss, max_norm):\n"
+            "    optimizer.zero_grad(set_to_none=False)\n"
+            "    loss.backward()\n"
+            "    n = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    optimizer.step()\n"
+            "    return n.item()\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["grad_norms"] += [
+    RightAnswer(
+        name="square-sum-sqrt",
+        why="The L2 norm written out (square, sum, sqrt) in the gradient's own dtype, in a plain loop.",
+        code=(
+            "import torch, math\n"
+            "def grad_norms(model):\n"
+            "    out = {}\n"
+            "    for n, p in model.named_parameters():\n"
+            "        if p.grad is None:\n"
+            "            continue\n"
+            "        out[n] = p.grad.square().sum().sqrt().item()\n"
+            "    return out\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["diagnose_gradients"] += [
+    RightAnswer(
+        name="negated-comparisons",
+        why="not (v <= explode_norm) is True for NaN as well as for norms above it; the vanishing test written as not (first > ratio * largest).",
+        code=(
+            "import math\n"
+            "def diagnose_gradients(norms, vanish_ratio=1e-3, explode_norm=1e3):\n"
+            "    vals = list(norms.values())\n"
+            "    if any(not (math.isfinite(v) and v <= explode_norm) for v in vals):\n"
+            "        return 'exploding'\n"
+            "    return 'vanishing' if not (vals[0] > vanish_ratio * max(vals)) else 'healthy'\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["first_nonfinite_module"] += [
+    RightAnswer(
+        name="exit-stack-one-hook",
+        why="One hook for every module (its name looked up by id), each handle's remove registered on a contextlib.ExitStack, and the first culprit only kept.",
+        code=(
+            "import contextlib\n"
+            "import torch\n"
+            "def first_nonfinite_module(model, x):\n"
+            "    found = []\n"
+            "    names = {id(m): n for n, m in model.named_modules() if n}\n"
+            "    def hook(m, args, out):\n"
+            "        if found:\n"
+            "            return\n"
+            "        leaves = list(out) if isinstance(out, (tuple, list)) else [out]\n"
+            "        if any(torch.is_tensor(t) and not bool(torch.isfinite(t).all()) for t in leaves):\n"
+            "            found.append(names[id(m)])\n"
+            "    with contextlib.ExitStack() as stack:\n"
+            "        for n, m in model.named_modules():\n"
+            "            if n:\n"
+            "                stack.callback(m.register_forward_hook(hook).remove)\n"
+            "        with torch.no_grad():\n"
+            "            model(x)\n"
+            "    return found[0] if found else None\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["accumulated_step"] += [
+    RightAnswer(
+        name="while-slices",
+        why="A while loop over slices x[start:stop], gradients cleared by p.grad = None, each piece's loss scaled by its row share.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+            "    for p in model.parameters():\n"
+            "        p.grad = None\n"
+            "    n, start, total = x.shape[0], 0, 0.0\n"
+            "    while start < n:\n"
+            "        stop = min(start + micro_batch, n)\n"
+            "        part = loss_fn(model(x[start:stop]), y[start:stop])\n"
+            "        share = (stop - start) / n\n"
+            "        (part * share).backward()\n"
+            "        total += part.item() * share\n"
+            "        start = stop\n"
+            "    optimizer.step()\n"
+            "    return total\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["autocast_step"] += [
+    RightAnswer(
+        name="autocast-default-dtype",
+        why="torch.autocast(x.device.type) without dtype: its defaults are bfloat16 on the CPU and float16 on CUDA, what the text asks for.",
+        code=(
+            "import torch, copy\n"
+            "from torch import nn\n"
+            "def autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n"
+            "    if resume is not None:\n"
+            "        model.load_state_dict(resume['model'])\n"
+            "        optimizer.load_state_dict(resume['optimizer'])\n"
+            "        scaler.load_state_dict(resume['scaler'])\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast(x.device.type):\n"
+            "        out = model(x)\n"
+            "        loss = loss_fn(out, y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.unscale_(optimizer)\n"
+            "    norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    ck = {'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'scaler': scaler.state_dict()}\n"
+            "    return {'loss': loss.item(), 'grad_norm': norm.item(), 'checkpoint': ck}\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["set_seed"] += [
+    RightAnswer(
+        name="generator-from-global-state",
+        why="A new torch.Generator given the global generator's state just after torch.manual_seed(seed): the same numbers as one seeded with seed, and a separate generator.",
+        code=(
+            "import random, numpy as np, torch\n"
+            "def set_seed(seed):\n"
+            "    random.seed(seed)\n"
+            "    np.random.seed(seed & 0xFFFFFFFF)\n"
+            "    torch.manual_seed(seed)\n"
+            "    g = torch.Generator()\n"
+            "    g.set_state(torch.get_rng_state())\n"
+            "    return g\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["per_sample_grad_norms"] += [
+    RightAnswer(
+        name="loop-norm-of-norms",
+        why="A loop of torch.autograd.grad per example, the total norm taken as the norm of the parameters' norms (the same value).",
+        code=(
+            "import torch\n"
+            "def per_sample_grad_norms(model, loss_fn, x, y):\n"
+            "    params = [p for p in model.parameters() if p.requires_grad]\n"
+            "    out = []\n"
+            "    for i in range(x.shape[0]):\n"
+            "        l = loss_fn(model(x[i:i+1]), y[i:i+1])\n"
+            "        gs = torch.autograd.grad(l, params, allow_unused=True)\n"
+            "        out.append(torch.linalg.vector_norm(torch.stack([g.norm() for g in gs if g is not None])))\n"
+            "    return torch.stack(out)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["overfit_one_batch"] += [
+    RightAnswer(
+        name="detect-anomaly-context",
+        why="The loop inside with torch.autograd.detect_anomaly(check_nan=True): slower, but the context manager switches anomaly detection off again on the way out, so no global setting is left changed.",
+        code=(
+            "import torch\n"
+            "from torch import nn\n"
+            "def overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n"
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    with torch.autograd.detect_anomaly(check_nan=True):\n"
+            "        for _ in range(num_steps):\n"
+            "            optimizer.zero_grad()\n"
+            "            loss = loss_fn(model(x), y)\n"
+            "            losses.append(loss.item())\n"
+            "            loss.backward()\n"
+            "            optimizer.step()\n"
+            "    return losses\n"
+        ),
+    ),
+]
