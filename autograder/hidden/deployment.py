@@ -53,6 +53,22 @@ def _observe(probe, student, case: dict, what: str, hints: dict[str, str] | None
         ) from None
 
 
+def _check_settings(seen: dict, call: str) -> None:
+    """The first setting of the whole process that the probe saw left switched, as an error."""
+    switched = seen.get("settings") or []
+    if not switched:
+        return
+    name, before, after = switched[0]
+    what = name if before == after == "" else f"{name}: {before} -> {after}"
+    raise CheckError(
+        _(
+            "{call} left a setting of the whole process switched ({what}): the caller's later "
+            "code would run with it. Put back whatever you switch (a `with` block, or note the "
+            "old value and restore it), and reseed no global random generator."
+        ).format(call=call, what=what)
+    )
+
+
 def _qualname(kind: type) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
@@ -162,6 +178,14 @@ def _strip_hint(before: str, after: str) -> str:
     return _("Remove exactly the 7 characters 'module.' at the start (str.removeprefix).")
 
 
+_STRIP_HINTS = {
+    "meta": N_(
+        "The values are tensors on the meta device (a model built without memory), which "
+        "hold no data to copy: keep each value as it is (no .cpu(), .to() or .clone())."
+    ),
+}
+
+
 def _compare_strip(got, expected, what: str, inputs: Inputs) -> None:
     """The keys in the input's order, each renamed as removeprefix does; the values kept."""
     if not isinstance(got, dict):
@@ -245,11 +269,28 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
                 ["fc.bias", torch.randn(2, generator=g), False],
             ],
         ),
+        (
+            "a state_dict with an extra-state entry (a dict, not a tensor)",
+            [
+                ["module.fc.weight", torch.randn(2, 2, generator=g), False],
+                ["module.fc._extra_state", {"fp8_scale": 2.0, "version": 3}, False],
+                ["head.bias", torch.randn(2, generator=g), False],
+            ],
+        ),
+        (
+            "a state_dict of a model built on the meta device",
+            [
+                ["module.fc.weight", torch.randn(2, 3, generator=g), False],
+                ["module.fc.bias", torch.randn(2, generator=g), False],
+            ],
+            True,
+        ),
     ]
-    for what, entries in cases:
+    for what, entries, *on_meta in cases:
         call = f"strip_module_prefix({what})"
+        case = {"entries": entries, "meta": bool(on_meta)}
         seen = _observe(
-            probes.probe_strip_module_prefix, strip_module_prefix, {"entries": entries}, call
+            probes.probe_strip_module_prefix, strip_module_prefix, case, call, _STRIP_HINTS
         )
         _check_kind(seen["kind"], dict, call)
         if seen["same_object"]:
@@ -261,7 +302,26 @@ def check_strip_module_prefix(strip_module_prefix) -> None:
                 ).format(what=what)
             )
         expected = [key.removeprefix("module.") for key, _t, _c in entries]
-        for key, source, value in zip(expected, range(len(entries)), seen["values"], strict=True):
+        if seen["keys"] != expected:
+            raise CheckError(
+                _(
+                    "{call} returned the keys {keys}, expected {expected}: keep every entry, "
+                    "whatever its value (a module's extra state need not be a tensor), and "
+                    "rename only a leading 'module.'."
+                ).format(call=call, keys=seen["keys"], expected=expected)
+            )
+        for source, (key, (_k, original, _c), value) in enumerate(
+            zip(expected, entries, seen["values"], strict=True)
+        ):
+            if not isinstance(original, torch.Tensor):
+                if source not in value["same_object_as"]:
+                    raise CheckError(
+                        _(
+                            "the value for {key!r} is not the caller's object: keep every "
+                            "value as it is, tensors or not."
+                        ).format(key=key)
+                    )
+                continue
             _check_kind(value["kind"], torch.Tensor, f"the value for {key!r}")
             if source not in value["same_tensor_as"]:
                 raise CheckError(
@@ -313,6 +373,7 @@ def _draw_load_checkpoint(d: Draw) -> Inputs:
         "model_seed": d.draw(st.integers(100, 199)),
         "extras": extras,
         "train": d.draw(st.booleans()),
+        "grads": d.draw(st.booleans()),
     }
     parts = [_("head {head!r}").format(head=ckpt["head"])]
     if ckpt["extras"]:
@@ -323,6 +384,8 @@ def _draw_load_checkpoint(d: Draw) -> Inputs:
         parts.append(_("no {key!r}").format(key=ckpt["drop"]))
     mode = "training" if model["train"] else "eval"
     with_extras = _(" with a cls_token, an encoder and a non-persistent buffer") if extras else ""
+    if model["grads"]:
+        with_extras += _(" and gradients from its last training step")
     return Inputs(
         (
             Build(
@@ -440,6 +503,46 @@ def check_load_checkpoint_cpu(load_checkpoint_cpu) -> None:
                 "and plain containers."
             ).format(call=call)
         )
+
+    call = "load_checkpoint_cpu(path, model) for a checkpoint saved from a DDP wrapper ('module.' keys)"
+    prefixed = {f"module.{key}": value for key, value in sd.items()}
+    case = {"state": prefixed, "d_in": 2, "model_seed": 7}
+    seen = _observe(probes.probe_load_checkpoint_cpu, load_checkpoint_cpu, case, call)
+    result = probes.build_classifier(case).load_state_dict(prefixed, strict=False)
+    want = [sorted(result.missing_keys), sorted(result.unexpected_keys)]
+    # BatchNorm fills in a missing num_batches_tracked itself: either way is right.
+    got = [sorted(part) for part in seen["parts"] or [] if part is not None]
+    if len(got) == 2:
+        got[0] = [k for k in got[0] if not k.endswith("num_batches_tracked")]
+    if got != want:
+        raise CheckError(
+            _(
+                "{call} reported (missing, unexpected) = {got}, expected {want}: report the "
+                "checkpoint's keys as they are. Renaming them on the way (a 'module.' prefix "
+                "removed, say) loads tensors the caller never asked for and hides the very "
+                "mismatch the function is there to report."
+            ).format(call=call, got=got, want=want)
+        )
+
+    call = "load_checkpoint_cpu(path, model) for a float64 checkpoint into a float64 model"
+    # Thirds: values that float32 cannot hold exactly.
+    sd64 = {k: v.double() / 3 if v.is_floating_point() else v for k, v in sd.items()}
+    case = {"state": sd64, "d_in": 2, "model_seed": 7, "dtype": "float64"}
+    seen = _observe(probes.probe_load_checkpoint_cpu, load_checkpoint_cpu, case, call)
+    for key, value in sd64.items():
+        after = seen["after"].get(key)
+        if after is not None and not torch.equal(after, value):
+            raise CheckError(
+                _(
+                    "{call}: after loading, {key!r} is not the checkpoint's value (largest "
+                    "difference {gap:.2e}). Load the tensors as they are, no .float() or other "
+                    "conversion: load_state_dict copies each one into the model's own tensor."
+                ).format(
+                    call=call,
+                    key=key,
+                    gap=(after.double() - value.double()).abs().max().item(),
+                )
+            )
 
     call = "load_checkpoint_cpu(path, model) for a GPU checkpoint of the same model"
     case = {"state": sd, "d_in": 2, "model_seed": 7}
@@ -576,6 +679,7 @@ def check_safe_load(safe_load) -> None:
                     "weights_only=False, not even to look at it after a refusal."
                 ).format(call=call)
             )
+        _check_settings(seen, call)
         if seen["safe_globals_changed"]:
             raise CheckError(
                 _(
@@ -589,6 +693,7 @@ def check_safe_load(safe_load) -> None:
 
     broken = [
         ("a truncated checkpoint (half its bytes)", "truncated"),
+        ("an empty file (a save that stopped before writing anything)", "empty"),
         ("a path where there is no file", "missing"),
     ]
     for what, file in broken:
@@ -953,6 +1058,7 @@ def check_onnx_round_trip(onnx_round_trip) -> None:
             atol=1e-4,
             what=f"onnx_out from {call} against the model in eval mode",
         )
+        _check_settings(seen, call)
         matches = seen["matches"]
         if matches is None:
             raise CheckError(
@@ -1382,6 +1488,7 @@ def check_measure_latency_ms(measure_latency_ms) -> None:
                     "torch.set_grad_enabled(False)."
                 ).format(call=call)
             )
+        _check_settings(seen, call)
         if durations == [0]:
             continue  # counting calls is the point here; a 0 ms call is all noise
         timed = sorted(seen["slept_ms"][shown_warmup:total])
@@ -1648,3 +1755,29 @@ def check_save_for_serving(save_for_serving) -> None:
                     "model.training, export in eval mode, then model.train(was_training)."
                 ).format(call=call, changed=changed)
             )
+        flags = [
+            (name, flag, after)
+            for (name, flag), (_name, after) in zip(
+                seen["flags_before"], seen["flags_after"], strict=True
+            )
+            if flag != after
+        ]
+        if flags:
+            name, flag, after = flags[0]
+            raise CheckError(
+                _(
+                    "{call} changed the caller's model: {name}.requires_grad went from {before} "
+                    "to {after}. Exporting and saving read the model; leave its parameters as "
+                    "they were."
+                ).format(call=call, name=name, before=flag, after=after)
+            )
+        lost = [n for n, _p in seen["flags_after"] if n not in seen["grads_kept"]]
+        if lost:
+            raise CheckError(
+                _(
+                    "{call} changed the caller's model: the .grad of {name} is not what it was "
+                    "(model.zero_grad()?). Exporting and saving read the model; leave its "
+                    "gradients to the caller."
+                ).format(call=call, name=lost[0])
+            )
+        _check_settings(seen, call)

@@ -202,6 +202,72 @@ MISTAKES = {
                 "        return None\n"
             ),
         ),
+        Mistake(
+            name="empty-container-is-none",
+            message="An empty state_dict or list is still plain data: return what the file holds, and None only when torch.load refuses it.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        obj = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+                "    if isinstance(obj, (dict, list, tuple)) and not obj:\n"
+                "        return None\n"
+                "    return obj\n"
+            ),
+        ),
+        Mistake(
+            name="default-device-instead-of-map-location",
+            message="torch.set_default_device('cpu') decides where new tensors go, not where a file's tensors load (and it changes the whole program): pass map_location='cpu' to torch.load.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    torch.set_default_device('cpu')\n"
+                "    try:\n"
+                "        return torch.load(path, weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="allows-extra-classes",
+            message="add_safe_globals trusts those classes for every later torch.load in the program: load with weights_only=True and nothing else.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    torch.serialization.add_safe_globals([set, frozenset])\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="empty-file-is-none",
+            message="An empty or cut-short file raises EOFError: it is broken, not unsafe, so let that error reach the caller; catch only pickle.UnpicklingError.",
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except (pickle.UnpicklingError, EOFError, ValueError):\n"
+                "        return None\n"
+            ),
+        ),
+        Mistake(
+            name="warnings-silenced-for-good",
+            message="warnings.filterwarnings('ignore') silences every later warning of the program: put it in a `with warnings.catch_warnings():` block, or leave the warnings alone.",
+            code=(
+                "import pickle, warnings\n"
+                "def safe_load(path):\n"
+                "    warnings.filterwarnings('ignore')\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         Mistake(
@@ -349,6 +415,72 @@ MISTAKES = {
                 "    return list(result.missing_keys), list(result.unexpected_keys)\n"
             ),
         ),
+        Mistake(
+            name="grad-off-for-good",
+            message="torch.set_grad_enabled(False) switches autograd off for the caller's later code too: load_state_dict needs no switch at all.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="freezes-parameters",
+            message="Loading weights leaves requires_grad alone: model.requires_grad_(False) freezes the caller's model for its next training step.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    model.requires_grad_(False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-the-generator",
+            message="Loading a checkpoint draws no random numbers: torch.manual_seed inside it changes every later random number of the caller.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    torch.manual_seed(0)\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="zero-grad-first",
+            message="Leave the model otherwise as you found it: model.zero_grad() throws away the caller's gradients.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    model.zero_grad()\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="strips-module-prefix-too",
+            message="Report the checkpoint's keys as they are: renaming them first (removing 'module.') loads tensors the caller did not ask for and hides the mismatch.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    state = {k.removeprefix('module.'): v for k, v in state.items()}\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="float32-state",
+            message="Load the tensors as they are: .float() rounds a float64 checkpoint before load_state_dict copies it into the model.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    state = {k: v.float() for k, v in state.items()}\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
     ],
     "strip_module_prefix": [
         Mistake(
@@ -489,6 +621,30 @@ MISTAKES = {
                 "    out = dict(state_dict)\n"
                 "    consume_prefix_in_state_dict_if_present(out, 'module.')\n"
                 "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="prefix-without-dot",
+            message="startswith('module') also matches 'modules.' and 'module_norm.': test for 'module.' with its dot (str.removeprefix('module.')).",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {(k[7:] if k.startswith('module') else k): v for k, v in state_dict.items()}\n"
+            ),
+        ),
+        Mistake(
+            name="tensors-only",
+            message="Keep every entry: a module's extra state is a value of the state_dict too, and it need not be a tensor.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): v for k, v in state_dict.items() if isinstance(v, torch.Tensor)}\n"
+            ),
+        ),
+        Mistake(
+            name="cpu-values",
+            message="Keep the values as they are: .cpu() copies a GPU tensor and fails on a meta one.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    return {k.removeprefix('module.'): (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in state_dict.items()}\n"
             ),
         ),
     ],
@@ -661,6 +817,63 @@ MISTAKES = {
                 "    return program\n"
             ),
         ),
+        Mistake(
+            name="reseeds-the-generator",
+            message="Exporting in eval mode draws no random numbers: torch.manual_seed inside export_gated changes every later random number of the caller.",
+            code=(
+                "class _W(nn.Module):\n"
+                "    def __init__(self, g):\n"
+                "        super().__init__()\n"
+                "        self.g = g\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.g.gate(x), self.g.pos, self.g.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    torch.manual_seed(0)\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        return torch.export.export(_W(model), (example,))\n"
+                "    finally:\n"
+                "        model.train(was)\n"
+            ),
+        ),
+        Mistake(
+            name="grad-off-for-good",
+            message="torch.set_grad_enabled(False) stays switched for the caller's later code: export needs no switch (or use a `with torch.no_grad():` block).",
+            code=(
+                "class _W(nn.Module):\n"
+                "    def __init__(self, g):\n"
+                "        super().__init__()\n"
+                "        self.g = g\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.g.gate(x), self.g.pos, self.g.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(_W(model), (example,))\n"
+                "    model.train(was)\n"
+                "    return program\n"
+            ),
+        ),
+        Mistake(
+            name="freezes-parameters",
+            message="Exporting reads the model: requires_grad_(False) freezes the caller's parameters for good.",
+            code=(
+                "class _W(nn.Module):\n"
+                "    def __init__(self, g):\n"
+                "        super().__init__()\n"
+                "        self.g = g\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.g.gate(x), self.g.pos, self.g.neg, (x,))\n"
+                "def export_gated(model, example):\n"
+                "    was = model.training\n"
+                "    model.eval().requires_grad_(False)\n"
+                "    program = torch.export.export(_W(model), (example,))\n"
+                "    model.train(was)\n"
+                "    return program\n"
+            ),
+        ),
     ],
     "onnx_round_trip": [
         Mistake(
@@ -781,6 +994,54 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        expected = model(x).cpu()\n"
                 "    return out, ((out - expected).abs() <= atol + rtol * expected.abs()).all()\n"
+            ),
+        ),
+        Mistake(
+            name="argmax-agreement",
+            message="Same predicted classes is not the same outputs: compare the outputs themselves within rtol and atol.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, bool((out.argmax(1) == expected.argmax(1)).all())\n"
+            ),
+        ),
+        Mistake(
+            name="grad-off-for-good",
+            message="torch.set_grad_enabled(False) stays switched for the caller's later code: compute the reference under `with torch.no_grad():`.",
+            code=(
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
+            ),
+        ),
+        Mistake(
+            name="warnings-silenced-for-good",
+            message="warnings.simplefilter('ignore') silences every later warning of the program: put it in a `with warnings.catch_warnings():` block.",
+            code=(
+                "import warnings\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    warnings.simplefilter('ignore')\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True, verbose=False)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    name = session.get_inputs()[0].name\n"
+                "    out = torch.from_numpy(session.run(None, {name: x.detach().cpu().numpy()})[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
             ),
         ),
     ],
@@ -1050,6 +1311,115 @@ MISTAKES = {
                 "            'acc_fp32': acc[0], 'acc_int8': acc[1]}\n"
             ),
         ),
+        Mistake(
+            name="shallow-copy",
+            message="copy.copy shares the layers with the caller's model, so quantising the copy quantises the original: use copy.deepcopy.",
+            code=(
+                "import copy\n"
+                "def _nbytes(net):\n"
+                "    buffer = io.BytesIO()\n"
+                "    torch.save(net.state_dict(), buffer)\n"
+                "    return buffer.getbuffer().nbytes\n"
+                "def quantize_report(model, x, y):\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    int8 = quantize_int8(copy.copy(model))\n"
+                "    with torch.no_grad():\n"
+                "        a32 = (model(x).argmax(1) == y).float().mean().item()\n"
+                "        a8 = (int8(x).argmax(1) == y).float().mean().item()\n"
+                "    out = {'size_fp32': _nbytes(model), 'size_int8': _nbytes(int8), 'acc_fp32': a32, 'acc_int8': a8}\n"
+                "    model.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="mean-of-batch-accuracies",
+            message="The mean of per-batch accuracies weighs a short last batch like a full one: count the correct rows over all of x and divide by N.",
+            code=(
+                "import copy\n"
+                "def _nbytes(net):\n"
+                "    buffer = io.BytesIO()\n"
+                "    torch.save(net.state_dict(), buffer)\n"
+                "    return buffer.getbuffer().nbytes\n"
+                "def quantize_report(model, x, y):\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(model))\n"
+                "    def acc(net):\n"
+                "        accs = []\n"
+                "        with torch.no_grad():\n"
+                "            for i in range(0, len(x), 64):\n"
+                "                accs.append((net(x[i:i+64]).argmax(1) == y[i:i+64]).float().mean().item())\n"
+                "        return sum(accs) / len(accs)\n"
+                "    out = {'size_fp32': _nbytes(model), 'size_int8': _nbytes(int8), 'acc_fp32': acc(model), 'acc_int8': acc(int8)}\n"
+                "    model.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="rounded-accuracy",
+            message="Return the accuracy as it is: rounding to two decimals is a report's job, not the measurement's.",
+            code=(
+                "import copy\n"
+                "def _nbytes(net):\n"
+                "    buffer = io.BytesIO()\n"
+                "    torch.save(net.state_dict(), buffer)\n"
+                "    return buffer.getbuffer().nbytes\n"
+                "def quantize_report(model, x, y):\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(model))\n"
+                "    with torch.no_grad():\n"
+                "        a32 = (model(x).argmax(1) == y).float().mean().item()\n"
+                "        a8 = (int8(x).argmax(1) == y).float().mean().item()\n"
+                "    out = {'size_fp32': _nbytes(model), 'size_int8': _nbytes(int8), 'acc_fp32': round(a32, 2), 'acc_int8': round(a8, 2)}\n"
+                "    model.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="grad-off-for-good",
+            message="torch.set_grad_enabled(False) stays switched for the caller's later code: evaluate under `with torch.no_grad():`.",
+            code=(
+                "import copy\n"
+                "def _nbytes(net):\n"
+                "    buffer = io.BytesIO()\n"
+                "    torch.save(net.state_dict(), buffer)\n"
+                "    return buffer.getbuffer().nbytes\n"
+                "def quantize_report(model, x, y):\n"
+                "    torch.set_grad_enabled(False)\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(model))\n"
+                "    a32 = (model(x).argmax(1) == y).float().mean().item()\n"
+                "    a8 = (int8(x).argmax(1) == y).float().mean().item()\n"
+                "    out = {'size_fp32': _nbytes(model), 'size_int8': _nbytes(int8), 'acc_fp32': a32, 'acc_int8': a8}\n"
+                "    model.train(was)\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-the-generator",
+            message="The report draws no random numbers: torch.manual_seed inside it changes every later random number of the caller.",
+            code=(
+                "import copy\n"
+                "def _nbytes(net):\n"
+                "    buffer = io.BytesIO()\n"
+                "    torch.save(net.state_dict(), buffer)\n"
+                "    return buffer.getbuffer().nbytes\n"
+                "def quantize_report(model, x, y):\n"
+                "    torch.manual_seed(0)\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(model))\n"
+                "    with torch.no_grad():\n"
+                "        a32 = (model(x).argmax(1) == y).float().mean().item()\n"
+                "        a8 = (int8(x).argmax(1) == y).float().mean().item()\n"
+                "    out = {'size_fp32': _nbytes(model), 'size_int8': _nbytes(int8), 'acc_fp32': a32, 'acc_int8': a8}\n"
+                "    model.train(was)\n"
+                "    return out\n"
+            ),
+        ),
     ],
     "measure_latency_ms": [
         Mistake(
@@ -1299,6 +1669,127 @@ MISTAKES = {
                 "    return float(statistics.median(times))\n"
             ),
         ),
+        Mistake(
+            name="stops-when-stable",
+            message="Make all `runs` timed calls: stopping once a few calls agree times fewer calls than asked (and the median of three is no median of twenty).",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "            if len(times) >= 3 and max(times[-3:]) - min(times[-3:]) < 0.01 * times[-1]:\n"
+                "                break\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="synchronize-after-the-clock",
+            message="Synchronize before reading the clock, not after: otherwise the clock stops while the GPU is still working.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            elapsed = time.perf_counter() - start\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append(elapsed * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="gc-disabled-for-good",
+            message="gc.disable() without gc.enable() leaves Python's garbage collector off for the rest of the program: turn it back on in a finally block.",
+            code=(
+                "import gc, statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    gc.disable()\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="one-thread-for-good",
+            message="torch.set_num_threads(1) stays for the caller's later code: measure with the threads the caller has, or put the count back.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    torch.set_num_threads(1)\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="cudnn-benchmark-left-on",
+            message="torch.backends.cudnn.benchmark = True stays switched for the whole program: note the old value and put it back.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    torch.backends.cudnn.benchmark = True\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-the-generator",
+            message="Timing draws no random numbers: torch.manual_seed inside the helper changes every later random number of the caller.",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    torch.manual_seed(0)\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            start = time.perf_counter()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
     ],
     "save_for_serving": [
         Mistake(
@@ -1501,6 +1992,80 @@ MISTAKES = {
                 + "    torch.export.save(program, folder / 'model.pt2')\n"
                 + _SERVE_WEIGHTS
                 + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="half-weights",
+            message="model.half() converts the caller's model in place and ships rounded weights: save the state_dict as it is.",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_file, save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(parents=True, exist_ok=True)\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(model, (example_input,))\n"
+                "    model.train(was_training)\n"
+                "    torch.export.save(program, folder / 'model.pt2')\n"
+                "    save_model(model.half(), str(folder / 'weights.safetensors'))\n"
+                "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
+            ),
+        ),
+        Mistake(
+            name="freezes-parameters",
+            message="Exporting and saving read the model: requires_grad_(False) freezes the caller's parameters for good.",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_file, save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(parents=True, exist_ok=True)\n"
+                "    was_training = model.training\n"
+                "    model.eval().requires_grad_(False)\n"
+                "    program = torch.export.export(model, (example_input,))\n"
+                "    model.train(was_training)\n"
+                "    torch.export.save(program, folder / 'model.pt2')\n"
+                "    save_model(model, str(folder / 'weights.safetensors'))\n"
+                "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
+            ),
+        ),
+        Mistake(
+            name="zero-grad",
+            message="Exporting and saving read the model: model.zero_grad() throws away the caller's gradients.",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_file, save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(parents=True, exist_ok=True)\n"
+                "    model.zero_grad()\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(model, (example_input,))\n"
+                "    model.train(was_training)\n"
+                "    torch.export.save(program, folder / 'model.pt2')\n"
+                "    save_model(model, str(folder / 'weights.safetensors'))\n"
+                "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
+            ),
+        ),
+        Mistake(
+            name="reseeds-the-generator",
+            message="Exporting and saving draw no random numbers: torch.manual_seed inside changes every later random number of the caller.",
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_file, save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(parents=True, exist_ok=True)\n"
+                "    torch.manual_seed(0)\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    program = torch.export.export(model, (example_input,))\n"
+                "    model.train(was_training)\n"
+                "    torch.export.save(program, folder / 'model.pt2')\n"
+                "    save_model(model, str(folder / 'weights.safetensors'))\n"
+                "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
             ),
         ),
     ],

@@ -53,6 +53,63 @@ def _quiet():
         yield
 
 
+_MARKER = "deploy-probe: the warning filters as the probe set them"
+
+
+@contextlib.contextmanager
+def _settings_watched(seen: dict):
+    """Notes in ``seen["settings"]`` each setting of the whole process that the block left
+    switched, as ``[name, before, after]``: autograd, the default dtype, torch's thread count,
+    Python's garbage collector, cuDNN's autotuner, torch's RNG reseeded (it is first moved
+    off any seed's state, and put back afterwards), a blanket warnings filter left in front.
+    The block starts from the usual settings (autograd on, float32, the collector on, no
+    autotuner); afterwards they are as the probe found them. Use inside ``_quiet()``."""
+    import gc
+
+    def now() -> dict:
+        return {
+            "torch.is_grad_enabled()": torch.is_grad_enabled(),
+            "torch.get_default_dtype()": str(torch.get_default_dtype()),
+            "torch.get_num_threads()": torch.get_num_threads(),
+            "gc.isenabled()": gc.isenabled(),
+            "torch.backends.cudnn.benchmark": bool(torch.backends.cudnn.benchmark),
+        }
+
+    found = now()  # the kernel's, as the probe found it (a test cell may have switched them)
+    rng = torch.random.get_rng_state()
+    torch.rand(1)  # a state no manual_seed gives
+    moved = torch.random.get_rng_state()
+    warnings.filterwarnings("default", message=_MARKER)
+    # As a caller usually has them, so that an answer that switches one shows every time.
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+    gc.enable()
+    torch.backends.cudnn.benchmark = False
+    threads = torch.get_num_threads()
+    torch.set_num_threads(threads + 1)  # a count that an answer's set_num_threads(n) changes
+    before = now()
+    try:
+        yield
+    finally:
+        after = now()
+        changed = [[k, before[k], after[k]] for k in before if before[k] != after[k]]
+        for entry in changed:
+            if entry[0] == "torch.get_num_threads()":  # before is the probe's count: say what ran
+                entry[:] = [f"torch.set_num_threads({entry[2]})", "", ""]
+        if not torch.equal(torch.random.get_rng_state(), moved):
+            changed.append(["torch.manual_seed(...)", "", ""])
+        first = warnings.filters[0] if warnings.filters else None
+        if first is not None and first[:4] == ("ignore", None, Warning, None):  # all of them
+            changed.append(["warnings.simplefilter('ignore')", "", ""])
+        seen["settings"] = changed
+        torch.set_grad_enabled(found["torch.is_grad_enabled()"])
+        torch.set_default_dtype(getattr(torch, found["torch.get_default_dtype()"].split(".")[-1]))
+        torch.set_num_threads(threads)
+        (gc.enable if found["gc.isenabled()"] else gc.disable)()
+        torch.backends.cudnn.benchmark = found["torch.backends.cudnn.benchmark"]
+        torch.random.set_rng_state(rng)
+
+
 @contextlib.contextmanager
 def _seeded(device=None):
     """A fixed random state (Dropout, random init) that leaves the caller's generators alone."""
@@ -144,14 +201,22 @@ def probe_strip_module_prefix(strip_module_prefix, case: dict) -> dict:
     """The returned keys in order, which original tensor each value is, the caller's keys after.
 
     ``case["entries"]``: ``[key, tensor, transposed]``; a transposed entry is handed over as
-    ``tensor.t()`` (a non-contiguous view).
+    ``tensor.t()`` (a non-contiguous view). A value need not be a tensor (a module's extra
+    state); with ``case["meta"]`` every tensor is handed over on the meta device.
     """
     sd = OrderedDict()
     for key, tensor, transposed in case["entries"]:
+        if isinstance(tensor, torch.Tensor) and case.get("meta"):
+            tensor = tensor.to("meta")  # a model built on the meta device: no data to copy
         sd[key] = tensor.t() if transposed else tensor
     originals = list(sd.values())
     with _quiet():
-        out = strip_module_prefix(sd)
+        try:
+            out = strip_module_prefix(sd)
+        except NotImplementedError as err:  # not the unanswered stub: meta holds no data
+            if not case.get("meta"):
+                raise
+            raise RuntimeError(f"{_first_line(err)} (a tensor on the meta device)") from None
     seen = {"kind": describe(out), "caller_keys_after": list(sd), "keys": None, "values": None}
     seen["same_object"] = out is sd
     if isinstance(out, dict):
@@ -163,7 +228,9 @@ def probe_strip_module_prefix(strip_module_prefix, case: dict) -> dict:
                 sources = [
                     i
                     for i, t in enumerate(originals)
-                    if value.data_ptr() == t.data_ptr() and value.shape == t.shape
+                    if isinstance(t, torch.Tensor)
+                    and value.data_ptr() == t.data_ptr()
+                    and value.shape == t.shape
                 ]
             same = [i for i, t in enumerate(originals) if value is t]
             seen["values"].append(
@@ -203,10 +270,16 @@ class Classifier(nn.Module):
 def build_classifier(case: dict) -> Classifier:
     """The model that load_checkpoint_cpu loads into: seeded by ``case["model_seed"]``.
 
-    In training mode unless ``case["train"]`` is False.
+    In training mode unless ``case["train"]`` is False; in float64 where ``case["dtype"]``
+    says so; with gradients on its parameters where ``case["grads"]`` says so.
     """
     g = torch.Generator().manual_seed(case["model_seed"])
     model = Classifier(g, case["d_in"], "head", case.get("extras", False))
+    if case.get("dtype") == "float64":
+        model = model.double()
+    if case.get("grads"):  # the caller's gradients, which loading leaves alone
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype)
     return model.train(case.get("train", True))
 
 
@@ -367,7 +440,8 @@ def probe_safe_load(safe_load, case: dict) -> dict:
 
     ``"gpu"``: ``case["obj"]`` saved as if from a GPU; ``"whole_model"``: a pickled
     nn.Module; ``"runs_code"``: a file whose unpickling calls a function; ``"truncated"``:
-    ``case["obj"]`` saved, then cut to half its bytes; ``"missing"``: a path with no file;
+    ``case["obj"]`` saved, then cut to half its bytes; ``"empty"``: an empty file;
+    ``"missing"``: a path with no file;
     ``"changes"``: ``case["obj"]`` saved, replaced by a file that runs code when it is read a
     second time. With ``case["catch"]`` an exception the answer raises comes back as data; with
     ``case["cuda_available"]`` torch.cuda.is_available() says True while the answer runs.
@@ -399,22 +473,39 @@ def probe_safe_load(safe_load, case: dict) -> dict:
         with open(payload_path, "rb") as f:
             swap = _changes_on_second_read(path, f.read(), reads)
         torch.save(case["obj"], path)
+    elif kind == "empty":  # a save that stopped before writing anything
+        open(path, "wb").close()
     PAYLOAD_RUNS.clear()
-    safe_before = _safe_global_names()
+    # From an empty list of allowed classes (put back afterwards), so that a class the answer
+    # allows shows every time, not only the first (a second add changes nothing).
+    allowed = torch.serialization.get_safe_globals()
+    torch.serialization.clear_safe_globals()
     out, error = None, None
-    with _quiet(), swap, _cuda_claimed(case.get("cuda_available", False)):
-        try:
-            out = safe_load(path)
-        except Exception as err:
-            if not case.get("catch"):
-                raise
-            error = _error(err, folder)
+    watched: dict = {}
+    try:
+        with (
+            _quiet(),
+            _settings_watched(watched),
+            swap,
+            _cuda_claimed(case.get("cuda_available", False)),
+        ):
+            try:
+                out = safe_load(path)
+            except Exception as err:
+                if not case.get("catch"):
+                    raise
+                error = _error(err, folder)
+        added = _safe_global_names()
+    finally:
+        torch.serialization.clear_safe_globals()
+        torch.serialization.add_safe_globals(allowed)
     devices: dict = {}
     seen = {"kind": describe(out), "payload_ran": bool(PAYLOAD_RUNS), "error": error}
     seen["out"] = _plain(out, "", devices)
     seen["devices"] = devices
     seen["reads"] = len(reads)
-    seen["safe_globals_changed"] = _safe_global_names() != safe_before
+    seen["safe_globals_changed"] = bool(added)
+    seen["settings"] = watched["settings"]
     PAYLOAD_RUNS.clear()
     return seen
 
@@ -547,9 +638,11 @@ def probe_onnx_round_trip(onnx_round_trip, case: dict) -> dict:
     path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "model.onnx")
     model = build_onnx_model(case)
     args = (model, onnx_input(case), path, *case.get("tol_args", []))
-    with _quiet(), _seeded(case["device"]):
+    watched: dict = {}
+    with _quiet(), _seeded(case["device"]), _settings_watched(watched):
         result = onnx_round_trip(*args, **case.get("tol_kwargs", {}))
     seen = {"kind": describe(result), "length": None, "file_written": os.path.exists(path)}
+    seen["settings"] = watched["settings"]
     if isinstance(result, tuple):
         seen["length"] = len(result)
     if isinstance(result, tuple) and len(result) == 2:
@@ -788,8 +881,9 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
     got, error = None, None
     grad_before = torch.is_grad_enabled()  # an earlier call may have switched it off
     torch.set_grad_enabled(True)  # as a caller has it: on
+    watched: dict = {}
     try:
-        with _quiet():
+        with _quiet(), _settings_watched(watched):
             try:
                 with _virtual_time(clock), pretend:  # pretend's clock notes wrap the virtual one
                     got = measure_latency_ms(*args, **kwargs)
@@ -797,7 +891,7 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
                 if not case.get("cuda"):
                     raise
                 error = _error(err)
-        grad_after = torch.is_grad_enabled()
+        grad_after = all(name != "torch.is_grad_enabled()" for name, *_ in watched["settings"])
     finally:
         torch.set_grad_enabled(grad_before)  # autograd as this probe found it
     return {
@@ -810,6 +904,7 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
         "slept_ms": list(fake.slept_ms),
         "events": events,
         "error": error,
+        "settings": [e for e in watched["settings"] if e[0] != "torch.is_grad_enabled()"],
     }
 
 
@@ -975,7 +1070,10 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
     from pathlib import Path
 
     model = build_serving(case)
+    for p in model.parameters():  # straight out of training: the last step's gradients
+        p.grad = torch.full_like(p, 0.25)
     modes_before = _modes(model)
+    flags_before = [[n, p.requires_grad] for n, p in model.named_parameters()]
     root = tempfile.mkdtemp(prefix="deploy-probe-")
     folder = os.path.join(root, *case["folder_parts"])
     if case["folder_exists"]:
@@ -984,7 +1082,8 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
     here = os.getcwd()
     os.chdir(scratch)
     try:
-        with _quiet(), _seeded(case["device"]):
+        watched: dict = {}
+        with _quiet(), _seeded(case["device"]), _settings_watched(watched):
             result = save_for_serving(
                 model, case["example"], Path(folder) if case["as_path"] else folder
             )
@@ -1004,6 +1103,14 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
         "in_cwd": sorted(os.listdir(scratch)),
         "modes_before": modes_before,
         "modes_after": _modes(model),
+        "flags_before": flags_before,
+        "flags_after": [[n, p.requires_grad] for n, p in model.named_parameters()],
+        "grads_kept": [
+            n
+            for n, p in model.named_parameters()
+            if p.grad is not None and bool((p.grad == 0.25).all())
+        ],
+        "settings": watched["settings"],
         "program": _reload_program(os.path.join(folder, "model.pt2"), case, masks),
         "weights": _reload_weights(os.path.join(folder, "weights.safetensors"), case, masks),
     }

@@ -42,6 +42,19 @@ RIGHT_ANSWERS = {
                 "    return obj\n"
             ),
         ),
+        RightAnswer(
+            name="map-location-function",
+            why="map_location as a function that keeps each storage where torch.load put it (the CPU), and the refusal caught by name: one load, weights_only=True.",
+            code=(
+                "from pickle import UnpicklingError\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        obj = torch.load(path, map_location=lambda storage, loc: storage, weights_only=True)\n"
+                "    except UnpicklingError:\n"
+                "        obj = None\n"
+                "    return obj\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         RightAnswer(
@@ -72,6 +85,14 @@ RIGHT_ANSWERS = {
                 "    return [sorted(mine - set(state)), sorted(set(state) - mine)]\n"
             ),
         ),
+        RightAnswer(
+            name="returns-the-named-tuple",
+            why="Returns what load_state_dict returns: a named tuple (missing_keys, unexpected_keys), which unpacks into the two lists.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    return model.load_state_dict(torch.load(path, map_location=torch.device('cpu'), weights_only=True), strict=False)\n"
+            ),
+        ),
     ],
     "strip_module_prefix": [
         RightAnswer(
@@ -97,6 +118,18 @@ RIGHT_ANSWERS = {
                 "def strip_module_prefix(state_dict):\n"
                 "    return {re.sub(r'^module\\.', '', key, count=1): value\n"
                 "            for key, value in state_dict.items()}\n"
+            ),
+        ),
+        RightAnswer(
+            name="partition-keeps-the-dict-type",
+            why="Splits each key at its first '.', drops the head only where it is 'module', and builds a dict of the input's own type.",
+            code=(
+                "def strip_module_prefix(state_dict):\n"
+                "    out = type(state_dict)() if isinstance(state_dict, dict) else {}\n"
+                "    for key in state_dict:\n"
+                "        head, sep, rest = key.partition('.')\n"
+                "        out[rest if (head == 'module' and sep) else key] = state_dict[key]\n"
+                "    return out\n"
             ),
         ),
     ],
@@ -146,6 +179,22 @@ RIGHT_ANSWERS = {
                 "    return torch.export.export(ExportableGatedNet(frozen), args=(example,))\n"
             ),
         ),
+        RightAnswer(
+            name="exports-an-eval-copy",
+            why="Exports an eval-mode deep copy, so the caller's model is never switched; the branches are lambdas around pos and neg.",
+            code=(
+                "import copy\n"
+                "class _W(nn.Module):\n"
+                "    def __init__(self, g):\n"
+                "        super().__init__()\n"
+                "        self.g = g\n"
+                "    def forward(self, x):\n"
+                "        return torch.cond(self.g.gate(x), lambda t: self.g.pos(t), lambda t: self.g.neg(t), [x])\n"
+                "def export_gated(model, example):\n"
+                "    frozen = copy.deepcopy(model).eval()\n"
+                "    return torch.export.export(_W(frozen), (example,))\n"
+            ),
+        ),
     ],
     "onnx_round_trip": [
         RightAnswer(
@@ -189,6 +238,27 @@ RIGHT_ANSWERS = {
                 "    with torch.inference_mode():\n"
                 "        expected = model(x).cpu()\n"
                 "    return onnx_out, torch.isclose(onnx_out, expected, rtol=rtol, atol=atol).all().item()\n"
+            ),
+        ),
+        RightAnswer(
+            name="numpy-assert-allclose",
+            why="Compares with numpy.testing.assert_allclose (|a - b| <= atol + rtol * |b|, as torch.allclose) and turns its AssertionError into False.",
+            code=(
+                "import numpy as np\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.train(False)\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True)\n"
+                "    sess = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    feed = {sess.get_inputs()[0].name: x.detach().to('cpu').numpy()}\n"
+                "    got = sess.run(None, feed)[0]\n"
+                "    with torch.no_grad():\n"
+                "        ref = model(x).detach().cpu().numpy()\n"
+                "    try:\n"
+                "        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)\n"
+                "        ok = True\n"
+                "    except AssertionError:\n"
+                "        ok = False\n"
+                "    return torch.as_tensor(got), ok\n"
             ),
         ),
     ],
@@ -268,6 +338,26 @@ RIGHT_ANSWERS = {
                 "            'acc_fp32': accs[0], 'acc_int8': accs[1]}\n"
             ),
         ),
+        RightAnswer(
+            name="file-sizes-and-counts",
+            why="Sizes from files written with torch.save in a temporary folder, accuracy as a count of correct rows over len(y), both models copies.",
+            code=(
+                "import copy, os, tempfile\n"
+                "def quantize_report(model, x, y):\n"
+                "    fp32 = copy.deepcopy(model).eval()\n"
+                "    int8 = quantize_int8(copy.deepcopy(fp32))\n"
+                "    report = {}\n"
+                "    with tempfile.TemporaryDirectory() as tmp:\n"
+                "        for tag, net in (('fp32', fp32), ('int8', int8)):\n"
+                "            p = os.path.join(tmp, tag + '.pt')\n"
+                "            torch.save(net.state_dict(), p)\n"
+                "            report['size_' + tag] = os.path.getsize(p)\n"
+                "            with torch.no_grad():\n"
+                "                correct = (net(x).argmax(dim=-1) == y).sum().item()\n"
+                "            report['acc_' + tag] = correct / len(y)\n"
+                "    return report\n"
+            ),
+        ),
     ],
     "measure_latency_ms": [
         RightAnswer(
@@ -317,6 +407,25 @@ RIGHT_ANSWERS = {
                 "            fn(x)\n"
                 "            sync()\n"
                 "            samples.append((time.perf_counter_ns() - start) / 1e6)\n"
+                "    return float(np.median(samples))\n"
+            ),
+        ),
+        RightAnswer(
+            name="inference-mode-numpy-median",
+            why="Times each call in a small function, synchronizes the input's own device, runs under torch.inference_mode() (which the text's no_grad allows) and takes numpy's median.",
+            code=(
+                "import numpy as np\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    def once():\n"
+                "        t0 = time.perf_counter()\n"
+                "        fn(x)\n"
+                "        if x.device.type == 'cuda':\n"
+                "            torch.cuda.synchronize(x.device)\n"
+                "        return (time.perf_counter() - t0) * 1e3\n"
+                "    with torch.inference_mode():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        samples = [once() for _ in range(runs)]\n"
                 "    return float(np.median(samples))\n"
             ),
         ),
@@ -373,6 +482,29 @@ RIGHT_ANSWERS = {
                 "    program = torch.export.export(frozen, (example_input,), strict=True)\n"
                 "    torch.export.save(program, out / 'model.pt2')\n"
                 "    return {'weights': weights, 'program': out / 'model.pt2'}\n"
+            ),
+        ),
+        RightAnswer(
+            name="deepcopy-export-dedup-by-storage",
+            why="Exports an eval-mode deep copy (the caller's mode is never switched) and writes the state_dict with save_file, one name per shared tensor and every tensor contiguous.",
+            code=(
+                "import copy, os\n"
+                "from safetensors.torch import save_file\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    os.makedirs(folder, exist_ok=True)\n"
+                "    program_path = os.path.join(folder, 'model.pt2')\n"
+                "    weights_path = os.path.join(folder, 'weights.safetensors')\n"
+                "    frozen = copy.deepcopy(model).eval()\n"
+                "    torch.export.save(torch.export.export(frozen, (example_input,)), program_path)\n"
+                "    state, seen = {}, set()\n"
+                "    for name, t in model.state_dict().items():\n"
+                "        key = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()))\n"
+                "        if key in seen:\n"
+                "            continue\n"
+                "        seen.add(key)\n"
+                "        state[name] = t.detach().contiguous()\n"
+                "    save_file(state, weights_path)\n"
+                "    return {'program': program_path, 'weights': weights_path}\n"
             ),
         ),
     ],
