@@ -19,6 +19,8 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
+from autograder.boundary import modes_now, usual_modes
+
 # ---------------------------------------------------------------------------------------
 # Shared helpers
 # ---------------------------------------------------------------------------------------
@@ -59,17 +61,18 @@ _MARKER = "deploy-probe: the warning filters as the probe set them"
 @contextlib.contextmanager
 def _settings_watched(seen: dict):
     """Notes in ``seen["settings"]`` each setting of the whole process that the block left
-    switched, as ``[name, before, after]``: autograd, the default dtype, torch's thread count,
+    switched, as ``[name, before, after]``: the contract's (``boundary.MODES``: autograd, the
+    default dtype and device, anomaly detection) and, for these probes, torch's thread count,
     Python's garbage collector, cuDNN's autotuner, torch's RNG reseeded (it is first moved
     off any seed's state, and put back afterwards), a blanket warnings filter left in front.
-    The block starts from the usual settings (autograd on, float32, the collector on, no
-    autotuner); afterwards they are as the probe found them. Use inside ``_quiet()``."""
+    The block starts from the usual settings (MODES' usual values, the collector on, no
+    autotuner); afterwards the probe's own are as it found them, and ``run_probe`` puts back
+    MODES. Use inside ``_quiet()``."""
     import gc
 
     def now() -> dict:
         return {
-            "torch.is_grad_enabled()": torch.is_grad_enabled(),
-            "torch.get_default_dtype()": str(torch.get_default_dtype()),
+            **modes_now(),
             "torch.get_num_threads()": torch.get_num_threads(),
             "gc.isenabled()": gc.isenabled(),
             "torch.backends.cudnn.benchmark": bool(torch.backends.cudnn.benchmark),
@@ -81,8 +84,7 @@ def _settings_watched(seen: dict):
     moved = torch.random.get_rng_state()
     warnings.filterwarnings("default", message=_MARKER)
     # As a caller usually has them, so that an answer that switches one shows every time.
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float32)
+    usual_modes()
     gc.enable()
     torch.backends.cudnn.benchmark = False
     threads = torch.get_num_threads()
@@ -102,8 +104,6 @@ def _settings_watched(seen: dict):
         if first is not None and first[:4] == ("ignore", None, Warning, None):  # all of them
             changed.append(["warnings.simplefilter('ignore')", "", ""])
         seen["settings"] = changed
-        torch.set_grad_enabled(found["torch.is_grad_enabled()"])
-        torch.set_default_dtype(getattr(torch, found["torch.get_default_dtype()"].split(".")[-1]))
         torch.set_num_threads(threads)
         (gc.enable if found["gc.isenabled()"] else gc.disable)()
         torch.backends.cudnn.benchmark = found["torch.backends.cudnn.benchmark"]
