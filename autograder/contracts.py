@@ -48,15 +48,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import Flaky, HypothesisException
 
 from autograder import wire
@@ -78,6 +81,17 @@ BACKWARD_DRAWS = 2  # of the device family's, the ones also run backward (contra
 # the same; a fixed seed spares Hypothesis hashing the source at every call, and keeps the
 # draws from changing whenever this file is edited.)
 SEED = 1602057732771641025714973450934382553949948571985099510297410148200175936541243889569960391279210207773431987883944
+
+
+# Hypothesis caches what it reads from local modules' source under ./.hypothesis by default:
+# the current folder, which is a learner's notebook folder in a kernel, an author's
+# solutions/<lesson>/ (which release would copy into notebooks/), or an instructor's course.
+# It goes to the user's cache folder instead. (No example database is written: database=None.)
+set_hypothesis_home_dir(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "pytorch-course"
+    / "hypothesis"
+)
 
 
 def family_seed(family: str, dtype: torch.dtype | None = None) -> int:
