@@ -8,6 +8,8 @@ gradients of the tensors ``x`` was computed from.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from hypothesis import strategies as st
 
@@ -103,9 +105,9 @@ def check_pick_device(pick_device) -> None:
             raise CheckError(
                 _(
                     "pick_device({cuda}, {mps}) returned {got} {where}, expected {expected}: "
-                    "decide from the arguments only. torch.cuda.is_available() and "
-                    "torch.backends.mps.is_available() describe the machine the code runs on, "
-                    "not the one the caller asks about."
+                    "decide from the arguments only. torch.cuda.is_available(), "
+                    "torch.backends.mps.is_available() and the setup cell's device describe the "
+                    "machine the code runs on, not the one the caller asks about."
                 ).format(cuda=cuda, mps=mps, got=got, where=where, expected=expected)
             )
 
@@ -123,12 +125,16 @@ def _reference_halve(x: torch.Tensor, limit: float) -> torch.Tensor:
 def _draw_halving(d: Draw) -> Inputs:
     """x of shape (D,) and a limit: a norm exactly at the limit after some halvings (3-4-5,
     exact in every dtype; in float32 also 24 and 60 halvings, past a loop capped at 10 or 20
-    tries, and still far from float32's overflow in x.norm()), or random values under, near
-    and far over the limit."""
+    tries, and still far from float32's overflow in x.norm(); in float64 a norm just over the
+    limit that a float32 norm rounds down to it), or random values under, near and far over
+    the limit."""
     if d.draw(st.booleans()):
-        # float16 ends at 65504: the far ones only where the family keeps x in float32
-        far = [] if d.family == "dtypes" else [24, 60]
+        # float16 ends at 65504: the far ones only where the family keeps x's dtype
+        # (no more than 62: x / 2**k, a right answer, cannot divide by an int past int64)
+        far = [] if d.family == "dtypes" else [24, 60, "float64 just over"]
         k = d.draw(st.sampled_from([0, 1, 2, 3, *far]))
+        if k == "float64 just over":  # a norm of 5 * (1 + 2**-40): over 5, though not in float32
+            return Inputs((torch.tensor([3.0, 4.0], dtype=torch.float64) * (1 + 2.0**-40), 5.0))
         return Inputs((torch.tensor([3.0, 4.0]) * 2.0**k, 5.0))
     limit = d.draw(st.sampled_from([0.3, 1.0, 2.5, 7.0, 40.0]))
     return Inputs((d.tensor(d.size(1, 8), low=-10.0, high=10.0), limit))
@@ -153,6 +159,15 @@ def _compare_halving(got, expected: torch.Tensor, what: str, inputs: Inputs) -> 
                 "{limit:.3g}: halve while x.norm() > limit (strictly), with the Euclidean norm "
                 "x.norm(), and stop as soon as it is at most the limit."
             ).format(norm=norm, steps=steps, limit=limit)
+            norm32, steps32 = float(x.float().norm()), 0
+            while norm32 / 2**steps32 > limit and steps32 <= steps:
+                steps32 += 1
+            if x.dtype == torch.float64 and math.isfinite(norm32) and steps32 != steps:
+                hint += _(
+                    " x is float64 here, and its norm is just over the limit: a norm taken in "
+                    "float32 (x.float().norm(), .float() on the norm) rounds it down to the "
+                    "limit. Take x.norm() in x's own dtype."
+                )
         raise CheckError(f"{err}{hint}") from None
 
 

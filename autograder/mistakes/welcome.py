@@ -84,6 +84,18 @@ MISTAKES = {
                 "    return torch.device('cpu')\n"
             ),
         ),
+        Mistake(
+            name="falls-back-to-the-setup-device",
+            message="The setup cell's device describes the machine the notebook runs on (cuda "
+            "on a GPU machine), not the flags you are given: with neither flag set, return "
+            "torch.device('cpu').",
+            code=(
+                "import torch\ndef pick_device(cuda_available, mps_available):\n"
+                "    if cuda_available:\n        return torch.device('cuda')\n"
+                "    if mps_available:\n        return torch.device('mps')\n"
+                "    return device  # the setup cell's choice\n"
+            ),
+        ),
     ],
     "halve_until_small": [
         Mistake(
@@ -194,6 +206,18 @@ MISTAKES = {
                 "    for _ in range(20):  # enough for any sensible input\n"
                 "        if x.norm() <= limit:\n"
                 "            break\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="norm-in-float32",
+            message="The norm of a float64 x taken in float32 rounds a norm just over the "
+            "limit down to it, and the last halving is skipped: compare x.norm() in x's own "
+            "dtype.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    while x.float().norm() > limit:\n"
                 "        x = x / 2\n"
                 "    return x\n"
             ),

@@ -56,16 +56,26 @@ def probe_pick_device_elsewhere(pick_device, case: dict) -> dict:
     gives the same devices either way. The claims are put back afterwards."""
     claims = _machine_claims(bool(case["available"]))
     saved = {key: getattr(*key) for key in claims}
+    # The setup cell's `device` describes the machine too: on one with every accelerator it
+    # would be cuda. Where the answer's globals hold it, it follows the claims meanwhile.
+    namespace = getattr(pick_device, "__globals__", None)
+    if not (isinstance(namespace, dict) and isinstance(namespace.get("device"), torch.device)):
+        namespace = None
+    old_device = namespace["device"] if namespace is not None else None
     results = []
     try:
         for (module, attr), stand_in in claims.items():
             setattr(module, attr, stand_in)
+        if namespace is not None:
+            namespace["device"] = torch.device("cuda" if case["available"] else "cpu")
         for cuda in (False, True):
             for mps in (False, True):
                 results.append([cuda, mps, pick_device(cuda, mps)])
     finally:
         for (module, attr), original in saved.items():
             setattr(module, attr, original)
+        if namespace is not None:
+            namespace["device"] = old_device
     return {"results": results}
 
 

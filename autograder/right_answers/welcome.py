@@ -45,6 +45,17 @@ RIGHT_ANSWERS = {
                 "            return torch.device('cpu')\n"
             ),
         ),
+        RightAnswer(
+            name="local-variable-named-device",
+            why="A local variable named device (the setup cell has a global of that name) holding the "
+            "name, then torch.device of it: the flags decide, not the machine.",
+            code=(
+                "import torch\n"
+                "def pick_device(cuda_available, mps_available):\n"
+                "    device = 'cuda' if cuda_available else 'mps' if mps_available else 'cpu'\n"
+                "    return torch.device(device)\n"
+            ),
+        ),
     ],
     "halve_until_small": [
         RightAnswer(
@@ -96,6 +107,19 @@ RIGHT_ANSWERS = {
                 "    while norm * scale > limit:\n"
                 "        scale /= 2\n"
                 "    return x * scale\n"
+            ),
+        ),
+        RightAnswer(
+            name="count-then-divide-by-a-power-of-two",
+            why="Counts the halvings on a Python float and divides by the int 2 ** k once. (A draw "
+            "needing 63 or more halvings would overflow that int's conversion, which is why the "
+            "grader stops at 62.)",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    norm, k = x.norm().item(), 0\n"
+                "    while norm > limit:\n"
+                "        norm, k = norm / 2, k + 1\n"
+                "    return x / 2 ** k\n"
             ),
         ),
     ],
@@ -158,6 +182,20 @@ RIGHT_ANSWERS = {
                 "def value_and_grad(f, x):\n"
                 "    x = x.detach().clone()\n"
                 "    return f(x).item(), torch.func.jacfwd(f)(x)\n"
+            ),
+        ),
+        RightAnswer(
+            name="enable-grad-and-autograd-grad",
+            why="torch.enable_grad() so that it works even inside a caller's no_grad block, a fresh "
+            "leaf, and torch.autograd.grad, which fills no .grad.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    with torch.enable_grad():\n"
+                "        leaf = x.detach().clone().requires_grad_(True)\n"
+                "        y = f(leaf)\n"
+                "        (grad,) = torch.autograd.grad(y, leaf)\n"
+                "    return float(y.detach()), grad\n"
             ),
         ),
     ],
