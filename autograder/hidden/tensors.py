@@ -401,13 +401,20 @@ def _reference_normalize(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
 
 def _draw_channels(d: Draw) -> Inputs:
     """(N, C, H, W) with very different channels (W == C where broadcasting lies), at least
-    two values per channel; sometimes a constant channel (variance 0) and another eps."""
+    two values per channel; sometimes a constant channel (variance 0) and another eps. In
+    values (float32 only), sometimes channels with a tiny spread (variance about 1e-4, where
+    eps=1e-9 and eps=1e-5 give clearly different results)."""
     n, c, h, w = d.size(1, 4), d.size(1, 4), d.size(1, 4), d.size(1, 4)
     if n * h * w == 1:
         w = 2  # one value per channel: F.batch_norm refuses it, and the text does not ask
-    scale = d.tensor(1, c, 1, 1, low=0.5, high=4.5)
-    shift = d.tensor(1, c, 1, 1, low=-5.0, high=5.0)
+    tiny = d.family == "values" and d.draw(st.booleans())
+    (low, high), shift_range = ((0.01, 0.03), 0.05) if tiny else ((0.5, 4.5), 5.0)
+    scale = d.tensor(1, c, 1, 1, low=low, high=high)
+    shift = d.tensor(1, c, 1, 1, low=-shift_range, high=shift_range)
     x = d.tensor(n, c, h, w) * scale + shift
+    if tiny:  # no constant channel, and an eps far below 1e-5 (or the default itself)
+        eps = d.draw(st.sampled_from([1e-9, None]))
+        return Inputs((x,), {} if eps is None else {"eps": eps})
     constant = d.draw(st.booleans())
     if constant:
         x[:, -1] = 3.0  # a constant channel: variance 0, which is what eps is for

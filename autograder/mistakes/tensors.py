@@ -606,6 +606,17 @@ MISTAKES = {
                 "    return torch.stack(out, dim=1)\n"
             ),
         ),
+        Mistake(
+            name="eps-floored-at-default",
+            message="max(eps, 1e-5) replaces a smaller eps the caller passed: with a channel of small variance the result changes. Use the eps you are given as it is.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + max(eps, 1e-5))\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         Mistake(

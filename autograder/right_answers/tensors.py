@@ -86,6 +86,19 @@ RIGHT_ANSWERS = {
                 "    return torch.as_tensor(labels, dtype=torch.int64).to(device=device, non_blocking=True)\n"
             ),
         ),
+        RightAnswer(
+            name="empty-on-device-then-copy",
+            why="An empty int64 tensor of the right length made on device, the labels copied in from "
+            "a CPU int64 tensor: copy_ may cross devices, and the empty list needs no copy.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    out = torch.empty(len(labels), dtype=torch.int64, device=device)\n"
+                "    if labels:\n"
+                "        out.copy_(torch.tensor(labels, dtype=torch.int64))\n"
+                "    return out\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         RightAnswer(
@@ -107,6 +120,18 @@ RIGHT_ANSWERS = {
                 "import torch\n"
                 "def shared_and_copied(a):\n"
                 "    return [torch.asarray(a), torch.from_numpy(a.copy())]\n"
+            ),
+        ),
+        RightAnswer(
+            name="deepcopy-of-shared",
+            why="copy.deepcopy of the shared tensor is a new tensor with its own memory, the same "
+            "dtype and shape.",
+            code=(
+                "import copy\n"
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    shared = torch.from_numpy(a)\n"
+                "    return shared, copy.deepcopy(shared)\n"
             ),
         ),
     ],
@@ -131,6 +156,17 @@ RIGHT_ANSWERS = {
             name="two-transposes",
             why="transpose(1, 3) gives (N, C, W, H); a second transpose(2, 3) puts H before W.",
             code="def to_nchw(x):\n    return x.transpose(1, 3).transpose(2, 3)\n",
+        ),
+        RightAnswer(
+            name="as-strided-with-the-inputs-strides",
+            why="as_strided with x's own strides reordered (and its storage offset): the same view "
+            "permute makes, on any layout.",
+            code=(
+                "def to_nchw(x):\n"
+                "    n, h, w, c = x.shape\n"
+                "    sn, sh, sw, sc = x.stride()\n"
+                "    return x.as_strided((n, c, h, w), (sn, sc, sh, sw), x.storage_offset())\n"
+            ),
         ),
     ],
     "flatten_features": [
@@ -174,6 +210,17 @@ RIGHT_ANSWERS = {
                 "    return x.reshape(-1, math.prod(x.shape[1:]))\n"
             ),
         ),
+        RightAnswer(
+            name="reduce-of-the-feature-sizes",
+            why="The feature count as a product folded with functools.reduce (1 for no sizes), then "
+            "reshape: no -1 to infer.",
+            code=(
+                "import operator\n"
+                "from functools import reduce\n"
+                "def flatten_features(x):\n"
+                "    return x.reshape(x.size(0), reduce(operator.mul, x.shape[1:], 1))\n"
+            ),
+        ),
     ],
     "normalize_per_channel": [
         RightAnswer(
@@ -212,6 +259,29 @@ RIGHT_ANSWERS = {
                 "    return (x - mean.view(1, c, 1, 1)) / (var.view(1, c, 1, 1) + eps).sqrt()\n"
             ),
         ),
+        RightAnswer(
+            name="batchnorm-module-without-running-stats",
+            why="nn.BatchNorm2d with affine=False and track_running_stats=False keeps no buffers and "
+            "always uses the batch statistics (population variance), moved to x's device and "
+            "dtype, with the eps given.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    bn = torch.nn.BatchNorm2d(x.shape[1], eps=eps, affine=False, track_running_stats=False)\n"
+                "    return bn.to(x.device, x.dtype)(x)\n"
+            ),
+        ),
+        RightAnswer(
+            name="std-mean-squared",
+            why="torch.std_mean with correction=0 gives the population standard deviation; its square "
+            "is the variance the text asks for.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    std, mean = torch.std_mean(x, dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(std * std + eps)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         RightAnswer(
@@ -233,6 +303,17 @@ RIGHT_ANSWERS = {
                 "def pairwise_distances(a, b):\n"
                 "    diff = a.unsqueeze(1) - b.unsqueeze(0)  # (N, M, D)\n"
                 "    return torch.linalg.vector_norm(diff, dim=-1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="addmm-identity-clamped",
+            why="The identity |a|^2 + |b|^2 - 2 a.b in one torch.addmm (alpha=-2), clamped at 0 "
+            "before the square root, as the text allows.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    sq = torch.addmm((a * a).sum(1)[:, None] + (b * b).sum(1)[None], a, b.T, alpha=-2)\n"
+                "    return sq.clamp_min(0).sqrt()\n"
             ),
         ),
     ],
@@ -287,6 +368,34 @@ RIGHT_ANSWERS = {
                 "    return (torch.nan_to_num(x) * mask).sum(1) / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
             ),
         ),
+        RightAnswer(
+            name="cumsum-at-the-length",
+            why="Zeroes the padding with torch.where, takes a running sum over time with a 0 in "
+            "front, and reads each row's sum at index lengths[b]: one gather, no loop.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    b, t, f = x.shape\n"
+                "    steps = torch.arange(t, device=x.device)\n"
+                "    clean = torch.where((steps[None] < lengths[:, None])[..., None], x, 0)\n"
+                "    sums = torch.cat([clean.new_zeros(b, 1, f), clean.cumsum(1)], 1)\n"
+                "    total = sums[torch.arange(b, device=x.device), lengths]\n"
+                "    return total / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
+            ),
+        ),
+        RightAnswer(
+            name="mask-weights-through-matmul",
+            why="Weights 1/length on real steps and 0 elsewhere, in x's dtype, applied with a batched "
+            "matmul to the padding-free x: (B, 1, T) @ (B, T, F).",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    mask = torch.arange(x.shape[1], device=x.device)[None] < lengths[:, None]\n"
+                "    weights = mask.to(x.dtype) / lengths.clamp(min=1)[:, None].to(x.dtype)\n"
+                "    clean = torch.where(mask[..., None], x, 0)\n"
+                "    return (weights[:, None, :] @ clean).squeeze(1)\n"
+            ),
+        ),
     ],
     "attention_scores": [
         RightAnswer(
@@ -312,6 +421,30 @@ RIGHT_ANSWERS = {
                 "    q3 = q.reshape(b * h, t, d) / math.sqrt(d)\n"
                 "    k3 = k.reshape(b * h, s, d)\n"
                 "    return torch.bmm(q3, k3.transpose(1, 2)).reshape(b, h, t, s)\n"
+            ),
+        ),
+        RightAnswer(
+            name="broadcast-multiply-and-sum",
+            why="Every query times every key by broadcasting, (B, H, T, 1, D) * (B, H, 1, S, D), "
+            "summed over D: the dot products without matmul, then the scale.",
+            code=(
+                "import math\n"
+                "def attention_scores(q, k):\n"
+                "    return (q[..., :, None, :] * k[..., None, :, :]).sum(-1) / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+        RightAnswer(
+            name="baddbmm-with-alpha",
+            why="Merges batch and heads with flatten (a copy where it must), lets baddbmm apply the "
+            "scale as alpha, and splits them again with unflatten.",
+            code=(
+                "import math\n"
+                "import torch\n"
+                "def attention_scores(q, k):\n"
+                "    b, h, t, d = q.shape\n"
+                "    s = k.shape[2]\n"
+                "    out = torch.baddbmm(q.new_zeros(b * h, t, s), q.flatten(0, 1), k.flatten(0, 1).mT, beta=0, alpha=1 / math.sqrt(d))\n"
+                "    return out.unflatten(0, (b, h))\n"
             ),
         ),
     ],
