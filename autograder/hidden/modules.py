@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from autograder.boundary import AnswerRaised, AnswerUnreachable, observe
-from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.contracts import Build, Contract, Draw, Inputs, compare_values, uses
 from autograder.probes import modules as probes
 from tutorial_lib.checks import (
     CheckError,
@@ -78,6 +78,55 @@ def _check_module(seen: dict, what: str) -> None:
         raise CheckError(
             _("{what} should be a Module, got {type_name}.").format(what=what, type_name=type_name)
         )
+
+
+def _judge_reseed(seen: dict, what: str) -> None:
+    """The probe's note of a constructor that reseeded a global random generator."""
+    if seen.get("reseeded"):
+        raise CheckError(
+            _(
+                "{what}: its __init__ reseeded a global random number generator "
+                "(torch.manual_seed, random.seed, np.random.seed): every random number the "
+                "caller draws after building the model changes. Seed once at the top of a "
+                "script, never inside a class."
+            ).format(what=what)
+        )
+
+
+def _judge_modes(seen: dict, what: str) -> None:
+    """The probe's ``_grads_in_modes``: in eval mode the module computes what it computes in
+    training mode (none of these layers depends on the mode), with a graph back to x and the
+    same gradient."""
+    train_out = _take(seen, "train out", f"{what} in training mode", calling=True)
+    eval_what = _("{what} in eval mode").format(what=what)
+    eval_out = _take(seen, "eval out", eval_what, calling=True)
+    assert_close(
+        eval_out, train_out, what=_("{what}, against training mode").format(what=eval_what)
+    )
+    for mode, label in (("train", f"{what} in training mode"), ("eval", eval_what)):
+        if not seen.get(f"{mode} requires_grad"):
+            raise CheckError(
+                _(
+                    "{label}, called on an x that requires grad, returned a result with no "
+                    "graph (no grad_fn): no gradient reaches x or the weights. Leave autograd "
+                    "alone in forward, in every mode: no torch.no_grad(), no .detach(); the "
+                    "caller decides (a model in eval mode still needs gradients for "
+                    "saliency maps or for fine-tuning with frozen statistics)."
+                ).format(label=label)
+            )
+        if _take(seen, f"{mode} grad", label) is None:
+            raise CheckError(
+                _(
+                    "{label}: after out.sum().backward(), x.grad is None: the result has a "
+                    "graph, but not back to x (a .detach() or torch.no_grad() on the way). "
+                    "Leave autograd alone in forward, in every mode."
+                ).format(label=label)
+            )
+    assert_close(
+        seen["eval grad"],
+        seen["train grad"],
+        what=_("the gradient that {what} sends back to x").format(what=eval_what),
+    )
 
 
 # ---------------------------------------------------------------- Exercise: MLP
@@ -167,6 +216,18 @@ def check_MLP(MLP) -> None:
                 "layer shares its parameters between them."
             ).format(what=what, n_prelus=len(prelus), fresh=2)
         )
+    _judge_reseed(seen, what)
+    _judge_modes(seen, what)
+    unused = _take(seen, "no grad", what)
+    if unused:
+        raise CheckError(
+            _(
+                "{what}: after model(x).sum().backward() the parameters {names} have no "
+                "gradient: forward never uses them. Use the registered activations in forward "
+                "(an activation() created in forward is a new module on every call, whose "
+                "parameters no optimizer sees)."
+            ).format(what=what, names=unused)
+        )
 
 
 # ---------------------------------------------------------------- Exercise: ResidualBlock
@@ -237,7 +298,16 @@ RESIDUAL_STATE = Contract(  # the state_dict names the text asks for
 def check_ResidualBlock(ResidualBlock) -> None:
     """The contracts: its state_dict names, then x + fc2(relu(fc1(x))) with the same weights
     on every input family (any leading axes, non-contiguous, float16 to float64, another
-    device, gradients through the skip and the layers), the caller's x left as it was."""
+    device, gradients through the skip and the layers), the caller's x left as it was; then
+    one block built (no reseeding in __init__) and called in training and in eval mode (the
+    same output, gradients in both)."""
+    what = "ResidualBlock(4, 6)"
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(4))
+    case = {"dim": 4, "hidden": 6, "x": x, "seed": 4}
+    seen = observe(probes.probe_ResidualBlock, ResidualBlock, case, what)
+    _check_module(seen, what)
+    _judge_reseed(seen, what)
+    _judge_modes(seen, what)
 
 
 # ---------------------------------------------------------------- Exercise: count_trainable
@@ -257,12 +327,14 @@ _COUNT_PARTS = (
     "empty",
     "conv",
     "twin-norms",
+    "scalar",
 )
 
 
 # A weight tied across two modules, one layer used twice, a Parameter on a model itself,
 # no parameters at all, parameters not called weight and bias, distinct parameters of equal
-# values (two LayerNorms: one object each, though their values match).
+# values (two LayerNorms: one object each, though their values match), a 0-d Parameter
+# (shape (), one element: no len(), no product over an empty shape without a start).
 _TRICKY_PARTS = (
     "tied",
     "shared-in-sequential",
@@ -271,6 +343,7 @@ _TRICKY_PARTS = (
     "relu",
     "lstm",
     "twin-norms",
+    "scalar",
 )
 
 
@@ -288,11 +361,14 @@ def _draw_count_model(d: Draw) -> Inputs:
     frozen = sorted(d.draw(st.sets(st.integers(0, 7), max_size=3)))
     root = d.draw(st.booleans())
     spec = {"parts": parts, "root": root, "frozen": frozen, "training": d.draw(st.booleans())}
+    spec["grads"] = d.draw(st.booleans())  # gradients of the caller's: left as they are
     label = _("a Sequential of {parts}").format(parts=parts)
     if root:
         label += _(" with a cls_token Parameter of its own")
     if frozen:
         label += _(", parameters {frozen} of model.parameters() frozen").format(frozen=frozen)
+    if spec["grads"]:
+        label += _(", its parameters holding gradients")
     return Inputs((Build(probes.build_count_parts, spec, label),))
 
 
@@ -311,6 +387,15 @@ def _count_hint(family: str, inputs: Inputs) -> str:
         )
     if {"batchnorm", "batchnorm-frozen", "conv", "cls-token"} & set(parts):
         hint += _(" Buffers (BatchNorm's running statistics) are not parameters.")
+    if "scalar" in parts:
+        hint += _(
+            " A 0-d Parameter (shape ()) holds one element: p.numel() is 1, where len(p) "
+            "raises and a product over its empty shape needs a start of 1."
+        )
+    if inputs.args[0].spec.get("grads"):
+        hint += _(
+            " Counting reads the model and changes nothing: no zero_grad(), no requires_grad_()."
+        )
     if inputs.args[0].spec["root"] or "cls-token" in parts:
         hint += _(
             " Parameters registered on the model itself (the cls_token) count too: "
@@ -354,10 +439,14 @@ class _ReferenceRunningMean(nn.Module):
 
 
 def _draw_running_mean(d: Draw) -> Inputs:
-    """A fresh module's first training batch: (N, F), N = 0 in ``edges`` (no update)."""
+    """A fresh module's first training batch: (N, F), N = 0 in ``edges`` (no update), and
+    in ``edges`` a NaN in the last feature (the text's x.mean(dim=0) propagates it)."""
     nf = d.size(1, 5)
     momentum = d.draw(st.sampled_from([0.1, 0.3, 0.9, 1.0]))
-    return Inputs((nf, momentum, d.tensor(d.size(1, 5, empty_ok=True), nf, low=-3.0, high=4.0)))
+    x = d.tensor(d.size(1, 5, empty_ok=True), nf, low=-3.0, high=4.0)
+    if d.family == "edges" and len(x) > 1 and d.draw(st.booleans()):
+        x[0, -1] = float("nan")  # x.mean(dim=0) is NaN there: a mean that skips NaN differs
+    return Inputs((nf, momentum, x))
 
 
 def _running_mean_hint(family: str, inputs: Inputs) -> str:
@@ -427,6 +516,7 @@ def check_RunningMean(RunningMean) -> None:
     }
     seen = observe(probes.probe_RunningMean, RunningMean, case, what)
     _check_module(seen, what)
+    _judge_reseed(seen, what)
     ref = torch.zeros(3)
     for i, (n, x) in enumerate(zip(batches, case["train"], strict=True)):
         label = _("{what} in training mode, batch {i} of shape ({n}, 3)").format(
@@ -457,9 +547,39 @@ def check_RunningMean(RunningMean) -> None:
             ).format(what=what)
         )
     assert_close(out, x - ref, what=f"{what} in eval mode", rtol=1e-5, atol=1e-6)
+    grad = _take(seen, "eval grad", f"{what} in eval mode, on an x that requires grad")
+    if grad is None:
+        raise CheckError(
+            _(
+                "{what} in eval mode, called on an x that requires grad, returned a result "
+                "with no graph: x - running_mean must pass gradients back to x in every mode "
+                "(x.grad all ones after out.sum().backward()). Only the update goes under "
+                "torch.no_grad()."
+            ).format(what=what)
+        )
+    assert_close(
+        grad,
+        torch.ones_like(x),
+        what=_("x.grad after {what}(x).sum().backward() in eval mode").format(what=what),
+    )
     fresh_what = _("a fresh {what} after load_state_dict").format(what=what)
     fresh = _take(seen, "fresh", fresh_what, calling=True)
     assert_close(fresh, x - ref, what=fresh_what, rtol=1e-5, atol=1e-6)
+    no_grad_what = _(
+        "{what} in training mode, called inside the caller's torch.no_grad() block"
+    ).format(what=what)
+    _take(seen, "grad on under no_grad", no_grad_what, calling=True)
+    buf = _buffer(_take(seen, "buffer under no_grad", no_grad_what), what)
+    expected = 0.3 * case["train"][0].mean(0)
+    if not torch.allclose(buf, expected, rtol=1e-5, atol=1e-6):
+        raise CheckError(
+            _(
+                "{what}: running_mean is {values}, expected {expected}. Training mode is "
+                "self.training, whatever autograd's mode: a caller may run batches under "
+                "torch.no_grad() to refresh the statistics. Test self.training, not "
+                "torch.is_grad_enabled() or x.requires_grad."
+            ).format(what=no_grad_what, values=buf.tolist(), expected=expected.tolist())
+        )
     if seen.get("grad on under no_grad"):
         raise CheckError(
             _(
@@ -784,7 +904,45 @@ INIT_WEIGHTS = Contract(
 )
 
 
-@uses(INIT_WEIGHTS)
+# The modules init_weights leaves alone, each drawn in every run (INIT_WEIGHTS draws them
+# by chance, and its examples go mostly to the kinds it initialises).
+_INIT_LEFT_ALONE = ("embedding", "conv1d", "batchnorm", "relu", "sequential")
+
+
+def _draw_init_left_alone(d: Draw) -> Inputs:
+    """One of the modules to leave alone (an embedding, a convolution, a BatchNorm, a ReLU, a
+    Sequential), small, in float32."""
+    spec = {
+        "kind": d.draw(st.sampled_from(_INIT_LEFT_ALONE)),
+        "n": d.size(1, 9),
+        "m": d.size(1, 9),
+        "bias": d.draw(st.booleans()),
+        "affine": True,
+        "dtype": "float32",
+        "seed": d.draw(st.integers(0, 99)),
+        "frozen": False,
+    }
+    return Inputs((Build(probes.build_init_layer, spec, _init_label(spec)),))
+
+
+INIT_LEFT_ALONE = Contract(
+    "init_weights",
+    _reference_init,
+    _draw_init_left_alone,
+    families=("values",),
+    mutates=(0,),
+    compare=lambda got, expected, what, inputs: None,
+    arg_names=("module",),
+    hint=lambda family, inputs: _(
+        "Only an nn.Linear and an nn.LayerNorm are initialised; every other module (an "
+        "nn.Embedding, a convolution, a BatchNorm, an activation, a container) is left "
+        "exactly as it was, even where it has a 2-d weight."
+    ),
+    examples=16,
+)
+
+
+@uses(INIT_WEIGHTS, INIT_LEFT_ALONE)
 def check_init_weights(init_weights) -> None:
     """The contract: the module afterwards, value for value, against the reference drawing
     from the same seeded generator (Kaiming-normal fan_in weights, zero biases, LayerNorm
@@ -885,6 +1043,7 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
     what = "EncoderClassifier(encoder, head)"
     seen = observe(probes.probe_swap_head, EncoderClassifier, {"seed": 8, "inputs": inputs}, what)
     _check_module(seen, what)
+    _judge_reseed(seen, what)
     returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
     if not returned_old:
         raise CheckError(
@@ -892,6 +1051,29 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
                 "{what}.swap_head(new_head) should return the head it replaced (the old one)."
             ).format(what=what)
         )
+    before, after = seen["parts before swap"], seen["parts after swap"]
+    for part in ("encoder", "head", "new_head"):
+        for key in ("training", "requires_grad", "grads"):
+            same = len(before[part][key]) == len(after[part][key]) and all(
+                (a is None and b is None)
+                or (
+                    isinstance(a, torch.Tensor)
+                    and isinstance(b, torch.Tensor)
+                    and torch.equal(a, b)
+                )
+                or a == b
+                for a, b in zip(before[part][key], after[part][key], strict=False)
+            )
+            if not same:
+                raise CheckError(
+                    _(
+                        "{what}.swap_head(new_head) changed the {part}'s {key} (its modules' "
+                        "train/eval modes, its parameters' requires_grad flags or their "
+                        "gradients). swap_head replaces self.head and returns the old head, "
+                        "nothing else: the caller may train the old head again, or keep the "
+                        "gradients it accumulated."
+                    ).format(what=what, part=part.replace("_", " "), key=key)
+                )
     keys = set(_take(seen, "keys after swap", f"{what}.swap_head(new_head)"))
     expected_keys = {"encoder.0.weight", "encoder.0.bias", "head.0.weight", "head.0.bias"}
     if keys != expected_keys:
@@ -917,6 +1099,15 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
             ref = new_head(encoder(x))
         check_shape(out, (n, 4), names="N classes", what=label)
         assert_close(out, ref, what=label, rtol=1e-5, atol=1e-6)
+        runs = seen.get(f"swapped hook runs {i}", 1)
+        if runs != 1:
+            raise CheckError(
+                _(
+                    "{label}: the encoder ran {runs} times in one forward pass (its forward "
+                    "hooks ran {runs} times). Compute the features once, "
+                    "features = self.encoder(x), and give them to the head."
+                ).format(label=label, runs=runs)
+            )
     back_what = _("{what}.swap_head(head), swapping the first head back in").format(what=what)
     if not _take(seen, "returned the new head", back_what):
         raise CheckError(
@@ -929,6 +1120,7 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
     with torch.no_grad():
         ref = old_head(encoder(inputs[0]))
     assert_close(out, ref, what=back_what, rtol=1e-5, atol=1e-6)
+    _judge_modes(seen, what)
 
 
 # ---------------------------------------------------------------- Exercise: freeze_except
@@ -952,16 +1144,36 @@ _FREEZE_MODULES = {
 }
 
 
+# For the tied model: names that take the shared weight's two modules (embed, out) together
+# or leave both out. (Where one of them trains and the other not, the text's two rules, by
+# module and by name, disagree on the shared weight: not drawn.)
+_TIED_TRAINABLE = ((), ("",), ("body",), ("embed", "out"), ("out", "body", "embed"))
+
+
 def _draw_freeze(d: Draw) -> Inputs:
     """A model ('deep': modules '0' to '10', so '1' next to '10'; 'nested': encoder.0,
-    encoder.2, head; 'token': parameters on the model itself too), some parameters already
+    encoder.2, head; 'token': parameters on the model itself too; 'tied': one weight under
+    two names, listed once), some parameters already
     frozen, in train or eval mode; up to three of its module names ('' the model itself)."""
-    kind = d.draw(st.sampled_from(["nested", "deep", "token"]))
+    kind = d.draw(st.sampled_from(["nested", "deep", "token", "tied"]))
     spec = {
         "kind": kind,
         "frozen": sorted(d.draw(st.sets(st.integers(0, 21), max_size=4))),
         "training": not d.draw(st.booleans()),  # shrinks to train mode
     }
+    if kind == "tied":  # the shared weight's two modules together or neither (see above)
+        trainable = list(d.draw(st.sampled_from(_TIED_TRAINABLE)))
+        label = _(
+            "nn.Sequential(embed=nn.Embedding, body=nn.Linear, out=nn.Linear) with "
+            "out.weight tied to embed.weight"
+        )
+        if spec["frozen"]:
+            label += _(" with parameters {frozen} of named_parameters() frozen before").format(
+                frozen=spec["frozen"]
+            )
+        if not spec["training"]:
+            label += _(", in eval mode")
+        return Inputs((Build(probes.build_freeze, spec, label), trainable))
     names = _FREEZE_MODULES[kind]
     if kind == "deep" and d.family != "edges":  # '1' and '10' together, and '0', often
         names = [*names, "1", "10", "1", "0", "0"]
@@ -994,12 +1206,33 @@ def _freeze_hint(family: str, inputs: Inputs) -> str:
     )
 
 
+def _compare_freeze(got, expected, what: str, inputs: Inputs) -> None:
+    """The names as a list (what the text asks), in named_parameters() order, once each."""
+    if type(got) is not list:
+        raise CheckError(
+            _(
+                "{what} returned a {type_name}: return the trainable names as a list, "
+                "[name for name, p in model.named_parameters() if ...]."
+            ).format(what=what, type_name=type(got).__name__)
+        )
+    if len(got) != len(set(got)):
+        raise CheckError(
+            _(
+                "{what} returned {got}, with a name more than once: a weight shared by two "
+                "modules is one parameter, which model.named_parameters() lists once (not "
+                "named_parameters(remove_duplicate=False))."
+            ).format(what=what, got=got)
+        )
+    compare_values(got, expected, what, inputs)
+
+
 FREEZE_EXCEPT = Contract(
     "freeze_except",
     _reference_freeze,
     _draw_freeze,
     families=("values", "edges"),
     mutates=(0,),
+    compare=_compare_freeze,
     arg_names=("model", "trainable"),
     hint=_freeze_hint,
     examples=16,
@@ -1010,4 +1243,17 @@ FREEZE_EXCEPT = Contract(
 def check_freeze_except(freeze_except) -> None:
     """The contract: the names returned and the model afterwards (requires_grad flags, and
     nothing else: weights, modes, gradients) against the reference, on prefixes that look
-    alike ('1' and '10'), nested names, '' and models frozen by an earlier call."""
+    alike ('1' and '10'), nested names, '', tied weights and models frozen by an earlier
+    call; then the buffers, which the contract's snapshot sees only by value: none made to
+    require grad."""
+    what = "freeze_except(TokenClassifier(), [''])"
+    seen = observe(probes.probe_freeze_buffers, freeze_except, {"trainable": [""], "seed": 1}, what)
+    buffers = _take(seen, "buffers requiring grad", what)
+    if buffers:
+        raise CheckError(
+            _(
+                "{what} made the buffers {names} require grad. Buffers (BatchNorm's running "
+                "statistics, a fixed shift) are not parameters: set requires_grad on "
+                "model.named_parameters() only."
+            ).format(what=what, names=buffers)
+        )

@@ -1740,3 +1740,299 @@ _REVIEW = {
 }
 for _key, _extra in _REVIEW.items():
     MISTAKES[_key] = [*MISTAKES[_key], *_extra]
+
+_MLP_BODY = (
+    "    def __init__(self, sizes, activation=nn.ReLU):\n"
+    "        super().__init__()\n"
+    "{seed}"
+    "        layers = []\n"
+    "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+    "            layers.append(nn.Linear(a, b))\n"
+    "            if i < len(sizes) - 2:\n"
+    "                layers.append(activation())\n"
+    "        self.layers = nn.Sequential(*layers)\n"
+)
+_RES_FORWARD = "    def forward(self, x):\n        return x + self.fc2(F.relu(self.fc1(x)))\n"
+_RUNNING_UPDATE = (
+    "    def forward(self, x):\n"
+    "        if self.training and len(x) > 0:\n"
+    "            with torch.no_grad():\n"
+    "                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * {mean})\n"
+    "        return x - self.running_mean\n"
+)
+_SWAP = (
+    "    def __init__(self, encoder, head):\n"
+    "        super().__init__()\n"
+    "        self.encoder = encoder\n"
+    "        self.head = head\n"
+    "    def forward(self, x):\n"
+    "        return self.head(self.encoder(x))\n"
+    "    def swap_head(self, new_head):\n"
+    "        old = self.head\n"
+    "        self.head = new_head\n"
+    "        {extra}\n"
+    "        return old\n"
+)
+_NO_GRAD_IN_EVAL = "with torch.set_grad_enabled(self.training and torch.is_grad_enabled()):"
+_REDTEAM = {
+    "MLP": [
+        Mistake(
+            name="seed-in-init",
+            message="torch.manual_seed in __init__ reseeds the caller's global generator: every "
+            "random number drawn after building the model changes. Seed once in the script, "
+            "never inside a class.",
+            code=_class("MLP", _MLP_BODY.replace("{seed}", "        torch.manual_seed(0)\n"))
+            + "    def forward(self, x):\n        return self.layers(x)\n",
+        ),
+        Mistake(
+            name="no-grad-in-eval",
+            message="forward runs under torch.no_grad() in eval mode: the output has no graph, "
+            "so no gradient reaches x or the weights. Leave autograd to the caller in every "
+            "mode.",
+            code=_class("MLP", _MLP_BODY.replace("{seed}", ""))
+            + (
+                "    def forward(self, x):\n"
+                "        if not self.training:\n"
+                "            with torch.no_grad():\n"
+                "                return self.layers(x)\n"
+                "        return self.layers(x)\n"
+            ),
+        ),
+        Mistake(
+            name="activations-registered-but-made-in-forward",
+            message="The registered activations are never used: forward calls activation() "
+            "anew, so a PReLU's registered slope gets no gradient and never trains. Use the "
+            "registered instances in forward.",
+            code=_class(
+                "MLP",
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.activation = activation\n"
+                "        self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "        self.acts = nn.ModuleList(activation() for _ in range(len(sizes) - 2))\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.linears[:-1]:\n"
+                "            x = self.activation()(layer(x))\n"
+                "        return self.linears[-1](x)\n",
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        Mistake(
+            name="no-grad-in-eval",
+            message="Turning autograd off in eval mode (torch.set_grad_enabled(self.training)) "
+            "leaves the output without a graph: a model in eval mode still needs gradients "
+            "(saliency, fine-tuning with frozen statistics). Leave autograd to the caller.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT
+                + "    def forward(self, x):\n"
+                + f"        {_NO_GRAD_IN_EVAL}\n"
+                + "            return x + self.fc2(F.relu(self.fc1(x)))\n",
+            ),
+        ),
+        Mistake(
+            name="seed-in-init",
+            message="torch.manual_seed in __init__ reseeds the caller's global generator: every "
+            "random number drawn after building the model changes. Seed once in the script, "
+            "never inside a class.",
+            code=_class(
+                "ResidualBlock",
+                _RES_INIT.replace(
+                    "        super().__init__()\n",
+                    "        super().__init__()\n        torch.manual_seed(42)\n",
+                )
+                + _RES_FORWARD,
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        Mistake(
+            name="product-of-shape",
+            message="functools.reduce(operator.mul, p.shape) fails on a 0-d Parameter (shape (), "
+            "one element): use p.numel(), or math.prod(p.shape), whose start is 1.",
+            code=(
+                "import functools, operator\n"
+                "def count_trainable_parameters(model):\n"
+                "    return sum(functools.reduce(operator.mul, p.shape) for p in model.parameters() if p.requires_grad)\n"
+            ),
+        ),
+        Mistake(
+            name="zero-grad-while-counting",
+            message="model.zero_grad() clears the gradients the caller accumulated: counting "
+            "reads the model and changes nothing.",
+            code=(
+                "def count_trainable_parameters(model):\n"
+                "    n = sum(p.numel() for p in model.parameters() if p.requires_grad)\n"
+                "    model.zero_grad()\n"
+                "    return n\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        Mistake(
+            name="grad-mode-as-training",
+            message="Whether autograd is on is not the mode: a caller may refresh the "
+            "statistics under torch.no_grad() in training mode. Update when self.training is "
+            "True.",
+            code=_class(
+                "RunningMean",
+                _RUNNING_INIT
+                + _RUNNING_UPDATE.replace("{mean}", "x.mean(dim=0)").replace(
+                    "if self.training and len(x) > 0:",
+                    "if self.training and len(x) > 0 and torch.is_grad_enabled():",
+                ),
+            ),
+        ),
+        Mistake(
+            name="nanmean",
+            message="x.nanmean(dim=0) skips NaN where the text's x.mean(dim=0) propagates it: "
+            "use the mean the text gives.",
+            code=_class(
+                "RunningMean", _RUNNING_INIT + _RUNNING_UPDATE.replace("{mean}", "x.nanmean(dim=0)")
+            ),
+        ),
+        Mistake(
+            name="detached-in-eval",
+            message="In eval mode x - running_mean must still pass gradients back to x: only "
+            "the update goes under torch.no_grad().",
+            code=_class(
+                "RunningMean",
+                _RUNNING_INIT
+                + (
+                    "    def forward(self, x):\n"
+                    "        if not self.training:\n"
+                    "            with torch.no_grad():\n"
+                    "                return x - self.running_mean\n"
+                    "        if len(x) > 0:\n"
+                    "            with torch.no_grad():\n"
+                    "                self.running_mean.lerp_(x.mean(dim=0), self.momentum)\n"
+                    "        return x - self.running_mean\n"
+                ),
+            ),
+        ),
+    ],
+    "init_weights": [
+        Mistake(
+            name="every-2d-weight",
+            message="Kaiming init for every module with a matrix weight also redraws an "
+            "nn.Embedding's (and a convolution's): initialise nn.Linear and nn.LayerNorm only, "
+            "by type.",
+            code=_IMPORTS
+            + (
+                "def init_weights(module):\n"
+                "    w, b = getattr(module, 'weight', None), getattr(module, 'bias', None)\n"
+                "    if isinstance(module, nn.LayerNorm):\n"
+                "        if w is not None:\n"
+                "            nn.init.ones_(w)\n"
+                "        if b is not None:\n"
+                "            nn.init.zeros_(b)\n"
+                "    elif isinstance(w, torch.Tensor) and w.dim() >= 2:\n"
+                "        nn.init.kaiming_normal_(w, nonlinearity='relu')\n"
+                "        if b is not None:\n"
+                "            nn.init.zeros_(b)\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        Mistake(
+            name="encoder-runs-twice",
+            message="The encoder runs twice per forward pass (its hooks too, and the cost): "
+            "compute features = self.encoder(x) once and give them to the head.",
+            code=_encoder(
+                "feats = self.encoder(x)\n"
+                "        assert feats.shape[0] == x.shape[0]\n"
+                "        return self.head(self.encoder(x))"
+            ),
+        ),
+        Mistake(
+            name="swap-freezes-old-head",
+            message="swap_head froze the head it returns: the caller may train it again. "
+            "Replace self.head and return the old one, changing nothing else.",
+            code=_class("EncoderClassifier", _SWAP.replace("{extra}", "old.requires_grad_(False)")),
+        ),
+        Mistake(
+            name="swap-zero-grad",
+            message="self.zero_grad() in swap_head throws away the gradients the caller "
+            "accumulated in the encoder: swap_head only replaces the head.",
+            code=_class("EncoderClassifier", _SWAP.replace("{extra}", "self.zero_grad()")),
+        ),
+        Mistake(
+            name="swap-unfreezes-new-head",
+            message="new_head.requires_grad_(True) unfreezes what the caller froze in the new "
+            "head: swap_head takes the module as it is.",
+            code=_class(
+                "EncoderClassifier", _SWAP.replace("{extra}", "new_head.requires_grad_(True)")
+            ),
+        ),
+        Mistake(
+            name="features-detached-in-eval",
+            message="Detaching the features in eval mode cuts the path back to x (and the "
+            "encoder): a model in eval mode still needs gradients. Return "
+            "self.head(self.encoder(x)) in every mode.",
+            code=_encoder(
+                "feats = self.encoder(x)\n"
+                "        if not self.training:\n"
+                "            feats = feats.detach()\n"
+                "        return self.head(feats)"
+            ),
+        ),
+        Mistake(
+            name="no-grad-in-eval",
+            message="Turning autograd off in eval mode leaves the output without a graph: a "
+            "model in eval mode still needs gradients. Leave autograd to the caller.",
+            code=_class(
+                "EncoderClassifier",
+                _ENCODER.replace(
+                    "        {forward}\n",
+                    f"        {_NO_GRAD_IN_EVAL}\n            return self.head(self.encoder(x))\n",
+                ),
+            ),
+        ),
+    ],
+    "freeze_except": [
+        Mistake(
+            name="names-with-duplicates",
+            message="named_parameters(remove_duplicate=False) lists a tied weight under each of "
+            "its names: return the names model.named_parameters() lists, each once.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    names = []\n"
+                "    for name, p in model.named_parameters(remove_duplicate=False):\n"
+                "        ok = any(t == '' or name.startswith(t + '.') for t in trainable)\n"
+                "        p.requires_grad_(ok)\n"
+                "        if ok:\n"
+                "            names.append(name)\n"
+                "    return names\n"
+            ),
+        ),
+        Mistake(
+            name="returns-tuple",
+            message="Return the names as a list, as the text asks, not a tuple.",
+            code=_freeze(
+                "'' in trainable or name.startswith(tuple(t + '.' for t in trainable))"
+            ).replace("    return kept\n", "    return tuple(kept)\n"),
+        ),
+        Mistake(
+            name="buffers-require-grad",
+            message="Buffers are not parameters: making BatchNorm's running statistics require "
+            "grad is a change nobody asked for. Set requires_grad on named_parameters() only.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    def inside(name):\n"
+                "        return any(t == '' or name.startswith(t + '.') for t in trainable)\n"
+                "    names = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        p.requires_grad_(inside(name))\n"
+                "        if inside(name):\n"
+                "            names.append(name)\n"
+                "    for name, b in model.named_buffers():\n"
+                "        if b.is_floating_point():\n"
+                "            b.requires_grad_(inside(name))\n"
+                "    return names\n"
+            ),
+        ),
+    ],
+}
+for _key, _extra in _REDTEAM.items():
+    MISTAKES[_key] = [*MISTAKES[_key], *_extra]

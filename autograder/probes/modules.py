@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from autograder.probes.contract import random_watched
+
 # The activation classes an MLP is built with; the case names one.
 ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "GELU": nn.GELU, "PReLU": nn.PReLU}
 
@@ -82,6 +84,33 @@ def _forward(seen: dict, key: str, module: Any, x: torch.Tensor) -> Any:
     return out
 
 
+def _construct(seen: dict, cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``cls(*args, **kwargs)`` as the "construct" step, watched: ``seen["reseeded"]`` says
+    whether the constructor reseeded a global random generator (a torch.manual_seed in
+    __init__ changes every random number the caller draws afterwards)."""
+    with random_watched() as watch:
+        obj = _run(seen, "construct", cls, *args, **kwargs)
+    seen["reseeded"] = watch.reseeded
+    return obj
+
+
+def _grads_in_modes(seen: dict, module: nn.Module, x: torch.Tensor) -> None:
+    """The module's output and the gradient it sends back to ``x`` (of the output's sum), in
+    training mode and then in eval mode: under "train out", "train grad", "eval out",
+    "eval requires_grad" and "eval grad" (None where the output has no graph). The module
+    is left in eval mode."""
+    for mode in ("train", "eval"):
+        module.train(mode == "train")
+        xg = x.detach().clone().requires_grad_(True)
+        out = _run(seen, f"{mode} out", module, xg)
+        seen[f"{mode} out"] = _copy(out)
+        has_graph = isinstance(out, torch.Tensor) and out.requires_grad
+        seen[f"{mode} requires_grad"] = has_graph
+        if has_graph:
+            _run(seen, f"{mode} backward", lambda o=out: o.sum().backward())
+        seen[f"{mode} grad"] = None if xg.grad is None else xg.grad.clone()
+
+
 # ---------------------------------------------------------------- MLP
 
 
@@ -110,10 +139,32 @@ def probe_MLP(MLP, case: dict) -> dict:
     seen: dict = {}
     with _steps(case["seed"]):
         activation = ACTIVATIONS[case["activation"]]
-        model = _run(seen, "construct", MLP, list(case["sizes"]), activation=activation)
+        model = _construct(seen, MLP, list(case["sizes"]), activation=activation)
         if not _note_type(seen, model):
             return seen
         seen["parameters"] = [[name, list(p.shape)] for name, p in model.named_parameters()]
+        _grads_in_modes(seen, model, torch.randn(4, case["sizes"][0]))
+        seen["no grad"] = [
+            name for name, p in model.named_parameters() if p.requires_grad and p.grad is None
+        ]
+    return seen
+
+
+# ---------------------------------------------------------------- ResidualBlock
+
+
+def probe_ResidualBlock(ResidualBlock, case: dict) -> dict:
+    """One block, built watched (a reseed in __init__), then its output and the gradient
+    it sends back to x in training mode and in eval mode.
+
+    case: dim, hidden, x (a CPU tensor), seed.
+    """
+    seen: dict = {}
+    with _steps(case["seed"]):
+        block = _construct(seen, ResidualBlock, case["dim"], case["hidden"])
+        if not _note_type(seen, block):
+            return seen
+        _grads_in_modes(seen, block, case["x"])
     return seen
 
 
@@ -147,8 +198,22 @@ class TokenModel(nn.Module):
         return self.encoder(x + self.pos[: x.shape[-2]] + self.cls_token) * self.scale
 
 
+class Tempered(nn.Module):
+    """A layer and a 0-d Parameter (a learned temperature): shape () holds one element."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.temperature = nn.Parameter(torch.tensor(1.0))
+
+    def forward(self, x):
+        return self.fc(x) / self.temperature
+
+
 def build_count_model(name: str) -> nn.Module:
     """The model a count_trainable_parameters case names."""
+    if name == "scalar":
+        return Tempered()
     if name == "linear":
         return nn.Linear(7, 3)
     if name == "linear-no-bias":
@@ -194,6 +259,9 @@ def build_count_parts(spec: dict) -> nn.Module:
         if spec.get("root"):
             model.cls_token = nn.Parameter(torch.zeros(1, 1, 3))
     params = list(model.parameters())
+    if spec.get("grads"):  # gradients of an earlier backward, which counting leaves alone
+        for p in params:
+            p.grad = torch.ones_like(p)
     for i in spec.get("frozen", []):
         if i < len(params):
             params[i].requires_grad_(False)
@@ -217,7 +285,7 @@ def probe_RunningMean(RunningMean, case: dict) -> dict:
     seen: dict = {}
     nf, momentum = case["num_features"], case["momentum"]
     with _steps(case["seed"]):
-        module = _run(seen, "construct", RunningMean, nf, momentum=momentum)
+        module = _construct(seen, RunningMean, nf, momentum=momentum)
         if not _note_type(seen, module):
             return seen
         module.train()
@@ -231,6 +299,16 @@ def probe_RunningMean(RunningMean, case: dict) -> dict:
         _forward(seen, "eval", module, x)
         seen["buffer eval"] = _buffer_state(module)
 
+        def eval_grad():  # d(sum of the output)/dx in eval mode: all ones
+            xg = x.detach().clone().requires_grad_(True)
+            out = module(xg)
+            if not (isinstance(out, torch.Tensor) and out.requires_grad):
+                return None
+            out.sum().backward()
+            return None if xg.grad is None else xg.grad.clone()
+
+        seen["eval grad"] = _run(seen, "eval grad", eval_grad)
+
         def reloaded():
             fresh = RunningMean(nf, momentum=momentum)
             fresh.load_state_dict(module.state_dict())
@@ -239,14 +317,17 @@ def probe_RunningMean(RunningMean, case: dict) -> dict:
 
         seen["fresh"] = _copy(_run(seen, "fresh", reloaded))
 
+        other: list = []
+
         def under_no_grad():  # a training batch in a caller's torch.no_grad() block
-            other = RunningMean(nf, momentum=momentum)
-            other.train()
+            other.append(RunningMean(nf, momentum=momentum))
+            other[0].train()
             with torch.no_grad():
-                other(case["train"][0])
+                other[0](case["train"][0])
                 return torch.is_grad_enabled()
 
         seen["grad on under no_grad"] = _run(seen, "under no_grad", under_no_grad)
+        seen["buffer under no_grad"] = _buffer_state(other[0])
     return seen
 
 
@@ -463,22 +544,39 @@ def probe_swap_head(EncoderClassifier, case: dict) -> dict:
         encoder, head, new_head = build_encoder_parts(case["seed"])
         calls: list = []
         encoder.register_forward_hook(lambda module, inputs, output: calls.append(1))
-        model = _run(seen, "construct", EncoderClassifier, encoder, head)
+        model = _construct(seen, EncoderClassifier, encoder, head)
         if not _note_type(seen, model):
             return seen
+        for p in model.parameters():  # gradients a caller accumulated: swap_head keeps them
+            p.grad = torch.ones_like(p)
+        new_head[0].bias.requires_grad_(False)  # frozen by the caller: swap_head keeps it so
+        parts = {"encoder": encoder, "head": head, "new_head": new_head}
+        seen["parts before swap"] = {k: _part_state(m) for k, m in parts.items()}
         old = _run(seen, "swap_head", _call_method, model, "swap_head", new_head)
         seen["returned the old head"] = old is head
+        seen["parts after swap"] = {k: _part_state(m) for k, m in parts.items()}
         seen["keys after swap"] = sorted(model.state_dict())
         seen["parameters after swap"] = sum(p.numel() for p in model.parameters())
         for i, x in enumerate(case["inputs"]):
             before = len(calls)
             _forward(seen, f"swapped out {i}", model, x)
             seen[f"swapped hook ran {i}"] = len(calls) > before
+            seen[f"swapped hook runs {i}"] = len(calls) - before
         # and back: the head replaced now is the Sequential (no .weight of its own)
         back = _run(seen, "swap back", _call_method, model, "swap_head", head)
         seen["returned the new head"] = back is new_head
         _forward(seen, "back out", model, case["inputs"][0])
+        _grads_in_modes(seen, model, case["inputs"][0])
     return seen
+
+
+def _part_state(module: nn.Module) -> dict:
+    """What swap_head must leave as it was of a part: modes, requires_grad flags, gradients."""
+    return {
+        "training": [m.training for m in module.modules()],
+        "requires_grad": [p.requires_grad for p in module.parameters()],
+        "grads": [None if p.grad is None else p.grad.clone() for p in module.parameters()],
+    }
 
 
 # ---------------------------------------------------------------- freeze_except
@@ -500,7 +598,15 @@ class TokenClassifier(nn.Module):
 
 def build_freeze_model(name: str) -> nn.Module:
     """'deep': 11 Linear(3, 3) named '0'..'10'; 'nested': an encoder Sequential and a head;
-    'token': a TokenClassifier (parameters on the root too)."""
+    'token': a TokenClassifier (parameters on the root too); 'tied': embed, body and out,
+    out.weight the same Parameter as embed.weight (named_parameters() lists it once, as
+    embed.weight)."""
+    if name == "tied":
+        model = nn.Sequential(
+            OrderedDict(embed=nn.Embedding(5, 4), body=nn.Linear(4, 4), out=nn.Linear(4, 5))
+        )
+        model.out.weight = model.embed.weight
+        return model
     if name == "deep":
         return nn.Sequential(*[nn.Linear(3, 3) for _ in range(11)])
     if name == "token":
@@ -525,3 +631,17 @@ def build_freeze(spec: dict) -> nn.Module:
         if i < len(params):
             params[i].requires_grad_(False)
     return model.train(spec.get("training", True))
+
+
+def probe_freeze_buffers(freeze_except, case: dict) -> dict:
+    """freeze_except on a TokenClassifier (a buffer on the root, BatchNorm's in the encoder):
+    each buffer's requires_grad afterwards, by name.
+
+    case: trainable (module names), seed.
+    """
+    seen: dict = {}
+    with _steps(case["seed"]):
+        model = build_freeze_model("token")
+        _run(seen, "freeze_except", freeze_except, model, list(case["trainable"]))
+        seen["buffers requiring grad"] = [n for n, b in model.named_buffers() if b.requires_grad]
+    return seen

@@ -504,3 +504,186 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+_REDTEAM = {
+    "MLP": [
+        RightAnswer(
+            name="sequential-subclass",
+            why="The class is an nn.Sequential itself: super().__init__(*layers) registers the "
+            "layers as children 0, 1, ... and Sequential's forward runs them in order.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Sequential):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        layers = []\n"
+                "        for a, b in zip(sizes[:-1], sizes[1:]):\n"
+                "            layers += [nn.Linear(a, b), activation()]\n"
+                "        super().__init__(*layers[:-1])\n"
+            ),
+        ),
+        RightAnswer(
+            name="module-dict",
+            why="Layers in an nn.ModuleDict keyed fc0, act0, ...: it keeps insertion order, so "
+            "forward can run its values() in turn.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.blocks = nn.ModuleDict()\n"
+                "        for i in range(len(sizes) - 1):\n"
+                "            self.blocks[f'fc{i}'] = nn.Linear(sizes[i], sizes[i + 1])\n"
+                "            if i < len(sizes) - 2:\n"
+                "                self.blocks[f'act{i}'] = activation()\n"
+                "    def forward(self, x):\n"
+                "        for layer in self.blocks.values():\n"
+                "            x = layer(x)\n"
+                "        return x\n"
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        RightAnswer(
+            name="add-into-branch-output",
+            why="out += x adds in place into fc2's fresh output, not into the caller's x; an "
+            "in-place ReLU on fc1's output is fine too (Linear's backward needs its input).",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "    def forward(self, x):\n"
+                "        out = self.fc2(F.relu(self.fc1(x), inplace=True))\n"
+                "        out += x\n"
+                "        return out\n"
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        RightAnswer(
+            name="math-prod-ids",
+            why="math.prod(p.shape) is 1 for a 0-d Parameter (its start), and a dict keyed by "
+            "id(p) over named_parameters(remove_duplicate=False) counts a tied weight once.",
+            code=(
+                "import math\n"
+                "def count_trainable_parameters(model):\n"
+                "    sizes = {}\n"
+                "    for _, p in model.named_parameters(remove_duplicate=False):\n"
+                "        if p.requires_grad:\n"
+                "            sizes[id(p)] = math.prod(p.shape)\n"
+                "    return sum(sizes.values())\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        RightAnswer(
+            name="step-towards-mean",
+            why="running_mean += momentum * (mean - running_mean) is the same average, written "
+            "as a step towards the batch mean, in place under no_grad.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                "        self.register_buffer('running_mean', torch.zeros(num_features))\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.numel() > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean += self.momentum * (x.mean(dim=0) - self.running_mean)\n"
+                "        return x.sub(self.running_mean)\n"
+            ),
+        ),
+    ],
+    "capture_activations": [
+        RightAnswer(
+            name="partial-hooks-no-grad-lists",
+            why="Hooks made with functools.partial, registered inside the try, model(x) run "
+            "under torch.no_grad() (the copies are detached anyway), a tuple output stored as "
+            "a list, handles popped as they are removed.",
+            code=(
+                "import functools\n"
+                "import torch\n"
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    def store(name, module, inputs, output):\n"
+                "        if isinstance(output, (tuple, list)):\n"
+                "            acts[name] = [o.detach().clone() for o in output]\n"
+                "        else:\n"
+                "            acts[name] = output.detach().clone()\n"
+                "    try:\n"
+                "        for name in names:\n"
+                "            hook = functools.partial(store, name)\n"
+                "            handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "        with torch.no_grad():\n"
+                "            model(x)\n"
+                "    finally:\n"
+                "        while handles:\n"
+                "            handles.pop().remove()\n"
+                "    return acts\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        RightAnswer(
+            name="match-constant",
+            why="A match statement on the module's class; nn.init.constant_ for the zeros and "
+            "ones, mode='fan_in' spelled out.",
+            code=_IMPORTS
+            + (
+                "def init_weights(module):\n"
+                "    match module:\n"
+                "        case nn.Linear():\n"
+                "            nn.init.kaiming_normal_(module.weight, mode='fan_in', nonlinearity='relu')\n"
+                "            if module.bias is not None:\n"
+                "                nn.init.constant_(module.bias, 0.0)\n"
+                "        case nn.LayerNorm():\n"
+                "            for p, v in ((module.weight, 1.0), (module.bias, 0.0)):\n"
+                "                if p is not None:\n"
+                "                    nn.init.constant_(p, v)\n"
+                "        case _:\n"
+                "            pass\n"
+            ),
+        ),
+    ],
+    "freeze_except": [
+        RightAnswer(
+            name="clears-frozen-grads",
+            why="Also sets .grad = None on the parameters it freezes, as section 9 advises (an "
+            "optimizer then skips them); the contract lets gradients go where the text asks.",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    names = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        ok = any(t == '' or name.startswith(t + '.') for t in trainable)\n"
+                "        p.requires_grad_(ok)\n"
+                "        if ok:\n"
+                "            names.append(name)\n"
+                "        else:\n"
+                "            p.grad = None\n"
+                "    return names\n"
+            ),
+        ),
+        RightAnswer(
+            name="name-parts",
+            why="Compares the dotted parts: a parameter is inside m when its name's first "
+            "parts are m's parts ('' has none, so it covers everything).",
+            code=(
+                "def freeze_except(model, trainable):\n"
+                "    keep = [t.split('.') if t else [] for t in trainable]\n"
+                "    out = []\n"
+                "    for name, p in model.named_parameters():\n"
+                "        parts = name.split('.')\n"
+                "        on = any(parts[: len(k)] == k for k in keep)\n"
+                "        p.requires_grad_(on)\n"
+                "        if on:\n"
+                "            out.append(name)\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+}
+for _key, _extra in _REDTEAM.items():
+    RIGHT_ANSWERS[_key] = [*RIGHT_ANSWERS[_key], *_extra]
