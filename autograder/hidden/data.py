@@ -11,6 +11,7 @@ return containers, devices and the exact random draws are the learner's choice.
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 
 import torch
@@ -180,12 +181,18 @@ def _draw_pairs(d: Draw, n_low: int = 1) -> tuple:
         x = d.integers(n, *features, low=-50, high=50)
     else:
         x = d.tensor(n, *features)
-    return x, d.integers(n, low=0, high=3)
+    y = d.integers(n, low=0, high=3)
+    if d.family == "values":  # labels of another dtype (int32 ids, float targets): kept as stored
+        kind = d.draw(st.sampled_from(["int64", "int32", "float32"]))
+        y = y.to(getattr(torch, kind)) + (0.5 if kind == "float32" else 0)
+    return x, y
 
 
 def _add_one(d: Draw):
-    """No transform, or (a Build) one that adds 1."""
-    if d.draw(st.booleans()):
+    """No transform, or (a Build) one that adds 1; always one in the ``values`` family, the
+    one that watches the global random generators (a torch.manual_seed taken only on the
+    transform's path must meet a transform there)."""
+    if d.family == "values" or d.draw(st.booleans()):
         return Build(probes.build_add_one, {}, _("a transform that adds 1"))
     return None
 
@@ -430,6 +437,23 @@ DIGIT_FOLDER_LEN = Contract(
 )
 
 
+def _truncated_load_errors() -> set[str]:
+    """The names of the errors torch.load raises on a truncated sample file, as the probe
+    makes one (the first third of its bytes), with the arguments a learner may pass."""
+    names = set()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "item.pt"
+        torch.save({"x": torch.zeros(3, 4, 5, dtype=torch.float64), "y": torch.tensor(1)}, path)
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 3])
+        for kwargs in ({}, {"weights_only": True}, {"weights_only": False}, {"mmap": True}):
+            try:
+                torch.load(path, map_location="cpu", **kwargs)
+            except Exception as err:  # the error's type is what is recorded
+                names.add(type(err).__name__)
+    return names
+
+
 @uses(DIGIT_FOLDER_LEN, DIGIT_FOLDER_ITEM)
 def check_DigitFolder(DigitFolder) -> None:
     """The contracts (the sorted .pt files only, from a str or a Path, also none; items as
@@ -493,6 +517,21 @@ def check_DigitFolder(DigitFolder) -> None:
                         "raises: returning None, a placeholder or another item hides a broken "
                         "data set."
                     ).format(what=what, i=truncate, got=wire.type_name(got))
+                )
+            raised = got["raised"][0]
+            if raised not in _truncated_load_errors():
+                raise CheckError(
+                    _(
+                        "{what}[{i}] raised {got} for a truncated file, but torch.load raises "
+                        "{expected} there: let its error through as it is. Another type hides "
+                        "what went wrong, and an IndexError even ends a loop over the dataset "
+                        "early without a word (for x in dataset stops at the first IndexError)."
+                    ).format(
+                        what=what,
+                        i=truncate,
+                        got=raised,
+                        expected=" / ".join(sorted(_truncated_load_errors())),
+                    )
                 )
     names = ["d_2.pt", "d_5.pt", "d_7.pt"]
     what = _(
@@ -1093,6 +1132,17 @@ def check_channel_stats(channel_stats) -> None:
                 "edits the caller's data: use out-of-place operations (x ** 2)."
             ).format(what=what)
         )
+    largest = max(b["x"].numel() for b in batches)
+    if seen.get("largest", 0) > largest:
+        raise CheckError(
+            _(
+                "{what} made a tensor of {got} values, more than the largest batch holds "
+                "({largest}): the batches were joined (torch.cat, torch.stack) into one tensor. "
+                "The text asks for the statistics without concatenating: a data set that does "
+                "not fit in memory cannot be joined. Keep running sums per channel and add "
+                "each batch's to them."
+            ).format(what=what, got=seen["largest"], largest=largest)
+        )
     result = seen["result"]
     if isinstance(result, (tuple, list)) and len(result) == 2:
         std = result[1]
@@ -1129,6 +1179,26 @@ def check_channel_stats(channel_stats) -> None:
 
 
 # ---------------------------------------------------------------- make_transforms
+
+
+def _changed_inside(kept: torch.Tensor) -> bool:
+    """Whether some pixels of an (H, W) mask that are not ``kept`` (no longer the flat
+    image's value) cannot reach the border through other such pixels (8-neighbours). A
+    geometric transform uncovers the complement of a convex region, which always reaches the
+    border; an erased rectangle inside the image does not."""
+    h, w = kept.shape
+    changed = {(i, j) for i in range(h) for j in range(w) if not kept[i, j]}
+    todo = [(i, j) for i, j in changed if i in (0, h - 1) or j in (0, w - 1)]
+    reached = set(todo)
+    while todo:
+        i, j = todo.pop()
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                near = (i + di, j + dj)
+                if near in changed and near not in reached:
+                    reached.add(near)
+                    todo.append(near)
+    return len(reached) < len(changed)
 
 
 def check_make_transforms(make_transforms) -> None:
@@ -1267,6 +1337,16 @@ def check_make_transforms(make_transforms) -> None:
                         ).format(
                             shape=shape, levels=[round(v, 3) for v in levels.flatten().tolist()]
                         )
+                    )
+                if _changed_inside(near.all(dim=0).view(h, w).cpu()):
+                    raise CheckError(
+                        _(
+                            "train_tf of a {shape} image whose channels each hold one value "
+                            "changed a patch of pixels inside the image, away from its border: "
+                            "a geometric augmentation (RandomAffine, RandomRotation, a crop...) "
+                            "only moves pixels, and uncovers new ones at the border only. "
+                            "RandomErasing, which blanks a rectangle, is not geometric."
+                        ).format(shape=shape)
                     )
 
     # On another device (PyTorch's meta device stands in for a GPU): no CPU tensor mixed in.
@@ -1761,6 +1841,19 @@ def check_confusion_matrix(confusion_matrix) -> None:
     in (the result may still be on the CPU)."""
     preds, targets = torch.tensor([0, 2, 1, 2]), torch.tensor([0, 1, 1, 2])
     _check_stays_on_device(confusion_matrix, CONFUSION_MATRIX, (preds, targets, 3), result=False)
+    what = describe_call(CONFUSION_MATRIX, Inputs((preds, targets, 3)), "device")
+    case = {"preds": preds, "targets": targets, "num_classes": 3}
+    seen = observe(probes.probe_confusion_matrix_indexing, confusion_matrix, case, what)
+    if seen["cpu_indexed"]:
+        raise CheckError(
+            _(
+                "{what} indexed a CPU tensor with the labels ({calls}): on a GPU that raises "
+                "'indices should be either on cpu or on the same device as the indexed tensor'. "
+                "A tensor made with torch.zeros(C, C, dtype=torch.int64) lives on the CPU: pass "
+                "device=targets.device, or count with torch.bincount, which stays on the "
+                "labels' device."
+            ).format(what=what, calls=", ".join(seen["cpu_indexed"]))
+        )
 
 
 # ---------------------------------------------------------------- precision_recall

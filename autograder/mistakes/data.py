@@ -1976,3 +1976,135 @@ MISTAKES = {
         ),
     ],
 }
+
+# Found by writing fresh wrong answers from the exercise texts alone (red team).
+MISTAKES["TensorPairDataset"] += [
+    Mistake(
+        name="seeds-global-rng-per-item",
+        message="torch.manual_seed(i) in __getitem__ freezes the augmentation (item i gets the "
+        "same 'random' version every epoch) and resets the caller's global generator: apply "
+        "the transform as it is, and let it draw new parameters at every read.",
+        code=_IMPORTS
+        + (
+            "class TensorPairDataset(Dataset):\n"
+            "    def __init__(self, x, y, transform=None):\n"
+            "        if len(x) != len(y):\n            raise ValueError('lengths differ')\n"
+            "        self.x, self.y, self.transform = x, y, transform\n"
+            "    def __len__(self):\n        return len(self.x)\n"
+            "    def __getitem__(self, i):\n"
+            "        xi = self.x[i]\n"
+            "        if self.transform is not None:\n"
+            "            torch.manual_seed(i)  # the same augmentation of item i every time\n"
+            "            xi = self.transform(xi)\n"
+            "        return xi, self.y[i]\n"
+        ),
+    ),
+    Mistake(
+        name="labels-cast-to-long",
+        message="dataset[i] returns y[i] as it is stored: y.long() changes int32 labels' dtype "
+        "and truncates float targets (0.5 becomes 0).",
+        code=_IMPORTS
+        + (
+            "class TensorPairDataset(Dataset):\n"
+            "    def __init__(self, x, y, transform=None):\n"
+            "        if len(x) != len(y):\n            raise ValueError('lengths differ')\n"
+            "        self.x, self.y, self.transform = x, y.long(), transform\n"
+            "    def __len__(self):\n        return len(self.x)\n"
+            "    def __getitem__(self, i):\n"
+            "        xi = self.x[i] if self.transform is None else self.transform(self.x[i])\n"
+            "        return xi, self.y[i]\n"
+        ),
+    ),
+]
+MISTAKES["DigitFolder"] += [
+    Mistake(
+        name="cache-keyed-on-mtime",
+        message="A cache that trusts the file's modification time and size misses a file "
+        "rewritten within the same clock tick (or restored with its old time): open the file "
+        "with torch.load at every access, no caching.",
+        code=(
+            "import os\n"
+            "from pathlib import Path\n"
+            "import torch\n"
+            "from torch.utils.data import Dataset\n"
+            "class DigitFolder(Dataset):\n"
+            "    def __init__(self, folder, transform=None):\n"
+            "        self.paths = sorted(Path(folder).glob('*.pt'))\n"
+            "        self.transform, self.cache = transform, {}\n"
+            "    def __len__(self):\n        return len(self.paths)\n"
+            "    def __getitem__(self, i):\n"
+            "        st = os.stat(self.paths[i])\n"
+            "        key = (st.st_mtime_ns, st.st_size)\n"
+            "        if i not in self.cache or self.cache[i][0] != key:\n"
+            "            self.cache[i] = (key, torch.load(self.paths[i]))\n"
+            "        item = self.cache[i][1]\n"
+            "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+            "        return x, item['y']\n"
+        ),
+    ),
+    Mistake(
+        name="rewraps-load-error-as-indexerror",
+        message="Let torch.load's error through as it is: an IndexError instead even ends a "
+        "loop over the dataset at the broken file without a word.",
+        code=(
+            "from pathlib import Path\n"
+            "import torch\n"
+            "from torch.utils.data import Dataset\n"
+            "class DigitFolder(Dataset):\n"
+            "    def __init__(self, folder, transform=None):\n"
+            "        self.paths = sorted(Path(folder).glob('*.pt'))\n"
+            "        self.transform = transform\n"
+            "    def __len__(self):\n        return len(self.paths)\n"
+            "    def __getitem__(self, i):\n"
+            "        try:\n"
+            "            item = torch.load(self.paths[i])\n"
+            "        except Exception as err:\n"
+            "            raise IndexError(f'item {i} cannot be read') from err\n"
+            "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+            "        return x, item['y']\n"
+        ),
+    ),
+]
+MISTAKES["channel_stats"] += [
+    Mistake(
+        name="concatenates-batches",
+        message="The statistics must be streamed without concatenating: torch.cat of every "
+        "batch needs the whole data set in memory. Keep running sums per channel.",
+        code=(
+            "import torch\n"
+            "def channel_stats(loader):\n"
+            "    x = torch.cat([batch[0] for batch in loader]).double()\n"
+            "    mean = x.mean(dim=(0, 2, 3))\n"
+            "    std = x.std(dim=(0, 2, 3), correction=0)\n"
+            "    return mean.float(), std.float()\n"
+        ),
+    ),
+]
+MISTAKES["make_transforms"] += [
+    Mistake(
+        name="random-erasing-not-geometric",
+        message="RandomErasing blanks a rectangle inside the image: it is not a geometric "
+        "augmentation. Use one that moves pixels, such as v2.RandomAffine.",
+        code=(
+            "from torchvision.transforms import v2\n"
+            "def make_transforms(mean, std):\n"
+            "    normalize = v2.Normalize(mean, std)\n"
+            "    return v2.Compose([v2.RandomErasing(p=1.0, value=0), normalize]), normalize\n"
+        ),
+    ),
+]
+MISTAKES["confusion_matrix"] += [
+    Mistake(
+        name="cpu-counts-indexed-by-labels",
+        message="torch.zeros(C, C) lives on the CPU, and a GPU refuses to index a CPU tensor "
+        "with GPU labels: pass device=targets.device, or count with torch.bincount.",
+        code=(
+            "import torch\n"
+            "def confusion_matrix(preds, targets, num_classes):\n"
+            "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64)\n"
+            "    ones = torch.ones(len(targets), dtype=torch.int64)\n"
+            "    cm.index_put_((targets.long(), preds.long()), ones, accumulate=True)\n"
+            "    return cm\n"
+        ),
+    ),
+]

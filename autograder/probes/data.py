@@ -15,12 +15,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
+import os
 import shutil
 import tempfile
 import warnings
 from pathlib import Path
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
 
 from autograder.probes import devices
@@ -236,7 +238,11 @@ def probe_DigitFolder(DigitFolder, case: dict) -> dict:
                 _write_item(folder / names[i], case["new_xs"][i], case["new_ys"][i])
             seen = {"len": length, "items": [_snapshot(ds[i]) for i in range(min(n, length))]}
             if case.get("third_x") is not None and length >= 1:
+                # The same size and, put back, the same modification time as the version read
+                # before: a cache keyed on os.stat (mtime, size) cannot tell the change either.
+                before = (folder / names[0]).stat()
                 _write_item(folder / names[0], case["third_x"], case["new_ys"][0])
+                os.utime(folder / names[0], ns=(before.st_atime_ns, before.st_mtime_ns))
                 seen["reread"] = _snapshot(ds[0])
             k = case.get("truncate")
             if k is not None and length > k:
@@ -477,14 +483,32 @@ def build_stats_batches(spec: dict) -> list:
     return batches
 
 
+class _LargestTensor(TorchFunctionMode):
+    """Notes the largest number of elements of any tensor a torch function returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return out
+
+
 def probe_channel_stats(channel_stats, case: dict) -> dict:
-    """What channel_stats returned for the case's batches, and whether it changed them."""
+    """What channel_stats returned for the case's batches, whether it changed them, and the
+    most elements any tensor it made held ("largest": more than the largest batch means the
+    batches were joined into one tensor)."""
     batches = stats_batches(case)
     before = [b[0].clone() for b in batches]
-    with quiet():
+    watch = _LargestTensor()
+    with quiet(), watch:
         result = channel_stats(batches)
     changed = not all(same_tensor(b[0], x) for b, x in zip(batches, before, strict=True))
-    return {"result": result, "inputs_changed": changed}
+    return {"result": result, "inputs_changed": changed, "largest": watch.largest}
 
 
 def probe_channel_stats_meta(channel_stats, case: dict) -> dict:
@@ -672,6 +696,68 @@ def probe_confusion_matrix(confusion_matrix, case: dict) -> dict:
         result = confusion_matrix(preds, targets, case["num_classes"])
     changed = not (same_tensor(preds, before[0]) and same_tensor(targets, before[1]))
     return {"result": result, "inputs_changed": changed}
+
+
+# What indexes a tensor with index tensors: a GPU refuses indices on the GPU into a CPU tensor.
+# Indexing and index_put read only their indices here (a GPU copies device values into a CPU
+# tensor's slice); index_add and scatter refuse any device tensor beside a CPU target.
+_INDEXING = {
+    torch.Tensor.__getitem__,
+    torch.Tensor.__setitem__,
+    torch.Tensor.index_put_,
+    torch.Tensor.index_put,
+    torch.index_put,
+}
+_INDEXING_ANY = {
+    torch.Tensor.index_add_,
+    torch.Tensor.index_add,
+    torch.index_add,
+    torch.Tensor.scatter_add_,
+    torch.Tensor.scatter_add,
+    torch.scatter_add,
+    torch.Tensor.scatter_,
+    torch.Tensor.scatter,
+    torch.scatter,
+}
+
+
+class _CpuIndexedByDevice(TorchFunctionMode):
+    """Notes the calls that index a CPU tensor (not 0-d) with index tensors on ``meta`` (a
+    GPU's stand-in): ``cpu_cm.index_put_((targets, preds), ...)`` with the labels on a GPU
+    raises there ("indices should be either on cpu or on the same device as the indexed
+    tensor"), which ``meta``'s kernels do not check."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        target = args[0] if args else None
+        if func in _INDEXING:
+            others = devices.tensors_in(args[1:2] or kwargs.get("indices"))
+        elif func in _INDEXING_ANY:
+            others = devices.tensors_in((args[1:], kwargs))
+        else:
+            others = []
+        if (
+            isinstance(target, torch.Tensor)
+            and target.device.type == "cpu"
+            and target.dim() > 0
+            and any(t.device.type == "meta" for t in others)
+        ):
+            self.calls.append(getattr(func, "__name__", str(func)))
+        return func(*args, **kwargs)
+
+
+def probe_confusion_matrix_indexing(confusion_matrix, case: dict) -> dict:
+    """confusion_matrix on the case's labels moved to ``meta`` (a GPU's stand-in): the names
+    of the calls that indexed a CPU tensor with them ("cpu_indexed"), which a GPU refuses."""
+    preds, targets = case["preds"].to("meta"), case["targets"].to("meta")
+    watch = _CpuIndexedByDevice()
+    with quiet(), watch:
+        devices.on_meta(lambda: confusion_matrix(preds, targets, case["num_classes"]))
+    return {"cpu_indexed": sorted(set(watch.calls))}
 
 
 # ---------------------------------------------------------------- precision_recall

@@ -564,3 +564,93 @@ RIGHT_ANSWERS["split_dataset"] += [
         ),
     ),
 ]
+
+# Written from the exercise texts alone (red team): styles the catalogue above had not tried.
+RIGHT_ANSWERS["TensorPairDataset"] += [
+    RightAnswer(
+        name="identity-default-and-list-item",
+        why="Stores an identity function when no transform is given and returns the item as a "
+        "list [data, label], which the default collate function takes like a tuple.",
+        code=(
+            "import torch\n"
+            "from torch.utils.data import Dataset\n"
+            "class TensorPairDataset(Dataset):\n"
+            "    def __init__(self, x, y, transform=None):\n"
+            "        if x.size(0) != y.size(0):\n"
+            "            raise ValueError(f'{x.size(0)} samples but {y.size(0)} labels')\n"
+            "        self.x, self.y = x, y\n"
+            "        self.transform = transform if transform is not None else (lambda t: t)\n"
+            "    def __len__(self):\n"
+            "        return self.x.size(0)\n"
+            "    def __getitem__(self, i):\n"
+            "        return [self.transform(self.x[i]), self.y[i]]\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["channel_stats"] += [
+    RightAnswer(
+        name="stacked-per-batch-sums",
+        why="Keeps each batch's (C,) sums in lists and adds them up with torch.stack at the "
+        "end: only per-batch statistics are joined, never the batches themselves.",
+        code=(
+            "import torch\n"
+            "def channel_stats(loader):\n"
+            "    counts, sums, squares = [], [], []\n"
+            "    for x, _ in loader:\n"
+            "        x = x.double()\n"
+            "        counts.append(x.shape[0] * x.shape[2] * x.shape[3])\n"
+            "        sums.append(x.sum(dim=(0, 2, 3)))\n"
+            "        squares.append((x**2).sum(dim=(0, 2, 3)))\n"
+            "    n = sum(counts)\n"
+            "    mean = torch.stack(sums).sum(0) / n\n"
+            "    var = (torch.stack(squares).sum(0) / n - mean**2).clamp(min=0)\n"
+            "    return mean.float(), var.sqrt().float()\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["make_transforms"] += [
+    RightAnswer(
+        name="random-perspective",
+        why="RandomPerspective is geometric too: it moves pixels, keeps the size and fills "
+        "only what it uncovers at the border, before Normalize.",
+        code=(
+            "from torchvision.transforms import v2\n"
+            "def make_transforms(mean, std):\n"
+            "    normalize = v2.Normalize(mean, std)\n"
+            "    warp = v2.RandomPerspective(distortion_scale=0.3, p=1.0)\n"
+            "    return v2.Compose([warp, normalize]), normalize\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["confusion_matrix"] += [
+    RightAnswer(
+        name="labels-to-cpu-first",
+        why="Moves the labels to the CPU first and counts there with index_put_: the text lets "
+        "the result live on the CPU, and CPU labels may index a CPU tensor.",
+        code=(
+            "import torch\n"
+            "def confusion_matrix(preds, targets, num_classes):\n"
+            "    t, p = targets.cpu().long(), preds.cpu().long()\n"
+            "    cm = torch.zeros(num_classes, num_classes, dtype=torch.int64)\n"
+            "    cm.index_put_((t, p), torch.ones_like(t), accumulate=True)\n"
+            "    return cm\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["precision_recall"] += [
+    RightAnswer(
+        name="float32-where-as-list",
+        why="Float32 ratios guarded with torch.where, returned as a list [precision, recall]: "
+        "the text allows float32 and any pair.",
+        code=(
+            "import torch\n"
+            "def precision_recall(cm):\n"
+            "    cmf = cm.float()\n"
+            "    tp = cmf.diagonal()\n"
+            "    col, row = cmf.sum(0), cmf.sum(1)\n"
+            "    precision = torch.where(col == 0, torch.zeros_like(tp), tp / col)\n"
+            "    recall = torch.where(row == 0, torch.zeros_like(tp), tp / row)\n"
+            "    return [precision, recall]\n"
+        ),
+    ),
+]
