@@ -460,7 +460,8 @@ MAKE_OPTIMIZER = Contract(
 @uses(MAKE_OPTIMIZER)
 def check_make_optimizer(make_optimizer) -> None:
     """The contract: the groups in order with their learning rates, only trainable parameters,
-    none twice, requires_grad left as it was. Here: the optimizer is an AdamW."""
+    none twice, requires_grad left as it was. Here: the optimizer is an AdamW, built without
+    reseeding the global generator."""
     case = {
         "seed": 2,
         "in_features": 4,
@@ -480,6 +481,17 @@ def check_make_optimizer(make_optimizer) -> None:
                 "{what} should be a torch.optim.AdamW, got {article} {type}: return "
                 "torch.optim.AdamW([...groups...])."
             ).format(what=what, article=article, type=seen["type"])
+        )
+    # The contract reads the optimizer back after building it, so a reseed while building
+    # shows only here: built under two global seeds, the caller's stream afterwards is the same.
+    if seen.get("reseeded"):
+        raise CheckError(
+            _(
+                "{what} leaves the global random generator in the same state whatever the "
+                "caller's was: did you call torch.manual_seed inside it? Building an optimizer "
+                "needs no random numbers, and a reseed changes every later random number of the "
+                "caller."
+            ).format(what=what)
         )
 
 
@@ -1038,6 +1050,21 @@ def check_LoRALinear(LoRALinear) -> None:
                 "dtype=base.weight.dtype (torch.zeros(...).to(dtype) keeps the CPU)."
             ).format(what=what, names=", ".join(elsewhere))
         )
+    # A wide layer and a short input: through the r numbers no tensor of the forward is
+    # larger than (N, out); a forward through B A (or base.weight + B A) makes (out, in).
+    case = _lora_case(g, device, 128, 96, 2, 4.0, True, torch.float32, (4,))
+    what = "LoRALinear(nn.Linear(128, 96), r=2, alpha=4.0)(x of shape (4, 128))"
+    largest = observe(probes.probe_lora_largest, LoRALinear, case, what)
+    if largest["numel"] >= 96 * 128:
+        raise CheckError(
+            _(
+                "{what} made a tensor of shape {shape} in its forward: the (out_features, "
+                "in_features) matrix lora_B @ lora_A (or a weight merged with it). Go through the "
+                "r numbers first, base(x) + scaling * (x @ lora_A.T) @ lora_B.T: the adapter then "
+                "never builds a matrix as large as the base's weight, which is what keeps LoRA "
+                "cheap."
+            ).format(what=what, shape=tuple(largest["shape"]))
+        )
     if other["A"] is not None and torch.equal(other["A"]["value"].cpu(), A0):
         raise CheckError(
             _(
@@ -1106,7 +1133,8 @@ MERGE_LORA = Contract(
 def check_merge_lora(merge_lora) -> None:
     """The contract: the merged layer's output, the adapter left unchanged (so a second merge
     gives the same layer). Here: a new nn.Linear on the base's dtype and device (the meta
-    device too), sharing no tensor with the adapter."""
+    device too), sharing no tensor with the adapter, holding exactly weight (and bias) as its
+    parameters, and made without reseeding the global generator."""
     device = get_device()
     g = torch.Generator().manual_seed(11)
     in_f, out_f, r, scaling, bias, dtype = 4, 9, 1, 2.0, True, torch.float64
@@ -1145,6 +1173,30 @@ def check_merge_lora(merge_lora) -> None:
                 "Copy the values in (merged.bias.copy_(base.bias) under torch.no_grad()), or "
                 "start from copy.deepcopy(base)."
             ).format(what=what, names=seen["shared"])
+        )
+    expected_keys = ["weight", "bias"] if bias else ["weight"]
+    if seen["state_keys"] != expected_keys or seen["parameter_names"] != expected_keys:
+        raise CheckError(
+            _(
+                "the layer from {what} has the parameters {params} and the state_dict keys "
+                "{keys}; an nn.Linear has exactly the parameters {expected}, or saving it, "
+                "loading it and handing it to an optimizer lose the merged weight. Copy the "
+                "values into the new layer's own parameters (merged.weight.copy_(...) under "
+                "torch.no_grad()) and attach nothing else."
+            ).format(
+                what=what,
+                params=seen["parameter_names"],
+                keys=seen["state_keys"],
+                expected=expected_keys,
+            )
+        )
+    if seen["reseeded"]:
+        raise CheckError(
+            _(
+                "{what} leaves the global random generator in the same state whatever the "
+                "caller's was: did you call torch.manual_seed inside it? Merging needs no random "
+                "numbers, and a reseed changes every later random number of the caller."
+            ).format(what=what)
         )
     # The meta device: a layer made without device= (then filled from the base) shows here.
     case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))

@@ -1634,3 +1634,108 @@ MISTAKES["replace_head"] += [
         ),
     ),
 ]
+MISTAKES["merge_lora"] += [
+    Mistake(
+        name="reseeds-while-merging",
+        message=(
+            "merge_lora calls torch.manual_seed: merging needs no random numbers, and a reseed "
+            "changes every later random number of the caller. Leave seeding to the caller."
+        ),
+        code=(
+            "import copy\nimport torch\n"
+            "def merge_lora(layer):\n"
+            "    torch.manual_seed(0)  # 'for reproducibility'\n"
+            "    merged = copy.deepcopy(layer.base)\n"
+            "    with torch.no_grad():\n"
+            "        merged.weight += layer.scaling * layer.lora_B @ layer.lora_A\n"
+            "    return merged\n"
+        ),
+    ),
+    Mistake(
+        name="weight-as-plain-tensor",
+        message=(
+            "The merged weight was attached as a plain tensor, not as the layer's parameter: it "
+            "is missing from parameters() and state_dict(), so saving or loading the layer loses "
+            "it. Copy the values into merged.weight under torch.no_grad()."
+        ),
+        code=(
+            "from torch import nn\n"
+            "def merge_lora(layer):\n"
+            "    base = layer.base\n"
+            "    merged = nn.Linear(base.in_features, base.out_features, bias=base.bias is not None,\n"
+            "                       device=base.weight.device, dtype=base.weight.dtype)\n"
+            "    del merged.weight  # make room for the merged tensor\n"
+            "    merged.weight = (base.weight + layer.scaling * layer.lora_B @ layer.lora_A).detach()\n"
+            "    if base.bias is not None:\n"
+            "        merged.bias.data.copy_(base.bias)\n"
+            "    return merged\n"
+        ),
+    ),
+]
+MISTAKES["make_optimizer"] += [
+    Mistake(
+        name="reseeds-while-building",
+        message=(
+            "make_optimizer calls torch.manual_seed: building an optimizer needs no random "
+            "numbers, and a reseed changes every later random number of the caller."
+        ),
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    torch.manual_seed(0)\n"
+            "    head = getattr(model, head_attr)\n"
+            "    ids = {id(p) for p in head.parameters()}\n"
+            "    body = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    groups.append({'params': [p for p in head.parameters() if p.requires_grad], 'lr': head_lr})\n"
+            "    return torch.optim.AdamW(groups)\n"
+        ),
+    ),
+]
+MISTAKES["LoRALinear"] += [
+    Mistake(
+        name="forward-builds-BA",
+        message=(
+            "The forward builds lora_B @ lora_A, a matrix as large as the base's weight, at "
+            "every call: go through the r numbers first, scaling * (x @ lora_A.T) @ lora_B.T."
+        ),
+        code=(
+            "import math\nimport torch\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features, device=w.device, dtype=w.dtype))\n"
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + x @ (self.scaling * self.lora_B @ self.lora_A).T\n"
+        ),
+    ),
+    Mistake(
+        name="forward-through-merged-weight",
+        message=(
+            "The forward merges the adapter into a full weight, base.weight + scaling * B @ A, at "
+            "every call: that builds an (out, in) matrix each time. Keep merging for deployment "
+            "and go through the r numbers in the forward: base(x) + scaling * (x @ lora_A.T) @ "
+            "lora_B.T."
+        ),
+        code=(
+            "import math\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(torch.empty(r, base.in_features, device=w.device, dtype=w.dtype))\n"
+            "        nn.init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        weight = self.base.weight + self.scaling * self.lora_B @ self.lora_A\n"
+            "        return F.linear(x, weight, self.base.bias)\n"
+        ),
+    ),
+]

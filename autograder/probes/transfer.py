@@ -16,6 +16,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tutorial_lib.data import load_digits
 
@@ -191,15 +192,33 @@ def _number(value):
     return value
 
 
+def _rng_after(seed: int, call) -> tuple[object, torch.Tensor]:
+    """``call()`` with the global generator seeded with ``seed`` first: its result and the
+    next numbers that generator gives afterwards (equal for two seeds: it reseeded). The
+    caller's random state is put back."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        result = call()
+        return result, torch.rand(4)
+
+
 def probe_make_optimizer(make_optimizer, case: dict) -> dict:
-    """The optimizer's type and its groups as (lr, weight_decay, parameter names), and which
-    parameters require grad after the call. A parameter not in the model is named "?"."""
+    """The optimizer's type and its groups as (lr, weight_decay, parameter names), which
+    parameters require grad after the call, and whether it reseeded the global generator (built
+    twice under two seeds). A parameter not in the model is named "?"."""
     model = build_net(case)
     params = dict(model.named_parameters())
     for name in frozen_in_case(model, case["frozen"]):
         params[name].requires_grad_(False)
     flags_before = _named_flags(model)
-    opt = make_optimizer(model, case["backbone_lr"], case["head_lr"], head_attr=case["head_attr"])
+
+    def build():
+        return make_optimizer(
+            model, case["backbone_lr"], case["head_lr"], head_attr=case["head_attr"]
+        )
+
+    opt, after = _rng_after(1, build)
+    _again, after_again = _rng_after(2, build)  # the same model again: nothing to change
     names = {id(p): n for n, p in model.named_parameters()}
     groups = None
     if isinstance(opt, torch.optim.Optimizer):
@@ -217,6 +236,7 @@ def probe_make_optimizer(make_optimizer, case: dict) -> dict:
         "groups": groups,
         "requires_grad_before": flags_before,
         "requires_grad": _named_flags(model),
+        "reseeded": torch.equal(after, after_again),
     }
 
 
@@ -522,6 +542,44 @@ def probe_lora_linear(LoRALinear, case: dict) -> dict:
     return seen
 
 
+class _LargestNew(TorchDispatchMode):
+    """Records the shape of the largest tensor an operation makes anew (a view of an input,
+    such as ``weight.T``, is not new) while the block runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.numel, self.shape = 0, None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        given = {
+            t.untyped_storage().data_ptr()
+            for t in (*args, *(kwargs or {}).values())
+            if isinstance(t, torch.Tensor)
+        }
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if (
+                isinstance(t, torch.Tensor)
+                and t.numel() > self.numel
+                and t.untyped_storage().data_ptr() not in given
+            ):
+                self.numel, self.shape = t.numel(), list(t.shape)
+        return out
+
+
+def probe_lora_largest(LoRALinear, case: dict) -> dict:
+    """The shape of the largest tensor ``LoRALinear(base, r, alpha)``, built from the case,
+    makes during a forward on ``case["x"]`` (made to require grad, as a hidden layer's input):
+    a forward through the (out, in) product B A makes one that large."""
+    base = build_base(case)
+    with torch.random.fork_rng(devices=[]):
+        layer = LoRALinear(base, case["r"], case["alpha"])
+    x = case["x"].detach().clone().requires_grad_(True)
+    with _LargestNew() as seen:
+        layer(x)
+    return {"numel": seen.numel, "shape": seen.shape}
+
+
 class Adapter(nn.Module):
     """The parts of a LoRA layer that ``merge_lora`` reads: ``base``, ``lora_A``, ``lora_B``,
     ``scaling``. Calling it is not part of merging, so it cannot be called."""
@@ -541,7 +599,9 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
     """Run ``merge_lora`` on an adapter built from the case, twice; report the merged layer (type,
     weight, bias, dtype, device, output on ``case["x"]``, tensors shared with the adapter),
     whether the adapter's tensors are unchanged afterwards, and whether a second merge gives
-    the same weight. On the meta device: only the merged layer's type and devices."""
+    the same weight; its state_dict keys and parameter names, and whether the two merges (under
+    two global seeds) reseeded the global generator. On the meta device: only the merged
+    layer's type and devices."""
     base = build_base(case)
     A, B = (case[k].to(case["device"]) for k in ("A", "B"))  # they cross on the CPU for meta
     layer = Adapter(base, A, B, case["scaling"])
@@ -560,7 +620,7 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
             else {},
         }
     before = state_of(layer)
-    merged = merge_lora(layer)
+    merged, after = _rng_after(1, lambda: merge_lora(layer))
     seen = {
         "type": type(merged).__name__,
         "is_linear": isinstance(merged, nn.Linear),
@@ -573,8 +633,13 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
         "second_weight": None,
         "out_error": None,
         "shared": [],
+        "state_keys": [],
+        "parameter_names": [],
+        "reseeded": False,
     }
     if isinstance(merged, nn.Linear):
+        seen["state_keys"] = list(merged.state_dict())
+        seen["parameter_names"] = [name for name, _p in merged.named_parameters()]
         adapter = {t.untyped_storage().data_ptr() for t in layer.state_dict().values()}
         seen["shared"] = [
             name
@@ -589,7 +654,8 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
                 seen["out"] = merged(case["x"]).detach().clone()
         except Exception as err:  # reported as data: the check says what it means
             seen["out_error"] = _error(err)
-        again = merge_lora(layer)
+        again, after_again = _rng_after(2, lambda: merge_lora(layer))
+        seen["reseeded"] = torch.equal(after, after_again)
         if isinstance(again, nn.Linear):
             seen["second_weight"] = again.weight.detach().clone()
     return seen

@@ -409,3 +409,138 @@ RIGHT_ANSWERS["freeze_backbone"] += [
         ),
     ),
 ]
+RIGHT_ANSWERS["merge_lora"] += [
+    RightAnswer(
+        name="load-state-dict-frozen",
+        why=(
+            "Builds the nn.Linear with device= and dtype=, loads the merged weight (and a clone "
+            "of the bias) through load_state_dict, and returns it frozen: the text leaves "
+            "requires_grad open."
+        ),
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "def merge_lora(layer):\n"
+            "    b = layer.base\n"
+            "    new = nn.Linear(b.in_features, b.out_features, bias=b.bias is not None,\n"
+            "                    device=b.weight.device, dtype=b.weight.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        state = {'weight': b.weight + layer.scaling * (layer.lora_B @ layer.lora_A)}\n"
+            "        if b.bias is not None:\n"
+            "            state['bias'] = b.bias.clone()\n"
+            "    new.load_state_dict(state)\n"
+            "    return new.requires_grad_(False)\n"
+        ),
+    ),
+    RightAnswer(
+        name="new-parameters-from-a-graph",
+        why=(
+            "Assigns nn.Parameter(...) of a weight computed with autograd on: nn.Parameter makes "
+            "a new leaf, so nothing of the adapter's graph or storage is kept."
+        ),
+        code=(
+            "from torch import nn\n"
+            "def merge_lora(layer):\n"
+            "    b = layer.base\n"
+            "    new = nn.Linear(b.in_features, b.out_features, bias=b.bias is not None,\n"
+            "                    device=b.weight.device, dtype=b.weight.dtype)\n"
+            "    new.weight = nn.Parameter(b.weight + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "    if b.bias is not None:\n"
+            "        new.bias = nn.Parameter(b.bias.clone())\n"
+            "    return new\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["make_optimizer"] += [
+    RightAnswer(
+        name="head-lr-as-default",
+        why=(
+            "Leaves lr out of the head group and passes head_lr as the optimizer's default: the "
+            "group then has lr=head_lr, as asked."
+        ),
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    ids = set(map(id, head.parameters()))\n"
+            "    body = [p for p in model.parameters() if id(p) not in ids and p.requires_grad]\n"
+            "    groups = [dict(params=body, lr=backbone_lr)] if len(body) > 0 else []\n"
+            "    groups.append(dict(params=[p for p in head.parameters() if p.requires_grad]))\n"
+            "    return torch.optim.AdamW(groups, lr=head_lr, weight_decay=0.0)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["LoRALinear"] += [
+    RightAnswer(
+        name="einsum-and-scaled-input",
+        why=(
+            "Freezes the base parameter by parameter, draws A with randn scaled by 1/sqrt(in) "
+            "(the text asks for random, kaiming only as an example), and computes the update "
+            "with einsum on the scaled input: einsum contracts x with A first, so no (out, in) "
+            "matrix is made."
+        ),
+        code=(
+            "import math\nimport torch\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        for p in base.parameters():\n"
+            "            p.requires_grad = False\n"
+            "        self.base = base\n"
+            "        w = base.weight\n"
+            "        a = torch.randn(r, base.in_features, device=w.device, dtype=w.dtype)\n"
+            "        self.register_parameter('lora_A', nn.Parameter(a / math.sqrt(base.in_features)))\n"
+            "        self.register_parameter('lora_B', nn.Parameter(w.new_zeros(base.out_features, r)))\n"
+            "        self.scaling = float(alpha) / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + torch.einsum('...i,ri,or->...o', self.scaling * x,\n"
+            "                                           self.lora_A, self.lora_B)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["replace_head"] += [
+    RightAnswer(
+        name="get-submodule-and-weight-shape",
+        why=(
+            "Finds the head with get_submodule, reads in_features from weight.shape[1] and "
+            "registers the new layer with add_module: the same fresh nn.Linear on the old "
+            "head's device and dtype."
+        ),
+        code=(
+            "from torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = model.get_submodule(head_attr)\n"
+            "    w = old.weight\n"
+            "    model.add_module(head_attr, nn.Linear(w.shape[1], num_classes, bias=old.bias is not None,\n"
+            "                                          device=w.device, dtype=w.dtype))\n"
+            "    return model\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["fine_tune"] += [
+    RightAnswer(
+        name="unfrozen-copy-with-eval-logging",
+        why=(
+            "Makes every parameter of the copy trainable (the text: every layer trains), puts "
+            "the model in train mode at the start of each epoch and logs the loss in eval mode "
+            "under no_grad after each step: extra forwards for logging are allowed."
+        ),
+        code=(
+            "import copy\nimport torch\nimport torch.nn.functional as F\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = replace_head(copy.deepcopy(pretrained), num_classes)\n"
+            "    model.requires_grad_(True)\n"
+            "    optimizer = make_optimizer(model, backbone_lr, head_lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_epochs):\n"
+            "        model.train()\n"
+            "        loss = F.cross_entropy(model(x), y)\n"
+            "        optimizer.zero_grad(set_to_none=False)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        model.eval()\n"
+            "        with torch.no_grad():\n"
+            "            losses.append(F.cross_entropy(model(x), y).item())\n"
+            "    return model.eval()\n"
+        ),
+    ),
+]
