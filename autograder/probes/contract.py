@@ -22,6 +22,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.boundary import modes_now, usual_modes
 from autograder.probes import devices
@@ -32,10 +33,21 @@ class RuleBroken(Exception):
     """Raised inside an answer that calls what its exercise's text forbids."""
 
 
+@dataclass(frozen=True)
+class Kernels:
+    """A shortcut no Python name catches: any ATen kernel whose name holds one of
+    ``fragments`` ("batch_norm" matches aten.native_batch_norm.default). A library routine
+    reached as a ``torch.ops`` operator, or inside a module compiled by ``torch.jit.script``,
+    still runs its kernel, and every kernel run passes through a dispatch mode."""
+
+    fragments: tuple[str, ...]
+
+
 # Every shortcut an exercise's text may forbid, by the name a learner writes. A contract
 # names them; only names listed here can be forbidden (nothing is looked up by string).
-SHORTCUTS: dict[str, Callable] = {
+SHORTCUTS: dict[str, Callable | Kernels] = {
     # 04_layers: the other library routes to BatchNorm, attention and a whole encoder layer
+    # (torch's private entry points to them are caught by their kernels, below)
     "F.instance_norm": F.instance_norm,
     "torch.instance_norm": torch.instance_norm,
     "F.group_norm": F.group_norm,
@@ -44,15 +56,6 @@ SHORTCUTS: dict[str, Callable] = {
     "torch.native_layer_norm": torch.native_layer_norm,
     "F.rms_norm": F.rms_norm,
     "torch.rms_norm": torch.rms_norm,
-    "torch._native_batch_norm_legit": torch._native_batch_norm_legit,
-    "torch._native_batch_norm_legit_no_training": torch._native_batch_norm_legit_no_training,
-    "torch._batch_norm_impl_index": torch._batch_norm_impl_index,
-    "torch._scaled_dot_product_attention_math": torch._scaled_dot_product_attention_math,
-    "torch._scaled_dot_product_flash_attention_for_cpu": (
-        torch._scaled_dot_product_flash_attention_for_cpu
-    ),
-    "torch._native_multi_head_attention": torch._native_multi_head_attention,
-    "torch._transformer_encoder_layer_fwd": torch._transformer_encoder_layer_fwd,
     "torch.func.hessian": torch.func.hessian,
     "torch.func.jacrev": torch.func.jacrev,
     "torch.func.jacfwd": torch.func.jacfwd,
@@ -76,38 +79,91 @@ SHORTCUTS: dict[str, Callable] = {
     "torch.autograd.functional.hessian": torch.autograd.functional.hessian,
     "torch.autograd.functional.hvp": torch.autograd.functional.hvp,
     "torch.autograd.functional.vhp": torch.autograd.functional.vhp,
+    # 04_layers: the same routines as kernels, however they are reached
+    "ATen's normalisation kernels": Kernels(
+        ("batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm")
+    ),
+    "ATen's attention kernels": Kernels(("attention",)),
+    "ATen's encoder-layer kernels": Kernels(("attention", "transformer_encoder_layer")),
 }
 
 
-class _Forbid(TorchFunctionMode):
-    """While active, each torch function in ``functions`` raises RuleBroken; calls are noted."""
+def _breaks(name: str, kernels: dict[Kernels, str], called: list[str]) -> None:
+    """Raises RuleBroken where ``name`` (a function's or an ATen kernel's) holds a fragment of
+    one of the forbidden ``kernels``."""
+    for rule, rule_name in kernels.items():
+        if any(fragment in name for fragment in rule.fragments):
+            called.append(f"{rule_name} ({name})")
+            raise RuleBroken(f"{name} is not allowed in this exercise")
 
-    def __init__(self, functions: dict[Callable, str], called: list[str]):
+
+class _Forbid(TorchFunctionMode):
+    """While active, each torch function in ``functions`` raises RuleBroken, and so does one
+    whose name holds a fragment of ``kernels`` (a private entry point, a ``torch.ops``
+    operator: some never reach a kernel of that name, as they decompose first); calls are
+    noted."""
+
+    def __init__(self, functions: dict[Callable, str], kernels: dict, called: list[str]):
         super().__init__()
-        self.functions, self.called = functions, called
+        self.functions, self.kernels, self.called = functions, kernels, called
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = self.functions.get(func)
         if name is not None:
             self.called.append(name)
             raise RuleBroken(f"{name} is not allowed in this exercise")
+        if self.kernels:
+            op = isinstance(func, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+            _breaks(str(func) if op else getattr(func, "__name__", ""), self.kernels, self.called)
+        return func(*args, **(kwargs or {}))
+
+
+class _ForbidKernels(TorchDispatchMode):
+    """While active, an ATen kernel whose name holds a fragment of ``kernels`` raises
+    RuleBroken, however it was reached (TorchScript calls kernels without passing through
+    Python's functions)."""
+
+    def __init__(self, kernels: dict[Kernels, str], called: list[str]):
+        super().__init__()
+        self.kernels, self.called = kernels, called
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        _breaks(str(func), self.kernels, self.called)
         return func(*args, **(kwargs or {}))
 
 
 @contextmanager
+def _without_torchscript() -> Iterator[None]:
+    """torch.jit.script switched off for the block (it then hands back what it is given): a
+    module it would compile runs as Python, where the functions it calls show. (Compiled, a
+    routine may not reach a kernel of its own name: attention that returns its weights runs
+    as bmm and softmax.)"""
+    was_on = bool(torch.jit._state._enabled)
+    torch.jit._state.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            torch.jit._state.enable()
+
+
+@contextmanager
 def forbidden(
-    functions: dict[Callable, str], methods: dict[tuple[type, str], str] | None = None
+    functions: dict[Callable | Kernels, str], methods: dict[tuple[type, str], str] | None = None
 ) -> Iterator[list[str]]:
     """For the duration of the block, the exercise's forbidden shortcuts raise RuleBroken.
 
     ``functions`` are torch functions (caught by a TorchFunctionMode, so also when a module
-    calls them); ``methods`` are (class, name) pairs replaced on the class (so ``layer(x)``,
-    ``layer.forward(x)`` and ``type(layer).forward(layer, x)`` all raise). Yields the list of
-    names called, which stays filled even when the answer catches the error. Functions that
-    are not torch functions (``torch.autograd.functional.hessian``) are replaced in their
-    module for the block.
+    calls them) or :class:`Kernels` (caught by a TorchDispatchMode); ``methods`` are (class,
+    name) pairs replaced on the class (so ``layer(x)``, ``layer.forward(x)`` and
+    ``type(layer).forward(layer, x)`` all raise). Yields the list of names called, which
+    stays filled even when the answer catches the error. Functions that are not torch
+    functions (``torch.autograd.functional.hessian``) are replaced in their module for the
+    block.
     """
     called: list[str] = []
+    kernels = {f: n for f, n in functions.items() if isinstance(f, Kernels)}
+    functions = {f: n for f, n in functions.items() if f not in kernels}
 
     def raiser(name: str):
         def forbidden_function(*args, **kwargs):
@@ -125,7 +181,11 @@ def forbidden(
         for module, attr, f in patched:
             setattr(module, attr, raiser(plain[f]))
         torch_functions = {f: n for f, n in functions.items() if f not in plain}
-        with _Forbid(torch_functions, called):
+        with (
+            _Forbid(torch_functions, kernels, called),
+            _ForbidKernels(kernels, called) if kernels else nullcontext(),
+            _without_torchscript() if kernels else nullcontext(),
+        ):
             yield called
     finally:
         for (cls, attr), original in saved.items():
@@ -248,13 +308,15 @@ def random_watched(watch: bool = True) -> Iterator[RandomWatch]:
 def run_forbidding(fn: Callable, args: list, kwargs: dict, functions, methods=None) -> dict:
     """``fn(*args, **kwargs)`` with the shortcuts forbidden: its result and what it called.
 
-    An uncaught RuleBroken is not the answer's error but the rule's: it comes back as
+    An error after a rule broke is not the answer's error but the rule's: it comes back as
     ``{"result": None, "broken": [...]}`` for the check to explain.
     """
     with forbidden(functions, methods) as called:
         try:
             result = fn(*args, **kwargs)
-        except RuleBroken:
+        except Exception:  # RuleBroken, or what it became on its way out (TorchScript wraps it)
+            if not called:
+                raise
             result = None
     return {"result": result, "broken": sorted(set(called))}
 

@@ -334,6 +334,35 @@ def test_a_forbidden_function_raises_under_each_public_name_it_has():
     assert torch.autograd.functional.hessian is hessian  # put back afterwards
 
 
+def test_a_forbidden_kernel_raises_however_it_is_reached():
+    """A routine forbidden as its ATen kernels (``Kernels``) raises called as a torch.ops
+    operator, through a private entry point that decomposes before any kernel of that name
+    runs, and inside a module compiled by torch.jit.script; by-hand code does not."""
+    from autograder.probes.contract import SHORTCUTS, run_forbidding
+
+    rule = "ATen's attention kernels"
+    q = torch.randn(1, 2, 4)
+
+    def attend(t: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(t, t, t)
+
+    compiled_before = torch.jit.script(attend)  # its ops run in TorchScript: only kernels show
+    routes = {
+        "operator": lambda: torch.ops.aten.scaled_dot_product_attention(q, q, q),
+        "private": lambda: torch._scaled_dot_product_attention_math(q, q, q)[0],
+        "scripted": lambda: torch.jit.script(torch.nn.MultiheadAttention(4, 1).eval())(q, q, q),
+        "compiled before": lambda: compiled_before(q),
+    }
+    rules = {SHORTCUTS[rule]: rule}
+    for route, call in routes.items():
+        seen = run_forbidding(call, [], {}, rules)  # as the contract's probe runs an answer
+        assert seen["broken"] and seen["broken"][0].startswith(rule), route
+    by_hand = run_forbidding(
+        lambda: torch.softmax(q @ q.transpose(1, 2) / 2, dim=-1) @ q, [], {}, rules
+    )
+    assert by_hand["broken"] == []
+
+
 def test_a_contract_names_only_known_families_and_shortcuts():
     with pytest.raises(ValueError, match="families"):
         Contract("c", reference_center, draw_rows, families=("values", "colour"))
