@@ -9,6 +9,7 @@ probes in ``autograder/probes/gpt.py``; the samplers and the export run on its `
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -232,7 +233,8 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
         )
     device = get_device()
     g = torch.Generator().manual_seed(1101)
-    calls = [(2, 5, 0), (1, 2, 3), (1, 2, 4), (3, 6, 0)]  # B, T, start: the last two do not fit
+    # B, T, start: the last three do not fit (the last one's numbers tell its sizes apart)
+    calls = [(2, 5, 0), (1, 2, 3), (1, 2, 4), (3, 6, 0), (1, 3, 4)]
     case_calls = [
         {
             "idx": torch.randint(0, vocab, (b, t), generator=g).to(device),
@@ -321,6 +323,26 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
                 "about 1: leave the default initialisation alone, as the text asks (the GPT "
                 "sets its own)."
             ).format(tok=tok_std, pos=pos_std)
+        )
+    (b, t, s), got = calls[-1], got_calls[-1]
+    numbers = {int(n) for n in re.findall(r"\d+", got.get("message", ""))}
+    if context not in numbers or not numbers & {s + t, s + t - 1, t}:
+        raise CheckError(
+            _(
+                "{name}(idx of shape ({b}, {t}), start={start}) raised ValueError({message!r}): "
+                "name the sizes in the message, as the text asks: the positions it needs (up to "
+                "{last}, or start + T = {end}) and the context ({context}), so that the caller "
+                "sees what did not fit."
+            ).format(
+                name=name,
+                b=b,
+                t=t,
+                start=s,
+                message=got.get("message", ""),
+                last=s + t - 1,
+                end=s + t,
+                context=context,
+            )
         )
 
 
@@ -490,7 +512,8 @@ def _draw_next_token_probs(d: Draw) -> Inputs:
     the others; temperatures above and below 1, and 0.01 (the lesson's own: a logit of 1
     becomes 100, so exp overflows unless each row's max is subtracted first); top_k of 1,
     below V, V and above V."""
-    b, v = d.size(1, 4), d.size(1, 9)
+    # on meta only the top-k path makes tensors: there, V leaves room for a top_k below it
+    b, v = d.size(1, 4), d.size(3, 9) if d.family == "device" else d.size(1, 9)
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
     logits = torch.stack([torch.randperm(v, generator=g) for _row in range(b)]).float() * 0.25
     logits[0] += d.draw(st.sampled_from([0.0, 3.0]))  # a top-k over the whole batch shows
@@ -498,9 +521,14 @@ def _draw_next_token_probs(d: Draw) -> Inputs:
     temperature = d.draw(st.sampled_from([None, 0.7, 1.8, 0.5, 0.01]))
     if temperature is not None:
         kwargs["temperature"] = temperature
-    top_k = d.draw(st.sampled_from([None, 1, 2, 3, v, v + 3]))
+    top_k = d.draw(st.sampled_from([None, 1, 2, 3, max(v - 1, 1), v, v + 3]))
     if top_k is not None:
         kwargs["top_k"] = top_k
+    if temperature == 0.01 and d.family != "dtypes" and d.draw(st.booleans()):
+        # every logit over the temperature near -30000: a mask of -1e4 in place of -inf would
+        # then be the largest score, and the masked tokens would take all the probability
+        # (steps of 0.25 around -300 stay exact in float32 and float64)
+        logits -= 300.0
     return Inputs((logits,), kwargs)
 
 
@@ -532,6 +560,19 @@ def _compare_probs(got, expected, what: str, inputs: Inputs) -> None:
                     "before the softmax, so that what is kept is renormalised."
                 ).format(what=what, sums=sums.tolist())
             )
+        (logits,) = inputs.args
+        top_k = inputs.kwargs.get("top_k")
+        if top_k is not None and top_k < logits.shape[-1] and got.device.type != "meta":
+            kth = logits.topk(top_k, dim=-1).values[:, -1:]
+            outside = (logits < kth).to(got.device)
+            if bool((got.detach()[outside] != 0).any()):
+                raise CheckError(
+                    _(
+                        "{what}: a token outside the top {k} got probability {p:.3g}, where the "
+                        "text asks for exactly 0. Set those logits to -inf before the softmax "
+                        "(no floor such as clamp(min=1e-12), no finite mask value)."
+                    ).format(what=what, k=top_k, p=float(got.detach()[outside].abs().max()))
+                )
     compare_values(got, expected, what, inputs)
 
 
@@ -549,6 +590,14 @@ def _rows_lost_to_batch_top_k(nan_rows: torch.Tensor, inputs: Inputs) -> bool:
 
 def _probs_hint(family: str, inputs: Inputs) -> str:
     (logits,) = inputs.args
+    temperature = inputs.kwargs.get("temperature", 1.0)
+    if "top_k" in inputs.kwargs and float(logits.max()) / temperature < -1e4:
+        return _(
+            "Every logit divided by the temperature is below -10000 here: a mask of a large "
+            "negative number (-1e4) is then above them all and takes the probability. Set the "
+            "logits outside the top k to -inf, which is below every score, so that they get "
+            "exactly 0."
+        )
     if "top_k" in inputs.kwargs and inputs.kwargs["top_k"] >= logits.shape[-1]:
         return _(
             "A top_k of at least V keeps every token: skip the masking (topk cannot pick more "
@@ -651,6 +700,7 @@ def check_sample_cached(sample_cached) -> None:
         (9, 6, 3, 4, 12, 0.8, 3),
         (5, 6, 2, 9, 5, 1.5, None),  # the prompt is longer than the context
         (11, 5, 2, 5, 7, 1.0, 4),  # the prompt fills the context
+        (6, 4, 2, 2, 6, 1.0, 1),  # top_k=1: one token is certain, and is still drawn
     ]
     for i, (vocab, context, b, t, new, tau, top_k) in enumerate(configs):
         toy = {"vocab_size": vocab, "context": context, "dim": 6, "seed": 60 + i, "device": device}
@@ -661,7 +711,8 @@ def check_sample_cached(sample_cached) -> None:
             f"sample_cached(model with context {context}, idx of shape ({b}, {t}), {new}, "
             f"temperature={tau}, top_k={top_k})"
         )
-        calls = observe(probes.probe_sample_cached, sample_cached, case, what)["calls"]
+        seen = observe(probes.probe_sample_cached, sample_cached, case, what)
+        calls = seen["calls"]
         if any(c[2] for c in calls):
             raise CheckError(
                 _(
@@ -705,6 +756,9 @@ def check_sample_cached(sample_cached) -> None:
                     "`context` positions (not context - 1)."
                 ).format(what=what, cached=cached_calls, possible=possible)
             )
+        reference_generator = torch.Generator(device=device).manual_seed(70 + i)
+        _reference_sample(probes.build_toy(toy), idx, new, tau, top_k, reference_generator)
+        _check_draws(seen["after"], probes.next_draws(reference_generator, device), what)
     # Without a generator, both samplers draw from the global random state, seeded alike.
     vocab, context, b, t, new = 7, 5, 2, 3, 6
     toy = {"vocab_size": vocab, "context": context, "dim": 6, "seed": 65, "device": device}
@@ -715,10 +769,12 @@ def check_sample_cached(sample_cached) -> None:
         f"sample_cached(model with context {context}, idx of shape ({b}, {t}), {new}, "
         "generator=None)"
     )
-    got = observe(probes.probe_sample_cached, sample_cached, case, what)["out"]
+    seen = observe(probes.probe_sample_cached, sample_cached, case, what)
+    got = seen["out"]
     with torch.random.fork_rng(devices=[idx.device] if idx.is_cuda else []):
         torch.manual_seed(75)
         expected = _reference_sample(probes.build_toy(toy), idx, new, 1.0, None, None)
+        expected_after = probes.next_draws(None, idx.device)
     if not isinstance(got, torch.Tensor) or not torch.equal(got.cpu(), expected.cpu()):
         raise CheckError(
             _(
@@ -731,6 +787,7 @@ def check_sample_cached(sample_cached) -> None:
                 expected=expected.tolist(),
             )
         )
+    _check_draws(seen["after"], expected_after, what)
     # On the meta device (a GPU's stand-in): tokens gathered in a tensor made without device=
     # mix devices, which a CPU-only grader would not see otherwise.
     vocab, context, b, t, new, tau, top_k = configs[1]
@@ -757,6 +814,21 @@ def check_sample_cached(sample_cached) -> None:
                 "{what} returned a tensor on {device}, not on the prompt's device (meta, "
                 "standing in for a GPU): keep the tokens where idx is."
             ).format(what=what, device=seen["device"])
+        )
+
+
+def _check_draws(got: list[int], expected: list[int], what: str) -> None:
+    """The generator's next numbers after the answer equal those after sample(): both drew
+    from it exactly once per new token."""
+    if got != expected:
+        raise CheckError(
+            _(
+                "{what} gave the right tokens but left the random generator in another state "
+                "than sample() does: it drew from it more (or less) often than once per new "
+                "token (a token drawn after the last one and thrown away, say). Draw exactly "
+                "once per token, torch.multinomial(probs, 1, generator=generator), as sample() "
+                "does: the caller's next draws from that generator depend on it."
+            ).format(what=what)
         )
 
 
@@ -827,6 +899,8 @@ def check_export_gpt(export_gpt) -> None:
         )
         if not seen["is_program"]:
             return  # the contract said so already
+        if i == 0:
+            _check_export_on_meta(export_gpt, toy, example, what)
         model = probes.build_toy(toy)
         model.recording = False
         for n, idx, got in zip(lengths, inputs, seen["outputs"], strict=True):
@@ -853,3 +927,23 @@ def check_export_gpt(export_gpt) -> None:
                 expected,
                 what=_("the program's logits for idx of shape ({b}, {n})").format(b=b, n=n),
             )
+
+
+def _check_export_on_meta(export_gpt, toy: dict, example: torch.Tensor, what: str) -> None:
+    """The model and the example on the meta device (a GPU's stand-in): an answer that moves
+    either to the CPU (model.cpu(), example.cpu()) raises there, or leaves the model moved.
+    Other errors are meta's own limits, not the answer's: they say nothing."""
+    seen = observe(
+        probes.probe_export_gpt_on_meta, export_gpt, toy | {"example": example.cpu()}, what
+    )
+    moved = "Cannot copy out of meta" in seen.get("raised", "")
+    if moved or seen.get("devices", ["meta"]) != ["meta"]:
+        raise CheckError(
+            _(
+                "{what} [model and example on another device]: with the model and the example "
+                "on another device (here PyTorch's 'meta' device, as a GPU would be), the "
+                "answer moved them to the CPU ({error}). The caller's model stays where the "
+                "caller put it: export it and the example as they are (a program for a CPU "
+                "server is the caller's choice, made before calling export_gpt)."
+            ).format(what=what, error=seen.get("raised") or seen.get("devices"))
+        )

@@ -610,6 +610,19 @@ MISTAKES = {
                 "        return self.tok(idx) + self.pos(torch.arange(start, start + t, device=idx.device))\n"
             ),
         ),
+        Mistake(
+            name="error-message-without-sizes",
+            message="ValueError('sequence too long') says that something did not fit but not "
+            "what: the text asks for the sizes in the message, the positions needed (start + T) "
+            "and the context, e.g. f'positions {start}..{start + t - 1} do not fit a context "
+            "of {self.context}'.",
+            code=_EMB.format(
+                check="        if start + t > self.context:\n"
+                "            raise ValueError('sequence too long')\n",
+                body="        return self.tok(idx) + self.pos(torch.arange(start, start + t, "
+                "device=idx.device))",
+            ),
+        ),
     ],
     "causal_attention": [
         Mistake(
@@ -1450,6 +1463,46 @@ MISTAKES = {
                 "    return F.softmax(scaled, dim=-1)"
             ),
         ),
+        Mistake(
+            name="masked-with-minus-1e4",
+            message="-1e4 is not below every logit: once the logits divided by the temperature "
+            "are all under -10000 (at temperature 0.01, logits under -100), the masked tokens "
+            "have the largest scores and take all the probability. Mask with float('-inf'), "
+            "which is below every score.",
+            code=_PROBS.format(
+                body="    logits = logits / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        logits = logits.masked_fill(logits < kth, -1e4)\n"
+                "    return F.softmax(logits, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="top-k-of-v-minus-1-skipped",
+            message="The masking was skipped for top_k >= V - 1, but top_k = V - 1 still "
+            "leaves one token out: only a top_k of at least V keeps everything "
+            "(top_k < logits.shape[-1] is the condition to mask).",
+            code=_PROBS.format(
+                body="    logits = logits / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1] - 1:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                "    return F.softmax(logits, dim=-1)"
+            ),
+        ),
+        Mistake(
+            name="probabilities-floored",
+            message="clamp(min=1e-12) keeps a log of the probabilities finite, but the tokens "
+            "outside the top k must get exactly 0, as the text says (and the rows no longer sum "
+            "to 1 exactly). Return the softmax as it is.",
+            code=_PROBS.format(
+                body="    logits = logits / temperature\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = logits.topk(top_k, dim=-1).values[:, -1:]\n"
+                "        logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                "    return F.softmax(logits, dim=-1).clamp(min=1e-12)"
+            ),
+        ),
     ],
     "sample_cached": [
         Mistake(
@@ -1639,6 +1692,44 @@ MISTAKES = {
                 "    model.zero_grad()\n    logits, past = model(idx[:, -model.context:])\n    for",
             ),
         ),
+        Mistake(
+            name="token-drawn-after-the-last",
+            message="The loop draws the next token at the end of each step, so after the last "
+            "one it draws once more and throws the token away: the tokens are right, but the "
+            "generator has moved one draw further than sample() leaves it, and the caller's "
+            "next draws from it change. Draw exactly once per new token.",
+            code=(
+                "@torch.no_grad()\n"
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    logits, past = model(idx[:, -model.context:])\n"
+                "    probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "    new = torch.multinomial(probs, 1, generator=generator)\n"
+                "    for _ in range(max_new_tokens):\n"
+                "        idx = torch.cat([idx, new], dim=1)\n"
+                "        if past[0][0].shape[2] < model.context:\n"
+                "            logits, past = model(new, past)\n"
+                "        else:\n"
+                "            logits, past = model(idx[:, -model.context:])\n"
+                "        probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "        new = torch.multinomial(probs, 1, generator=generator)\n"
+                "    return idx\n"
+            ),
+        ),
+        Mistake(
+            name="argmax-for-top-k-one",
+            message="With top_k=1 the token is certain, so argmax gives the same one, but it "
+            "skips the draw: the generator is left one draw behind sample() at every step, "
+            "and the caller's next draws from it change. Draw with torch.multinomial every "
+            "time.",
+            code=_sample().replace(
+                "        new = torch.multinomial(probs, 1, generator=generator)\n",
+                "        if top_k == 1:\n"
+                "            new = probs.argmax(dim=-1, keepdim=True)\n"
+                "        else:\n"
+                "            new = torch.multinomial(probs, 1, generator=generator)\n",
+            ),
+        ),
     ],
     "export_gpt": [
         Mistake(
@@ -1720,6 +1811,30 @@ MISTAKES = {
                 body="    model.requires_grad_(False)\n"
                 "    seq = Dim('T', min=1, max=model.context)\n"
                 "    return torch.export.export(model, (example,), "
+                "dynamic_shapes={'idx': {1: seq}})"
+            ),
+        ),
+        Mistake(
+            name="model-moved-to-cpu",
+            message="model.cpu() moves the caller's model off the GPU (for good: the caller's "
+            "next training step then fails on its GPU batches), and the program is traced on "
+            "the CPU, so it refuses the GPU inputs the caller gives it. Export the model where "
+            "it is.",
+            code=_EXPORT.format(
+                body="    model = model.cpu()\n"
+                "    seq = Dim('T', min=1, max=model.context)\n"
+                "    return torch.export.export(model, (example.cpu(),), "
+                "dynamic_shapes={'idx': {1: seq}})"
+            ),
+        ),
+        Mistake(
+            name="example-moved-to-cpu",
+            message="example.cpu() traces the program with its input on the CPU while the "
+            "model's weights are on the GPU: export refuses the mix (or the program refuses the "
+            "caller's GPU inputs). Export with the example as it is given.",
+            code=_EXPORT.format(
+                body="    seq = Dim('T', min=1, max=model.context)\n"
+                "    return torch.export.export(model, (example.cpu(),), "
                 "dynamic_shapes={'idx': {1: seq}})"
             ),
         ),

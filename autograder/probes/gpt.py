@@ -37,32 +37,33 @@ def probe_parameter_names(cls, case: dict) -> dict:
 
 
 def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
-    """Build the module and run each call of the case: what it raised, or the gradients that
-    ``(out * w).sum()`` sends to its two tables (and whether they are sparse). Then the first
-    call that mixed devices once the module is on the meta device, and the standard
-    deviations of a fresh GPTEmbedding(64, 32, 16)'s tables (its initialisation)."""
+    """Build the module and run each call of the case: what it raised (and its message), or
+    the gradients that ``(out * w).sum()`` sends to its two tables (and whether they are
+    sparse). Then the first call that mixed devices once the module is on the meta device, and
+    the standard deviations of a fresh GPTEmbedding(64, 32, 16)'s tables (its initialisation)."""
     with torch.random.fork_rng(devices=[]):
         module = GPTEmbedding(case["vocab_size"], case["context"], case["d_model"])
     module = module.to(case["device"])
     seen = {"calls": []}
-    for call in case["calls"]:
-        module.zero_grad()
-        try:
-            out = module(call["idx"], start=call["start"])
-        except (ValueError, IndexError, RuntimeError) as err:
-            seen["calls"].append({"raised": type(err).__name__})
-            continue
-        entry = {"tok_grad": None, "pos_grad": None}
-        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == call["w"].shape:
-            (out * call["w"]).sum().backward()
-            grads = [module.tok.weight.grad, module.pos.weight.grad]
-            entry["sparse"] = any(g is not None and g.is_sparse for g in grads)
-            if entry["sparse"]:  # as data, dense (the check says why it fails)
-                grads = [None if g is None else g.to_dense() for g in grads]
-            entry["tok_grad"], entry["pos_grad"] = (
-                None if g is None else g.detach().clone() for g in grads
-            )
-        seen["calls"].append(entry)
+    with torch.enable_grad():  # whatever grad mode an earlier cell left switched
+        for call in case["calls"]:
+            module.zero_grad()
+            try:
+                out = module(call["idx"], start=call["start"])
+            except (ValueError, IndexError, RuntimeError) as err:
+                seen["calls"].append({"raised": type(err).__name__, "message": str(err)[:300]})
+                continue
+            entry = {"tok_grad": None, "pos_grad": None}
+            if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == call["w"].shape:
+                (out * call["w"]).sum().backward()
+                grads = [module.tok.weight.grad, module.pos.weight.grad]
+                entry["sparse"] = any(g is not None and g.is_sparse for g in grads)
+                if entry["sparse"]:  # as data, dense (the check says why it fails)
+                    grads = [None if g is None else g.to_dense() for g in grads]
+                entry["tok_grad"], entry["pos_grad"] = (
+                    None if g is None else g.detach().clone() for g in grads
+                )
+            seen["calls"].append(entry)
     seen["device_mix"] = _embedding_on_meta(module, case)
     with torch.random.fork_rng(devices=[]):  # tables large enough for their spread to show
         big = GPTEmbedding(64, 32, 16)
@@ -128,7 +129,8 @@ def build_generator(spec: dict) -> torch.Generator:
 
 
 def probe_sample_cached(sample_cached, case: dict) -> dict:
-    """The tokens sampled from a ToyLM, and the model's calls: [T, start, grad enabled]."""
+    """The tokens sampled from a ToyLM, the model's calls ([T, start, grad enabled]) and the
+    generator's next draws afterwards."""
     model = build_toy(case)
     idx = case["idx"]
     args = (model, idx, case["max_new_tokens"], case["temperature"], case["top_k"])
@@ -136,10 +138,17 @@ def probe_sample_cached(sample_cached, case: dict) -> dict:
         with torch.random.fork_rng(devices=[idx.device] if idx.is_cuda else []):
             torch.manual_seed(case["global_seed"])
             out = sample_cached(*args, None)
-        return {"out": out, "calls": model.calls}
+            after = next_draws(None, idx.device)
+        return {"out": out, "calls": model.calls, "after": after}
     g = torch.Generator(device=case["device"]).manual_seed(case["gen_seed"])
     out = sample_cached(*args, g)
-    return {"out": out, "calls": model.calls}
+    return {"out": out, "calls": model.calls, "after": next_draws(g, idx.device)}
+
+
+def next_draws(generator: torch.Generator | None, device) -> list[int]:
+    """The next numbers the generator (the global one where None) gives: equal after two
+    samplers only if both drew from it equally often."""
+    return torch.randint(0, 2**62, (4,), generator=generator, device=device).tolist()
 
 
 def probe_sample_cached_on_meta(sample_cached, case: dict) -> dict:
@@ -174,6 +183,22 @@ def probe_sample_cached_on_meta(sample_cached, case: dict) -> dict:
         return seen
     out = seen["result"]
     return {"device": str(out.device) if isinstance(out, torch.Tensor) else None}
+
+
+def probe_export_gpt_on_meta(export_gpt, case: dict) -> dict:
+    """export_gpt on a ToyLM and an example on PyTorch's ``meta`` device (a GPU's stand-in on
+    a CPU-only grader): the devices of the model's parameters afterwards, or what the call
+    raised (an answer that moves the model or the example to the CPU cannot copy out of
+    meta)."""
+    model = build_toy(case | {"device": "meta", "recording": False})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            export_gpt(model, case["example"].to("meta"))
+    except Exception as err:
+        first = str(err).splitlines()[0][:200] if str(err) else ""
+        return {"raised": f"{type(err).__name__}: {first}"}
+    return {"devices": sorted({p.device.type for p in model.parameters()})}
 
 
 def probe_export_gpt(export_gpt, case: dict) -> dict:

@@ -48,6 +48,31 @@ RIGHT_ANSWERS = {
                 "    return nll[keep].mean()\n"
             ),
         ),
+        RightAnswer(
+            name="logsumexp-minus-chosen-boolean-index",
+            why="the loss as logsumexp minus the chosen logit, the counted positions picked by "
+            "boolean indexing and averaged with mean()",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    x, targets = logits[:, :-1], tokens[:, 1:]\n"
+                "    keep = targets != ignore_index\n"
+                "    safe = targets.where(keep, torch.zeros_like(targets))\n"
+                "    chosen = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)\n"
+                "    return (torch.logsumexp(x, dim=-1) - chosen)[keep].mean()\n"
+            ),
+        ),
+        RightAnswer(
+            name="rolled-targets-last-ignored",
+            why="the targets made by rolling the tokens one step left (a copy) with the last "
+            "position set to ignore_index, and every logit kept",
+            code=(
+                "def next_token_loss(logits, tokens, ignore_index=-100):\n"
+                "    targets = tokens.roll(-1, dims=1)\n"
+                "    targets[:, -1] = ignore_index\n"
+                "    return F.cross_entropy(logits.transpose(1, 2), targets, "
+                "ignore_index=ignore_index)\n"
+            ),
+        ),
     ],
     "GPTEmbedding": [
         RightAnswer(
@@ -198,6 +223,20 @@ RIGHT_ANSWERS = {
                 "    return (scores.softmax(-1) @ v.to(work)).to(q.dtype)\n"
             ),
         ),
+        RightAnswer(
+            name="einsum-with-triu-mask",
+            why="einsum for both products and the masked-out triangle built with triu "
+            "(True = hidden), filled with -inf",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    s = torch.einsum('...qd,...kd->...qk', q, k) / math.sqrt(q.shape[-1])\n"
+                "    hidden = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device)"
+                ".triu(diagonal=t_k - t_q + 1)\n"
+                "    w = torch.softmax(s.masked_fill(hidden, float('-inf')), dim=-1)\n"
+                "    return torch.einsum('...qk,...kd->...qd', w, v)\n"
+            ),
+        ),
     ],
     "Block": [
         RightAnswer(
@@ -330,6 +369,34 @@ RIGHT_ANSWERS = {
                 "    return F.softmax(z, dim=-1, dtype=torch.float32).to(logits.dtype)\n"
             ),
         ),
+        RightAnswer(
+            name="top-k-after-softmax-renormalised",
+            why="the top k kept after the softmax and the row renormalised: the same "
+            "distribution as masking the logits before it",
+            code=(
+                "def next_token_probs(logits, temperature=1.0, top_k=None):\n"
+                "    probs = torch.softmax(logits / temperature, dim=-1)\n"
+                "    if top_k is not None and top_k < logits.shape[-1]:\n"
+                "        kth = probs.topk(top_k, dim=-1).values[..., -1:]\n"
+                "        probs = probs * (probs >= kth)\n"
+                "        probs = probs / probs.sum(-1, keepdim=True)\n"
+                "    return probs\n"
+            ),
+        ),
+        RightAnswer(
+            name="kthvalue-on-a-clone",
+            why="the k-th largest found with kthvalue from below, top_k clamped to V with min, "
+            "and the mask written in place into its own copy",
+            code=(
+                "def next_token_probs(logits, temperature=1.0, top_k=None):\n"
+                "    x = logits.clone() / temperature\n"
+                "    if top_k is not None:\n"
+                "        k = min(top_k, x.shape[-1])\n"
+                "        kth = torch.kthvalue(x, x.shape[-1] - k + 1, dim=-1, keepdim=True).values\n"
+                "        x[x < kth] = -float('inf')\n"
+                "    return torch.nn.functional.softmax(x, dim=-1)\n"
+            ),
+        ),
     ],
     "sample_cached": [
         RightAnswer(
@@ -378,6 +445,32 @@ RIGHT_ANSWERS = {
                 "    return out\n"
             ),
         ),
+        RightAnswer(
+            name="window-kept-apart-tokens-in-a-list",
+            why="keeps the model's window apart from the result, gathers the new tokens in a "
+            "list and concatenates once, under a no_grad block instead of the decorator",
+            code=(
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    with torch.no_grad():\n"
+                "        new = []\n"
+                "        window = idx[:, -model.context:]\n"
+                "        logits, past = model(window)\n"
+                "        for step in range(max_new_tokens):\n"
+                "            probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "            t = torch.multinomial(probs, num_samples=1, generator=generator)\n"
+                "            new.append(t)\n"
+                "            window = torch.cat([window, t], dim=1)\n"
+                "            if step == max_new_tokens - 1:\n"
+                "                break\n"
+                "            if past[0][0].size(2) < model.context:\n"
+                "                logits, past = model(t, past=past)\n"
+                "            else:\n"
+                "                window = window[:, -model.context:]\n"
+                "                logits, past = model(window)\n"
+                "        return torch.cat([idx, *new], dim=1)\n"
+            ),
+        ),
     ],
     "export_gpt": [
         RightAnswer(
@@ -398,6 +491,18 @@ RIGHT_ANSWERS = {
                 "    length = torch.export.Dim('length', min=1, max=model.context)\n"
                 "    return torch.export.export(model, args=(example,),\n"
                 "                               dynamic_shapes=[(Dim.STATIC, length)])\n"
+            ),
+        ),
+        RightAnswer(
+            name="model-to-the-example-device",
+            why="moves the model to the example's device first (where it already is: nothing "
+            "changes) and imports export and Dim by name",
+            code=(
+                "def export_gpt(model, example):\n"
+                "    from torch.export import Dim, export\n"
+                "    model = model.to(example.device)\n"
+                "    seq = Dim('T', min=1, max=model.context)\n"
+                "    return export(model, (example,), dynamic_shapes={'idx': {1: seq}})\n"
             ),
         ),
     ],
