@@ -972,5 +972,112 @@ _MORE_2.setdefault("save_checkpoint", []).append(
 for _grade_id, _extra in _MORE_2.items():
     _MORE[_grade_id] = _MORE.get(_grade_id, []) + _extra
 
+# Red-team round 3: wrong answers written from the exercise text alone.
+_MORE_3 = {
+    "top_ops": [
+        Mistake(
+            name="aten-colons-anywhere",
+            message="'aten::' in key also matches a label such as 'wrap(aten::mm)': keep the keys "
+            "that start with 'aten::'.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    ops = [e for e in prof.key_averages() if 'aten::' in e.key]\n"
+                "    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+                "    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]\n"
+            ),
+        ),
+        Mistake(
+            name="drops-idle-operators",
+            message="An operator with 0 self time is still an entry: filtering on the time returns "
+            "fewer than k when there are k operators.",
+            code=(
+                "def top_ops(prof, k=5):\n"
+                "    ops = [e for e in prof.key_averages()\n"
+                "           if e.key.startswith('aten::') and e.self_cpu_time_total > 0]\n"
+                "    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+                "    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]\n"
+            ),
+        ),
+    ],
+    "strip_wrapper_prefixes": [
+        Mistake(
+            name="converts-values",
+            message="Keep the values as they are: .float() makes a new tensor of a float64 or "
+            "float16 value (and changes its dtype).",
+            code=_STRIP_HEAD
+            + (
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        while key.startswith(('module.', '_orig_mod.')):\n"
+                "            key = key.split('.', 1)[1]\n"
+                "        out[key] = value.float() if value.is_floating_point() else value\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="moves-values-to-cpu",
+            message="Keep the values as they are: .cpu() of a tensor on a GPU is a copy.",
+            code=_STRIP_HEAD
+            + (
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        while key.startswith(('module.', '_orig_mod.')):\n"
+                "            key = key.split('.', 1)[1]\n"
+                "        out[key] = value.cpu()\n"
+                "    return out\n"
+            ),
+        ),
+        Mistake(
+            name="detaches-parameters",
+            message="Keep the values as they are: .detach() of a Parameter (a state_dict saved "
+            "with keep_vars=True) is a new tensor object.",
+            code=_STRIP_HEAD
+            + (
+                "    out = {}\n"
+                "    for key, value in state_dict.items():\n"
+                "        while key.startswith(('module.', '_orig_mod.')):\n"
+                "            key = key.split('.', 1)[1]\n"
+                "        out[key] = value.detach() if value.requires_grad else value\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "average_gradients": [
+        Mistake(
+            name="skips-zero-gradients",
+            message="Reduce every gradient that is not None, zeros included: the other ranks "
+            "call all_reduce for it (a rank that skips one leaves them waiting), and their "
+            "gradients need not be zero.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None and p.grad.abs().sum() > 0:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad /= world_size\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        Mistake(
+            name="toggles-requires-grad",
+            message="Saving must not change the model: requires_grad_(True) afterwards unfreezes "
+            "the layers that were frozen.",
+            code=_SAVE_HEAD
+            + (
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = getattr(model, 'module', model)\n"
+                "    inner.requires_grad_(False)\n"
+                "    torch.save(inner.state_dict(), path)\n"
+                "    inner.requires_grad_(True)\n"
+                "    return True\n"
+            ),
+        ),
+    ],
+}
+for _grade_id, _extra in _MORE_3.items():
+    _MORE[_grade_id] = _MORE.get(_grade_id, []) + _extra
+
 for _grade_id, _extra in _MORE.items():
     MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra

@@ -194,6 +194,26 @@ def build_grad_model(spec: dict) -> nn.Module:
     return model
 
 
+def probe_average_zero_grads(average_gradients, case: dict) -> dict:
+    """average_gradients on ``build_grad_model(case["model"])`` whose unused layer holds zero
+    gradients (``optimizer.zero_grad(set_to_none=False)`` leaves them so), with the simulated
+    all_reduce: how many gradient elements went through all_reduce against how many there
+    are."""
+    model = build_grad_model(case["model"])
+    for p in model[1].parameters():  # the unused layer: zeros, not None
+        p.grad = torch.zeros_like(p)
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
+    average_gradients(model, case["world_size"], fake_all_reduce(case["world_size"], log))
+    reduced = 0
+    for shape in log["calls"]:
+        reduced += int(torch.Size(shape).numel())
+    return {
+        "reduced": reduced,
+        "grad_elements": sum(g.numel() for g in grads),
+    }
+
+
 def build_all_reduce(spec: dict):
     """The simulated all_reduce of ``spec["world_size"]`` ranks (see ``fake_all_reduce``)."""
     log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
@@ -325,8 +345,11 @@ def build_checkpoint_model(case: dict) -> nn.Module:
 def build_save_model(spec: dict) -> nn.Module:
     """The model save_checkpoint is given: wrapped in a real DistributedDataParallel object or
     plain, in train or eval mode, with ``grads`` holding the gradients of a backward pass (a
-    checkpoint taken mid-step must leave them)."""
+    checkpoint taken mid-step must leave them), with ``frozen`` its encoder's linear layer
+    frozen (``requires_grad=False``, as in fine-tuning: saving must leave that too)."""
     inner = build_checkpoint_model({"seed": spec["seed"], "device": "cpu"})
+    if spec.get("frozen"):
+        inner.encoder_module[0].requires_grad_(False)
     if spec.get("grads"):
         x = torch.randn(4, 3, generator=torch.Generator().manual_seed(spec["seed"]))
         inner(x).pow(2).sum().backward()
@@ -403,14 +426,28 @@ def probe_strip_wrapper_prefixes(strip_wrapper_prefixes, case: dict) -> dict:
     """The returned keys in order, which original tensor object each value is, and the caller's
     dict afterwards.
 
-    ``case["entries"]``: ``[key, tensor, transposed]``; a transposed entry is handed over as
-    ``tensor.t()`` (a non-contiguous view, as a state_dict may hold).
+    ``case["entries"]``: ``[key, tensor, transposed]`` or ``[key, tensor, transposed, kind]``;
+    a transposed entry is handed over as ``tensor.t()`` (a non-contiguous view, as a
+    state_dict may hold). ``kind``: ``"param"`` an ``nn.Parameter`` (what
+    ``state_dict(keep_vars=True)`` holds), ``"gpu"`` a stand-in for a tensor on a GPU
+    (``probes.devices.StandIn``: its ``.cpu()`` is another object), or a dtype's name
+    (``"float64"``, ``"float16"``): a ``.detach()``, ``.cpu()`` or ``.float()`` of such a
+    value is a new object.
     """
     from collections import OrderedDict
 
     sd = OrderedDict()
-    for key, tensor, transposed in case["entries"]:
-        sd[key] = tensor.t() if transposed else tensor
+    for key, tensor, transposed, *kind in case["entries"]:
+        value = tensor.t() if transposed else tensor
+        if kind and kind[0] == "param":
+            value = nn.Parameter(value)
+        elif kind and kind[0] == "gpu":
+            from autograder.probes import devices
+
+            value = devices.stand_in(value)
+        elif kind:
+            value = value.to(getattr(torch, kind[0]))
+        sd[key] = value
     originals = list(sd.values())
     out = strip_wrapper_prefixes(sd)
     seen = {

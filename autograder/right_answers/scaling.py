@@ -304,3 +304,69 @@ RIGHT_ANSWERS["save_checkpoint"].append(
         ),
     )
 )
+
+# Red-team round 3: right answers in other styles, written from the exercise text alone.
+RIGHT_ANSWERS["time_per_label"].append(
+    RightAnswer(
+        name="average-times-count",
+        why="cpu_time * count per row is the row's cpu_time_total (to rounding): the same sums.",
+        code=(
+            "def time_per_label(prof, labels):\n"
+            "    out = {}\n"
+            "    for label in labels:\n"
+            "        out[label] = 0.0\n"
+            "        for e in prof.key_averages():\n"
+            "            if e.key == label:\n"
+            "                out[label] += e.cpu_time * e.count / 1000\n"
+            "    return out\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["shards_for_epoch"].append(
+    RightAnswer(
+        name="cycle-padding",
+        why="Pads by cycling the shuffled list with itertools (any number of times): the same shards.",
+        code=(
+            "import itertools\nimport math\nimport torch\n"
+            "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+            "    g = torch.Generator().manual_seed(seed + epoch)\n"
+            "    perm = torch.randperm(n, generator=g).tolist()\n"
+            "    total = math.ceil(n / world_size) * world_size\n"
+            "    order = list(itertools.islice(itertools.cycle(perm), total)) if perm else []\n"
+            "    return [order[r::world_size] for r in range(world_size)]\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["save_checkpoint"].append(
+    RightAnswer(
+        name="atomic-rename",
+        why="Writes a temporary file next to path and renames it into place: one file, never half-written.",
+        code=(
+            "import os\nimport torch\n"
+            "def save_checkpoint(model, path, rank):\n"
+            "    if rank != 0:\n"
+            "        return False\n"
+            "    inner = getattr(model, 'module', model)\n"
+            "    tmp = str(path) + '.tmp'\n"
+            "    torch.save(inner.state_dict(), tmp)\n"
+            "    os.replace(tmp, path)\n"
+            "    return True\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["top_ops"].append(
+    RightAnswer(
+        name="skips-rows-without-cpu-time",
+        why=(
+            "Leaves out the rows with no CPU time at all (a GPU side) before taking k, keeping "
+            "a wrapper whose self time is 0 but whose total is not: the same operators."
+        ),
+        code=(
+            "def top_ops(prof, k=5):\n"
+            "    rows = [e for e in prof.key_averages()\n"
+            "            if e.key.startswith('aten::') and (e.self_cpu_time_total or e.cpu_time_total)]\n"
+            "    rows.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+            "    return [(e.key, e.self_cpu_time_total / 1000) for e in rows[:k]]\n"
+        ),
+    )
+)
