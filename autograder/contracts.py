@@ -505,15 +505,18 @@ def _run_reference(
 ) -> tuple[Any, Any, bool]:
     """The reference's result on its own copies, called the way the answer is; the object it
     belongs to (its class's instance, if built); and, ``watched`` (the values family, as the
-    probe watches the answer), whether the call reseeded a global random
-    generator (building the instance does not count, as for the answer)."""
+    probe watches the answer), whether building the instance or the call reseeded a global
+    random generator."""
     case = {"construct": c.construct, "method": c.method, "fill": c.fill}
+    construction = probe.RandomWatch()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # in a plain nbgrader kernel, stderr would cost marks
-        fn, call, obj = probe.answer_callable(c.reference, args, case)
+        fn, call, obj = probe.answer_callable(
+            c.reference, args, case, watch=construction if watched else None
+        )
         with probe.random_watched(watched) as random_seen:
             result = fn(*call, **kwargs)
-        return result, obj, random_seen.reseeded
+        return result, obj, random_seen.reseeded or construction.reseeded
 
 
 def _sent(args: Sequence) -> list:

@@ -435,13 +435,19 @@ def call_dtype(args: list) -> torch.dtype | None:
 
 
 def answer_callable(
-    answer: Any, args: list, case: dict, place: Callable | None = None
+    answer: Any,
+    args: list,
+    case: dict,
+    place: Callable | None = None,
+    watch: RandomWatch | None = None,
 ) -> tuple[Callable, list, Any]:
     """What the case calls, with what, and the object it belongs to. A function is called on
     all the arguments; a class (``construct``: how many leading arguments go to it) is built
     from the first ones, its weights filled (``fill``) and cast to the dtype and device of the
     call's tensors, then called on the rest; ``method`` names what is called instead
-    (``apply`` of a Function). ``place(obj, call)`` puts a built module elsewhere."""
+    (``apply`` of a Function). ``place(obj, call)`` puts a built module elsewhere. With
+    ``watch``, building is watched as a call is (:func:`random_watched`): a reseed in the
+    class's ``__init__`` shows there, where the fork below would otherwise hide it."""
     k = case.get("construct")
     if k is None:
         obj, call = answer, args
@@ -449,7 +455,10 @@ def answer_callable(
         call = args[k:]
         with torch.random.fork_rng(devices=[]):  # what fill leaves alone, the same every run
             torch.manual_seed(0)
-            obj = answer(*cast_parts(args[:k], call))
+            with random_watched(watch is not None) as built:
+                obj = answer(*cast_parts(args[:k], call))
+        if watch is not None:
+            watch.reseeded = built.reseeded
         if case.get("fill", True):
             fill_parameters(obj)
         if isinstance(obj, torch.nn.Module):
@@ -643,7 +652,10 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             # what the answer leaves, its class's __init__ included.
             usual_modes()
             modes = modes_now()
-            fn, call, obj = answer_callable(answer, args, case)
+            construction = RandomWatch()
+            fn, call, obj = answer_callable(
+                answer, args, case, watch=construction if family == "values" else None
+            )
             one_device = devices.OneDevice() if family == "device" else nullcontext()
             with (
                 SavedTensors() if family == "memory" else nullcontext() as saved,
@@ -681,7 +693,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
     if saved is not None:
         seen["saved_peak"] = saved.peak
     if family == "values":
-        seen["reseeded"] = random_seen.reseeded
+        seen["reseeded"] = random_seen.reseeded or construction.reseeded
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now
         seen["effects"] = [effect(watched[i]) for i in case["mutates"]]
     if family == "device":

@@ -519,6 +519,18 @@ class AffineDetached(ReferenceAffine):  # grad: the input cut from the graph
         return x.detach() * self.weight + self.bias
 
 
+class AffineSeededAtBirth(ReferenceAffine):  # values: reseeds the caller's generator when built
+    def __init__(self, n):
+        torch.manual_seed(0)  # 0 is the seed the contract builds every class under
+        super().__init__(n)
+
+
+class AffineDrawsAtBirth(ReferenceAffine):  # right: a draw from torch's generator is no reseed
+    def __init__(self, n):
+        super().__init__(n)
+        self.register_buffer("noise", torch.randn(n))
+
+
 class AffineFloat32(ReferenceAffine):  # dtypes: the answer forces float32
     def forward(self, x):
         return x.float() * self.weight.float() + self.bias.float()
@@ -548,6 +560,8 @@ def test_a_class_is_built_on_both_sides_with_the_same_weights():
     assert "gradient" in failure(AffineDetached, AFFINE)
     assert "dtype" in failure(AffineFloat32, AFFINE)
     assert "parameter #1 (of shape" in failure(AffineWeightData, AFFINE)
+    assert "reseeded a global random number generator" in failure(AffineSeededAtBirth, AFFINE)
+    AFFINE.check(AffineDrawsAtBirth)
 
 
 def test_a_class_that_reads_values_is_judged_with_its_own_tensors_on_stand_ins():
