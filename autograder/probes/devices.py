@@ -63,10 +63,31 @@ _LEAVES = {torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist, torch.Tens
 _IN_PLACE_OPERATORS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__"}
 
 
+# Indexing goes one way only: a GPU tensor takes CPU indices, but a CPU tensor refuses
+# indices on a GPU ("indices should be either on cpu or on the same device as the indexed
+# tensor"): counts kept in a CPU table indexed by the labels, a one-hot row taken from a CPU
+# torch.eye. (A 0-d index is read as a number.)
+_INDEXING = {
+    torch.Tensor.__getitem__,
+    torch.Tensor.__setitem__,
+    torch.Tensor.index_put_,
+    torch.Tensor.index_put,
+}
+
+
 def _mixes(func, args, kwargs, elsewhere) -> bool:
     """Whether the call meets a tensor on the inputs' device (``elsewhere(t)``) and a CPU one
     in a way a GPU refuses: a CPU tensor that is not 0-d, or one (0-d included) that an
-    in-place operation would write a device tensor into (``total += loss``)."""
+    in-place operation would write a device tensor into (``total += loss``), or a CPU
+    tensor indexed by device indices."""
+    if func in _INDEXING:
+        target, index = args[0], args[1] if len(args) > 1 else kwargs.get("indices")
+        return (
+            isinstance(target, torch.Tensor)
+            and not elsewhere(target)
+            and target.device.type == "cpu"
+            and any(elsewhere(t) and t.dim() > 0 for t in tensors_in(index))
+        )
     if func in _MAY_MIX:
         return False
     tensors = tensors_in((args, kwargs))

@@ -31,6 +31,8 @@ def meta(*shape: int) -> torch.Tensor:
         lambda: meta(3, 4).mul_(torch.ones(3, 4)),
         lambda: torch.zeros(()).add_(meta(())),  # a CPU scalar as the target: a GPU refuses
         lambda: torch.zeros(()).__iadd__(meta(()).sum()),  # total += loss
+        lambda: torch.eye(3)[torch.tensor([0, 2], device="meta")],  # a CPU table, device labels
+        lambda: torch.zeros(3, 3).index_put_((meta(2).long(), meta(2).long()), torch.ones(2)),
     ],
 )
 def test_one_device_refuses_what_meta_lets_through(call):
