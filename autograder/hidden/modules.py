@@ -80,19 +80,6 @@ def _check_module(seen: dict, what: str) -> None:
         )
 
 
-def _judge_reseed(seen: dict, what: str) -> None:
-    """The probe's note of a constructor that reseeded a global random generator."""
-    if seen.get("reseeded"):
-        raise CheckError(
-            _(
-                "{what}: its __init__ reseeded a global random number generator "
-                "(torch.manual_seed, random.seed, np.random.seed): every random number the "
-                "caller draws after building the model changes. Seed once at the top of a "
-                "script, never inside a class."
-            ).format(what=what)
-        )
-
-
 def _judge_modes(seen: dict, what: str) -> None:
     """The probe's ``_grads_in_modes``: in eval mode the module computes what it computes in
     training mode (none of these layers depends on the mode), with a graph back to x and the
@@ -216,7 +203,6 @@ def check_MLP(MLP) -> None:
                 "layer shares its parameters between them."
             ).format(what=what, n_prelus=len(prelus), fresh=2)
         )
-    _judge_reseed(seen, what)
     _judge_modes(seen, what)
     unused = _take(seen, "no grad", what)
     if unused:
@@ -299,14 +285,13 @@ def check_ResidualBlock(ResidualBlock) -> None:
     """The contracts: its state_dict names, then x + fc2(relu(fc1(x))) with the same weights
     on every input family (any leading axes, non-contiguous, float16 to float64, another
     device, gradients through the skip and the layers), the caller's x left as it was; then
-    one block built (no reseeding in __init__) and called in training and in eval mode (the
+    one block built and called in training and in eval mode (the
     same output, gradients in both)."""
     what = "ResidualBlock(4, 6)"
     x = torch.randn(3, 4, generator=torch.Generator().manual_seed(4))
     case = {"dim": 4, "hidden": 6, "x": x, "seed": 4}
     seen = observe(probes.probe_ResidualBlock, ResidualBlock, case, what)
     _check_module(seen, what)
-    _judge_reseed(seen, what)
     _judge_modes(seen, what)
 
 
@@ -516,7 +501,6 @@ def check_RunningMean(RunningMean) -> None:
     }
     seen = observe(probes.probe_RunningMean, RunningMean, case, what)
     _check_module(seen, what)
-    _judge_reseed(seen, what)
     ref = torch.zeros(3)
     for i, (n, x) in enumerate(zip(batches, case["train"], strict=True)):
         label = _("{what} in training mode, batch {i} of shape ({n}, 3)").format(
@@ -1043,7 +1027,6 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
     what = "EncoderClassifier(encoder, head)"
     seen = observe(probes.probe_swap_head, EncoderClassifier, {"seed": 8, "inputs": inputs}, what)
     _check_module(seen, what)
-    _judge_reseed(seen, what)
     returned_old = _take(seen, "returned the old head", f"{what}.swap_head(new_head)")
     if not returned_old:
         raise CheckError(

@@ -17,8 +17,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from autograder.probes.contract import random_watched
-
 # The activation classes an MLP is built with; the case names one.
 ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "GELU": nn.GELU, "PReLU": nn.PReLU}
 
@@ -85,13 +83,9 @@ def _forward(seen: dict, key: str, module: Any, x: torch.Tensor) -> Any:
 
 
 def _construct(seen: dict, cls: Any, *args: Any, **kwargs: Any) -> Any:
-    """``cls(*args, **kwargs)`` as the "construct" step, watched: ``seen["reseeded"]`` says
-    whether the constructor reseeded a global random generator (a torch.manual_seed in
-    __init__ changes every random number the caller draws afterwards)."""
-    with random_watched() as watch:
-        obj = _run(seen, "construct", cls, *args, **kwargs)
-    seen["reseeded"] = watch.reseeded
-    return obj
+    """``cls(*args, **kwargs)`` as the "construct" step (a reseed in __init__ is the values
+    family's to catch: the contracts build every class watched)."""
+    return _run(seen, "construct", cls, *args, **kwargs)
 
 
 def _grads_in_modes(seen: dict, module: nn.Module, x: torch.Tensor) -> None:
@@ -154,7 +148,7 @@ def probe_MLP(MLP, case: dict) -> dict:
 
 
 def probe_ResidualBlock(ResidualBlock, case: dict) -> dict:
-    """One block, built watched (a reseed in __init__), then its output and the gradient
+    """One block, built, then its output and the gradient
     it sends back to x in training mode and in eval mode.
 
     case: dim, hidden, x (a CPU tensor), seed.

@@ -192,33 +192,16 @@ def _number(value):
     return value
 
 
-def _rng_after(seed: int, call) -> tuple[object, torch.Tensor]:
-    """``call()`` with the global generator seeded with ``seed`` first: its result and the
-    next numbers that generator gives afterwards (equal for two seeds: it reseeded). The
-    caller's random state is put back."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        result = call()
-        return result, torch.rand(4)
-
-
 def probe_make_optimizer(make_optimizer, case: dict) -> dict:
     """The optimizer's type and its groups as (lr, weight_decay, parameter names), which
-    parameters require grad after the call, and whether it reseeded the global generator (built
-    twice under two seeds). A parameter not in the model is named "?"."""
+    parameters require grad after the call. A parameter not in the model is named "?"."""
     model = build_net(case)
     params = dict(model.named_parameters())
     for name in frozen_in_case(model, case["frozen"]):
         params[name].requires_grad_(False)
     flags_before = _named_flags(model)
 
-    def build():
-        return make_optimizer(
-            model, case["backbone_lr"], case["head_lr"], head_attr=case["head_attr"]
-        )
-
-    opt, after = _rng_after(1, build)
-    _again, after_again = _rng_after(2, build)  # the same model again: nothing to change
+    opt = make_optimizer(model, case["backbone_lr"], case["head_lr"], head_attr=case["head_attr"])
     names = {id(p): n for n, p in model.named_parameters()}
     groups = None
     if isinstance(opt, torch.optim.Optimizer):
@@ -236,7 +219,6 @@ def probe_make_optimizer(make_optimizer, case: dict) -> dict:
         "groups": groups,
         "requires_grad_before": flags_before,
         "requires_grad": _named_flags(model),
-        "reseeded": torch.equal(after, after_again),
     }
 
 
@@ -599,8 +581,7 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
     """Run ``merge_lora`` on an adapter built from the case, twice; report the merged layer (type,
     weight, bias, dtype, device, output on ``case["x"]``, tensors shared with the adapter),
     whether the adapter's tensors are unchanged afterwards, and whether a second merge gives
-    the same weight; its state_dict keys and parameter names, and whether the two merges (under
-    two global seeds) reseeded the global generator. On the meta device: only the merged
+    the same weight; its state_dict keys and parameter names. On the meta device: only the merged
     layer's type and devices."""
     base = build_base(case)
     A, B = (case[k].to(case["device"]) for k in ("A", "B"))  # they cross on the CPU for meta
@@ -620,7 +601,7 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
             else {},
         }
     before = state_of(layer)
-    merged, after = _rng_after(1, lambda: merge_lora(layer))
+    merged = merge_lora(layer)
     seen = {
         "type": type(merged).__name__,
         "is_linear": isinstance(merged, nn.Linear),
@@ -635,7 +616,6 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
         "shared": [],
         "state_keys": [],
         "parameter_names": [],
-        "reseeded": False,
     }
     if isinstance(merged, nn.Linear):
         seen["state_keys"] = list(merged.state_dict())
@@ -654,8 +634,7 @@ def probe_merge_lora(merge_lora, case: dict) -> dict:
                 seen["out"] = merged(case["x"]).detach().clone()
         except Exception as err:  # reported as data: the check says what it means
             seen["out_error"] = _error(err)
-        again, after_again = _rng_after(2, lambda: merge_lora(layer))
-        seen["reseeded"] = torch.equal(after, after_again)
+        again = merge_lora(layer)
         if isinstance(again, nn.Linear):
             seen["second_weight"] = again.weight.detach().clone()
     return seen
