@@ -615,7 +615,8 @@ AVERAGE_GRADIENTS = Contract(
 def check_average_gradients(average_gradients) -> None:
     """The contract: the model afterwards (every .grad, the weights, the flags) as the
     reference leaves it, on simulated ranks of several world sizes, None returned. By hand
-    (values cannot show it): a gradient of zeros goes through all_reduce like any other."""
+    (values cannot show it): a gradient of zeros goes through all_reduce like any other, and
+    each .grad is divided in place (the same tensor afterwards)."""
     spec = {"seed": 3, "dtype": "float32", "tied": False, "grads": True, "frozen_after": False}
     what = _(
         "average_gradients(model, 2, all_reduce) on a model whose unused layer holds zero "
@@ -636,6 +637,15 @@ def check_average_gradients(average_gradients) -> None:
                 "leaves the others waiting forever), and the other ranks' gradients for that "
                 "parameter need not be zero."
             ).format(what=what, reduced=seen["reduced"], total=seen["grad_elements"])
+        )
+    if seen["replaced"]:
+        raise CheckError(
+            _(
+                "{what} replaced the .grad of {names} with a new tensor: divide in place "
+                "(p.grad /= world_size or p.grad.div_(world_size)), as the text asks. DDP's "
+                "gradient buckets and any hook or optimizer holding the gradient keep the old "
+                "tensor, which then holds the sum, not the average."
+            ).format(what=what, names=", ".join(seen["replaced"]))
         )
 
 

@@ -172,6 +172,20 @@ MISTAKES = {
                 "            p.grad /= world_size\n"
             ),
         ),
+        Mistake(
+            name="assigns-divided-grad",
+            message="p.grad = p.grad / world_size puts a new tensor in .grad: divide in place "
+            "(p.grad /= world_size), or whatever holds the old gradient keeps the sum.",
+            code=(
+                "import torch.distributed as dist\n"
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for name, p in model.named_parameters():\n"
+                "        if p.grad is None:\n"
+                "            continue\n"
+                "        all_reduce(p.grad, op=dist.ReduceOp.SUM)\n"
+                "        p.grad = p.grad / world_size\n"
+            ),
+        ),
     ],
     "save_checkpoint": [
         Mistake(

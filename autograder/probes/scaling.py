@@ -198,11 +198,12 @@ def probe_average_zero_grads(average_gradients, case: dict) -> dict:
     """average_gradients on ``build_grad_model(case["model"])`` whose unused layer holds zero
     gradients (``optimizer.zero_grad(set_to_none=False)`` leaves them so), with the simulated
     all_reduce: how many gradient elements went through all_reduce against how many there
-    are."""
+    are, and which gradients were replaced by a new tensor (the text asks for in place)."""
     model = build_grad_model(case["model"])
     for p in model[1].parameters():  # the unused layer: zeros, not None
         p.grad = torch.zeros_like(p)
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    named = [(name, p) for name, p in model.named_parameters() if p.grad is not None]
+    grads = [p.grad for _name, p in named]
     log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
     average_gradients(model, case["world_size"], fake_all_reduce(case["world_size"], log))
     reduced = 0
@@ -211,6 +212,7 @@ def probe_average_zero_grads(average_gradients, case: dict) -> dict:
     return {
         "reduced": reduced,
         "grad_elements": sum(g.numel() for g in grads),
+        "replaced": [name for (name, p), g in zip(named, grads, strict=True) if p.grad is not g],
     }
 
 

@@ -134,19 +134,6 @@ RIGHT_ANSWERS = {
                 "    return None\n"
             ),
         ),
-        RightAnswer(
-            name="assigns-divided-grad",
-            why="p.grad = p.grad / world_size puts a new tensor in .grad: the same values.",
-            code=(
-                "import torch.distributed as dist\n"
-                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
-                "    for name, p in model.named_parameters():\n"
-                "        if p.grad is None:\n"
-                "            continue\n"
-                "        all_reduce(p.grad, op=dist.ReduceOp.SUM)\n"
-                "        p.grad = p.grad / world_size\n"
-            ),
-        ),
     ],
     "save_checkpoint": [
         RightAnswer(
