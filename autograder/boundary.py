@@ -30,7 +30,13 @@ from typing import Any, Protocol
 import torch
 
 from autograder import wire
-from tutorial_lib.checks import CheckError, call_failure_message, learner_call, learner_frames
+from tutorial_lib.checks import (
+    CheckError,
+    call_failure_message,
+    is_stub,
+    learner_call,
+    learner_frames,
+)
 from tutorial_lib.i18n import _
 
 PROBE_PACKAGE = "autograder.probes"
@@ -169,7 +175,7 @@ MAX_FRAMES, MAX_FRAME_CHARS = 8, 300
 
 def _raised(err: Exception) -> list[str]:
     """What crosses for an exception: its type, message, the student's frames, the call."""
-    if isinstance(err, NotImplementedError):  # the stub: nothing to point at
+    if is_stub(err):  # nothing to point at
         return [type(err).__name__, str(err)[:2000]]
     frames = [f[:MAX_FRAME_CHARS] for f in learner_frames(err.__traceback__)[-MAX_FRAMES:]]
     called_as = learner_call(err.__traceback__)[:MAX_FRAME_CHARS]
@@ -221,7 +227,7 @@ def observe(probe: Callable, student: Any, case: Any = None, what: str = "") -> 
         and len(body) in (2, 4)
         and all(type(b) is str for b in body)
     ):
-        if body[0] == "NotImplementedError":
+        if body[0] == "NotImplementedError" and len(body) == 2:  # the stub (see _raised)
             raise NotImplementedError(body[1])
         frames, called_as = (body[2].splitlines(), body[3]) if len(body) == 4 else ([], "")
         raise AnswerRaised(what, body[0], body[1], frames, called_as)

@@ -413,13 +413,19 @@ def call(fn: Callable, *args: object, hints: str | dict[str, str] | None = None,
 
         out = call(attention, q, k, v, hints={"shape": "Transpose k's last two dims."})
 
-    ``NotImplementedError`` (a blank exercise) passes through unchanged.
+    The stub's ``NotImplementedError`` (a blank exercise) passes through unchanged.
     """
     __tracebackhide__ = True  # pytest leaves this frame out of its reports
     try:
         return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise
+    except NotImplementedError as err:
+        if is_stub(err):
+            raise
+        frames = learner_frames(err.__traceback__)
+        name = getattr(fn, "__name__", type(fn).__name__)
+        message = call_failure_message(
+            describe_call(name, args, kwargs), type(err).__name__, str(err), frames, hints
+        )
     except Exception as err:  # anything the learner's code raised, with its traceback
         frames = learner_frames(err.__traceback__)
         name = getattr(fn, "__name__", type(fn).__name__)
@@ -460,6 +466,17 @@ def learner_frames(tb: types.TracebackType | None) -> list[str]:
         source = f": {source}" if source else ""
         lines.append(f"{_where(code.co_filename)}, line {lineno}, in {code.co_name}{source}")
     return lines
+
+
+def is_stub(err: BaseException) -> bool:
+    """Whether ``err`` is an unanswered exercise: a NotImplementedError raised by the
+    learner's own code (the stub's ``raise NotImplementedError()``). One raised inside a
+    library is an error like any other (an operator with no kernel for that device or dtype,
+    an nn.Module subclass without forward), and "not answered yet" would mislead."""
+    if not isinstance(err, NotImplementedError):
+        return False
+    frames = list(traceback.walk_tb(err.__traceback__))
+    return not frames or not _is_library(frames[-1][0])
 
 
 def learner_call(tb: types.TracebackType | None) -> str:

@@ -128,8 +128,9 @@ def _as_float(value, what: str) -> float:
 
 
 def _stub_or(raised: list[str]) -> None:
-    """A NotImplementedError the probe saw means the answer is still (partly) the stub."""
-    if raised[0] == "NotImplementedError":
+    """The stub's NotImplementedError, which the probe saw: the answer is still (partly) the
+    stub."""
+    if raised[0] == "stub":
         raise NotImplementedError(raised[1])
 
 

@@ -73,6 +73,25 @@ def test_the_stub_still_passes_through_as_not_implemented():
         boundary.observe(boundary.call, stub, CASE)
 
 
+class NoForward(torch.nn.Module):
+    """A module whose forward was never written: torch raises NotImplementedError inside."""
+
+
+def through_a_module_without_forward(x, w):
+    return NoForward()(x)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in the kernel", "across the boundary"])
+def test_a_not_implemented_error_raised_inside_torch_is_an_error_not_the_stub(remote):
+    # "not answered yet" would send the learner looking for a stub that is not there
+    answer = through_a_module_without_forward
+    channel = InProcessChannel({"through_a_module_without_forward": answer})
+    student = boundary.Remote("through_a_module_without_forward", channel) if remote else answer
+    err = raised(student, CASE, "through_a_module_without_forward(...)")
+    assert err.type_name == "NotImplementedError"
+    assert "forward" in err.message and "return NoForward()(x)" in str(err)
+
+
 def test_a_checks_hint_for_the_error_comes_last_as_calls_does():
     err = raised(scale_rows, CASE)
     text = err.with_hint(" Multiply by w.T. ")

@@ -82,6 +82,18 @@ def test_not_implemented_error_passes_through_unchanged():
     assert type(info.value) is NotImplementedError
 
 
+def test_a_not_implemented_error_from_inside_torch_is_reported_like_any_error():
+    class NoForward(torch.nn.Module):
+        pass
+
+    def features(x):
+        return NoForward()(x)
+
+    msg = failure(features, torch.zeros(2), hints="Write forward.")
+    assert "features(tensor(2,) float32 cpu) raised NotImplementedError" in msg
+    assert "return NoForward()(x)" in msg and "Write forward." in msg
+
+
 def test_one_string_hint_is_shown_for_any_error_and_any_is_the_fallback():
     def look_up(items, i):
         return items[i]
