@@ -87,13 +87,13 @@ def _loss_hint(family: str, inputs: Inputs) -> str:
 
 
 def _compare_loss(got, expected, what: str, inputs: Inputs) -> None:
-    """A scalar of any float dtype (the text names none), close to the reference; not shifted?"""
+    """A scalar in the logits' dtype, close to the reference; not shifted?"""
     logits, tokens = inputs.args
     check_type(got, torch.Tensor, what)
     check_shape(got, (), what=what)
     rtol, atol = TOLERANCE[expected.dtype]
     try:
-        assert_close(got, expected.detach(), what=what, exact_dtype=False, rtol=rtol, atol=atol)
+        assert_close(got, expected.detach(), what=what, rtol=rtol, atol=atol)
     except CheckError:
         hidden = inputs.kwargs.get("ignore_index", -100)
         v = logits.shape[-1]
