@@ -140,6 +140,18 @@ MODES: dict[str, tuple[Callable, Callable, Any]] = {
         torch.autograd.set_detect_anomaly,
         False,
     ),
+    # TF32 trades float32 matmul and convolution precision for speed on a GPU, for every
+    # later call of the caller's (the matmul setting is also torch.backends.cuda.matmul's).
+    "torch.get_float32_matmul_precision()": (
+        torch.get_float32_matmul_precision,
+        torch.set_float32_matmul_precision,
+        "highest",
+    ),
+    "torch.backends.cudnn.allow_tf32": (
+        lambda: torch.backends.cudnn.allow_tf32,
+        lambda on: setattr(torch.backends.cudnn, "allow_tf32", on),
+        True,
+    ),
 }
 
 

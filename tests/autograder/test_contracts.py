@@ -90,6 +90,16 @@ def wrong_anomaly_left_on(x):  # every later backward pass of the caller several
     return x - x.mean(-1, keepdim=True)
 
 
+def wrong_tf32_left_on(x):  # every later float32 matmul of the caller's on a GPU in TF32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    return x - x.mean(-1, keepdim=True)
+
+
+def wrong_cudnn_tf32_left_off(x):  # the caller's convolutions slower than they chose
+    torch.backends.cudnn.allow_tf32 = False
+    return x - x.mean(-1, keepdim=True)
+
+
 def wrong_default_dtype(x):  # the process's default dtype left at float64
     torch.set_default_dtype(torch.float64)
     return x - x.mean(-1, keepdim=True)
@@ -202,6 +212,8 @@ def test_right_answers_pass_every_family(answer):
         (wrong_default_device, "torch.get_default_device(): cpu -> meta"),
         (wrong_anomaly_left_on, "torch.is_anomaly_enabled(): False -> True"),
         (wrong_default_dtype, "torch.get_default_dtype(): torch.float32 -> torch.float64"),
+        (wrong_tf32_left_on, "torch.get_float32_matmul_precision(): highest -> high"),
+        (wrong_cudnn_tf32_left_off, "torch.backends.cudnn.allow_tf32: True -> False"),
         (wrong_reseeds, "global random number generator"),
         (wrong_draws_for_nothing, "global random number generator"),
         (wrong_python_reseeds, "global random number generator"),
@@ -228,6 +240,28 @@ def test_an_answer_may_touch_the_generators_where_its_reference_does():
         "center", reference_center, draw_rows, families=("values",), global_random_ok=True
     )
     free.check(wrong_reseeds)
+
+
+def reference_add_pair(pair: tuple) -> torch.Tensor:  # a (k, v) cache-like argument
+    k, v = pair
+    return k + v
+
+
+def draw_pair(d: Draw) -> Inputs:
+    return Inputs(((d.tensor(2, 3), d.tensor(2, 3)),))
+
+
+def wrong_pair_in_float32(pair):  # right for float32 pairs only
+    k, v = pair
+    return k.float() + v.float()
+
+
+def test_the_dtypes_family_casts_the_tensors_inside_a_tuple_argument():
+    pairs = Contract(
+        "add_pair", reference_add_pair, draw_pair, families=("dtypes",), arg_names=("pair",)
+    )
+    pairs.check(reference_add_pair)
+    assert "dtype" in failure(wrong_pair_in_float32, pairs)
 
 
 def test_the_counterexample_is_shrunk_to_the_smallest_input():
