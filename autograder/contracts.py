@@ -479,12 +479,17 @@ class _Runner:
 
 
 def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
-    """The call with its float tensors in ``dtype`` (the others stay as they are)."""
-    args = tuple(
-        a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype.is_floating_point else a
-        for a in inputs.args
-    )
-    return Inputs(args, inputs.kwargs)
+    """The call with its float tensors in ``dtype``, those inside a tuple or list argument too
+    (a cache of (k, v) pairs, a batch of samples); the others stay as they are."""
+
+    def cast(a: Any) -> Any:
+        if isinstance(a, torch.Tensor):
+            return a.to(dtype) if a.dtype.is_floating_point else a
+        if type(a) in (tuple, list):
+            return type(a)(cast(x) for x in a)
+        return a
+
+    return Inputs(tuple(cast(a) for a in inputs.args), inputs.kwargs)
 
 
 def copies(args: Sequence) -> list:
