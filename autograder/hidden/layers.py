@@ -500,13 +500,27 @@ def _reference_attention(q, k, v, mask=None):
     return torch.softmax(scores, dim=-1) @ v
 
 
+# Now and then, in the values family, every score is about +-800: exp() of it overflows to
+# inf (or underflows to 0, and 0 / 0) in float64, so a softmax written as
+# exp(s) / exp(s).sum(-1) without subtracting the row's maximum gives NaN where the reference
+# does not. In float64: a float32 score of 100 carries rounding errors that its near one-hot
+# weights magnify to the size of float32's tolerance, and right answers would fail by chance.
+_LARGE_SCORE = 800.0
+
+
 def _draw_attention(d: Draw) -> Inputs:
-    """Batch axes (none to two), T_q != T_k, D != D_v; no mask, a causal, padding or random one."""
+    """Batch axes (none to two), T_q != T_k, D != D_v; no mask, a causal, padding or random one;
+    in ``values``, now and then float64 scores large enough to overflow a softmax without its
+    maximum."""
     batch = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
     t_q, t_k, dim, dim_v = d.size(1, 5), d.size(1, 6), d.size(1, 8), d.size(1, 6)
     q, k = d.tensor(*batch, t_q, dim), d.tensor(*batch, t_k, dim)
     v = d.tensor(*batch, t_k, dim_v)
-    kind = d.draw(st.sampled_from([None, "causal", "random"]))
+    if d.family == "values" and d.draw(st.booleans()):
+        q, k, v = q.double(), k.double(), v.double()
+        k[..., 0] = 1.0  # a shared first channel: every score shifted by the same amount
+        q[..., 0] = d.draw(st.sampled_from([1.0, -1.0])) * _LARGE_SCORE * math.sqrt(dim)
+    kind = d.draw(st.sampled_from([None, "causal", "random", "padding"]))
     mask = None
     if kind == "causal":
         mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
@@ -514,19 +528,48 @@ def _draw_attention(d: Draw) -> Inputs:
     elif kind == "random":
         mask = d.bools(*batch, t_q, t_k)
         mask[..., 0] = True  # every query sees at least one key
+    elif kind == "padding":
+        # a key-padding mask (..., 1, T_k), shared by the queries and, with fewer leading
+        # axes or size-1 ones (B, 1, 1, T_k: over the heads), by some batch axes too:
+        # "broadcastable to (..., T_q, T_k)", not of that shape
+        lead = [
+            d.draw(st.sampled_from([n, 1])) for n in batch[d.draw(st.integers(0, len(batch))) :]
+        ]
+        mask = d.bools(*lead, 1, t_k)
+        mask[..., 0] = True
     return Inputs((q, k, v, mask))
 
 
 def _attention_hint(family: str, inputs: Inputs) -> str:
-    q, _k, v, _mask = inputs.args
+    q, k, v, mask = inputs.args
+    hints = []
     if q.shape[-1] != v.shape[-1]:
-        return _("Scale the scores by sqrt(D), the size of q's and k's last axis (not v's).")
-    if family == "dtypes" and q.dtype == torch.float64:
-        return _(
-            "Compute in the inputs' dtype: a float32 working copy (even one cast back to "
-            "float64 at the end) is only good to about 1e-7."
+        hints.append(_("Scale the scores by sqrt(D), the size of q's and k's last axis (not v's)."))
+    if mask is not None and mask.shape[-2:] != (q.shape[-2], k.shape[-2]):
+        hints.append(
+            _(
+                "The mask need only broadcast against the scores (a padding mask of shape "
+                "(..., 1, T_k), say): fill with scores.masked_fill(~mask, float('-inf')) or "
+                "torch.where(mask, scores, -inf), not by indexing with the mask or reshaping it."
+            )
         )
-    return ""
+    if q.abs().max() >= _LARGE_SCORE:  # the values family's float64 draw of large scores
+        hints.append(
+            _(
+                "These inputs are float64 and their scores about 800 (or -800): exp() of such "
+                "scores overflows to inf (or underflows to 0, and 0 / 0), so "
+                "exp(s) / exp(s).sum(-1) gives NaN. Use torch.softmax, or subtract each row's "
+                "maximum before exp; and compute in float64, not in a float32 working copy."
+            )
+        )
+    elif family == "dtypes" and q.dtype == torch.float64:
+        hints.append(
+            _(
+                "Compute in the inputs' dtype: a float32 working copy (even one cast back to "
+                "float64 at the end) is only good to about 1e-7."
+            )
+        )
+    return " ".join(hints)
 
 
 ATTENTION = Contract(

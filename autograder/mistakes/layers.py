@@ -1375,6 +1375,61 @@ MISTAKES = {
                 "    return scores.softmax(-1) @ v\n"
             ),
         ),
+        Mistake(
+            name="softmax-without-its-maximum",
+            message="exp(scores) / exp(scores).sum(-1) overflows to inf (or underflows to 0 / 0) "
+            "once scores reach about 90: use torch.softmax, or subtract each row's maximum "
+            "before exp.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    e = scores.exp()\n"
+                "    return e / e.sum(-1, keepdim=True) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="exp-then-mask-without-maximum",
+            message="Masking by multiplying exp(scores) by the mask is right, but exp of large "
+            "scores overflows: subtract each row's maximum first (torch.softmax does).",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    w = torch.exp(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]))\n"
+                "    if mask is not None:\n"
+                "        w = w * mask\n"
+                "    return w / w.sum(-1, keepdim=True) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="mask-as-an-index",
+            message="A mask broadcastable to the scores (a padding mask of shape (..., 1, T_k)) "
+            "cannot index them: fill with scores.masked_fill(~mask, float('-inf')), which "
+            "broadcasts.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.clone()\n"
+                "        scores[..., ~mask] = float('-inf')\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="mask-expanded-by-prepending",
+            message="The mask need only broadcast against the scores: masked_fill broadcasts it "
+            "as it is; prepending the scores' batch axes to a mask that has some of them "
+            "already gives a wrong shape.",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        if mask.dim() != scores.dim():\n"
+                "            mask = mask.expand(scores.shape[:-2] + mask.shape)\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
     ],
     "split_heads": [
         Mistake(

@@ -167,6 +167,33 @@ RIGHT_ANSWERS = {
                 "    return y, new_mean, new_var\n"
             ),
         ),
+        RightAnswer(
+            name="channels-flattened-and-no-grad-update",
+            why="flattens x to (C, everything else) for torch.var_mean, and updates the running "
+            "statistics under torch.no_grad()",
+            code=(
+                "def batch_norm(x, running_mean, running_var, weight, bias, training,\n"
+                "               momentum=0.1, eps=1e-5):\n"
+                "    c = x.shape[1]\n"
+                "    flat = x.transpose(0, 1).reshape(c, -1)\n"
+                "    if training:\n"
+                "        var, mean = torch.var_mean(flat, dim=1, correction=0)\n"
+                "        n = flat.shape[1]\n"
+                "        with torch.no_grad():\n"
+                "            new_mean = running_mean * (1 - momentum) + mean * momentum\n"
+                "            new_var = running_var * (1 - momentum) + var * (n / (n - 1)) * momentum\n"
+                "    else:\n"
+                "        mean, var = running_mean, running_var\n"
+                "        new_mean, new_var = running_mean.detach().clone(), running_var.detach().clone()\n"
+                "    shape = (1, c) + (1,) * (x.ndim - 2)\n"
+                "    y = (x - mean.reshape(shape)) / (var.reshape(shape) + eps).sqrt()\n"
+                "    if weight is not None:\n"
+                "        y = y * weight.reshape(shape)\n"
+                "    if bias is not None:\n"
+                "        y = y + bias.reshape(shape)\n"
+                "    return y, new_mean, new_var\n"
+            ),
+        ),
     ],
     "mean_embedding": [
         RightAnswer(
@@ -262,6 +289,17 @@ RIGHT_ANSWERS = {
             code=(
                 "def mean_embedding(tokens, embedding, pad_id):\n"
                 '    return F.embedding_bag(tokens, embedding.weight, mode="mean", padding_idx=pad_id)\n'
+            ),
+        ),
+        RightAnswer(
+            name="embedding-bag-with-weights",
+            why="F.embedding_bag sums each row's vectors weighted 1 (kept) or 0 (pad), then "
+            "divides by the clamped count",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    w = (tokens != pad_id).to(embedding.weight.dtype)\n"
+                "    s = F.embedding_bag(tokens, embedding.weight, per_sample_weights=w, mode='sum')\n"
+                "    return s / w.sum(1, keepdim=True).clamp(min=1)\n"
             ),
         ),
     ],
@@ -395,6 +433,49 @@ RIGHT_ANSWERS = {
                 "    for _ in batch:\n"
                 "        f = torch.vmap(f)\n"
                 "    return f(q, k, v, mask)\n"
+            ),
+        ),
+        RightAnswer(
+            name="einsum-where-and-own-stable-softmax",
+            why="einsum for the scores, torch.where with a -inf tensor on the scores' device, "
+            "and a softmax written out with each row's maximum subtracted first",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    s = torch.einsum('...qd,...kd->...qk', q, k) * (1.0 / math.sqrt(q.size(-1)))\n"
+                "    if mask is not None:\n"
+                "        hidden = torch.tensor(float('-inf'), dtype=s.dtype, device=s.device)\n"
+                "        s = torch.where(mask, s, hidden)\n"
+                "    s = s - s.amax(-1, keepdim=True)\n"
+                "    w = s.exp()\n"
+                "    return (w / w.sum(-1, keepdim=True)) @ v\n"
+            ),
+        ),
+        RightAnswer(
+            name="finfo-min-fill",
+            why="fills hidden keys with the dtype's most negative finite value, not -inf: every "
+            "query sees a key, so their weights still come out as exactly zero",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        s = s.masked_fill(mask.logical_not(), torch.finfo(s.dtype).min)\n"
+                "    return torch.matmul(F.softmax(s, dim=-1), v)\n"
+            ),
+        ),
+        RightAnswer(
+            name="bmm-on-flattened-batch",
+            why="flattens the leading axes for torch.bmm (the mask expanded to the scores' shape "
+            "first, so masks that only broadcast work too) and restores them at the end",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    *lead, tq, d = q.shape\n"
+                "    tk, dv = k.shape[-2], v.shape[-1]\n"
+                "    q3, k3, v3 = q.reshape(-1, tq, d), k.reshape(-1, tk, d), v.reshape(-1, tk, dv)\n"
+                "    s = torch.bmm(q3, k3.transpose(1, 2)) / math.sqrt(d)\n"
+                "    if mask is not None:\n"
+                "        m = mask.expand(*lead, tq, tk).reshape(-1, tq, tk)\n"
+                "        s = s.masked_fill(~m, float('-inf'))\n"
+                "    return torch.bmm(s.softmax(-1), v3).reshape(*lead, tq, dv)\n"
             ),
         ),
     ],
@@ -562,6 +643,54 @@ RIGHT_ANSWERS = {
                 "        return x + layer.dropout2(ff(layer.norm2(x)))\n"
                 "    x = layer.norm1(x + layer.dropout1(attend(x)))\n"
                 "    return layer.norm2(x + layer.dropout2(ff(x)))\n"
+            ),
+        ),
+        RightAnswer(
+            name="addmm-and-a-loop-over-heads",
+            why="projects with torch.addmm on (B*T, C), attends head by head with baddbmm and "
+            "bmm, and concatenates the heads",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    b, t, c = x.shape\n"
+                "    h = sa.num_heads\n"
+                "    d = c // h\n"
+                "    def attend(z):\n"
+                "        qkv = torch.addmm(sa.in_proj_bias, z.reshape(-1, c), sa.in_proj_weight.t())\n"
+                "        q, k, v = qkv.reshape(b, t, 3 * c).split(c, dim=-1)\n"
+                "        heads = []\n"
+                "        for j in range(h):\n"
+                "            s = slice(j * d, (j + 1) * d)\n"
+                "            start = torch.zeros(b, t, t, dtype=z.dtype, device=z.device)\n"
+                "            scores = torch.baddbmm(start, q[..., s], k[..., s].transpose(1, 2), alpha=1 / math.sqrt(d))\n"
+                "            heads.append(torch.bmm(torch.softmax(scores, -1), v[..., s]))\n"
+                "        return sa.out_proj(torch.cat(heads, dim=-1))\n"
+                "    def ff(z):\n"
+                "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        y = x + attend(layer.norm1(x))\n"
+                "        return y + ff(layer.norm2(y))\n"
+                "    y = layer.norm1(x + attend(x))\n"
+                "    return layer.norm2(y + ff(y))\n"
+            ),
+        ),
+        RightAnswer(
+            name="private-ff-block",
+            why="the feed-forward half through the layer's own _ff_block (linear1, activation, "
+            "dropout, linear2, dropout2: no attention in it), the attention by hand",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    sa = layer.self_attn\n"
+                "    h = sa.num_heads\n"
+                "    def attend(z):\n"
+                "        q, k, v = F.linear(z, sa.in_proj_weight, sa.in_proj_bias).chunk(3, dim=-1)\n"
+                "        out = attention(split_heads(q, h), split_heads(k, h), split_heads(v, h))\n"
+                "        return sa.out_proj(out.transpose(1, 2).flatten(-2))\n"
+                "    if layer.norm_first:\n"
+                "        x = x + layer.dropout1(attend(layer.norm1(x)))\n"
+                "        return x + layer._ff_block(layer.norm2(x))\n"
+                "    x = layer.norm1(x + layer.dropout1(attend(x)))\n"
+                "    return layer.norm2(x + layer._ff_block(x))\n"
             ),
         ),
     ],
