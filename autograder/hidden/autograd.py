@@ -136,6 +136,15 @@ def check_mse_grads(mse_grads) -> None:
     hint = {_NO_GRAPH: _("Compute the gradients from the formulas, without backward().")}
     case = {"x": x, "y": y, "w": w, "b": b}
     seen = _observe(probes.probe_mse_grads, mse_grads, case, what, hint)
+    others = [d for d in seen.get("dtypes", []) if d != "torch.float32"]
+    if others:
+        raise CheckError(
+            _(
+                "{what} computed in {dtypes}, not in the inputs' float32: the text asks you to "
+                "compute in the dtype of the inputs. Leave x, y, w and b as they are (no "
+                ".double() or .float() copies)."
+            ).format(what=what, dtypes=", ".join(d[6:] for d in others))
+        )
     if seen["recorded"]:
         raise CheckError(
             _(
@@ -247,6 +256,15 @@ def check_fit_linear(fit_linear) -> None:
                 "w.grad) and zero both gradients yourself."
             ).format(what=what, names=", ".join(seen["optimizers"]))
         )
+    if not seen.get("differentiations", 1):
+        raise CheckError(
+            _(
+                "{what} never called backward(): it worked the gradients out by hand. The "
+                "exercise is gradient descent with autograd: compute the loss, call "
+                "loss.backward(), then update w and b from w.grad and b.grad inside "
+                "torch.no_grad()."
+            ).format(what=what)
+        )
     if not seen["global_rng_untouched"]:
         raise CheckError(
             _(
@@ -324,11 +342,30 @@ def check_accumulated_grad(accumulated_grad) -> None:
     for n, micro in ((8, 2), (10, 4), (7, 3), (6, 4)):
         x, y = _randn(n, 3, g=g), _randn(n, 1, g=g)
         w = _randn(3, 1, g=g)
+        stale = torch.full_like(w, 5.0) if micro == 3 else None
         what = _("accumulated_grad(x of shape {shape}, micro_size={micro})").format(
             shape=(n, 3), micro=micro
         )
-        case = {"x": x, "y": y, "w": w, "micro_size": micro, "loss": "mse", "stale": None}
+        if stale is not None:
+            what += _(" (its .grad left from an earlier step)")
+        case = {"x": x, "y": y, "w": w, "micro_size": micro, "loss": "mse", "stale": stale}
         seen = observe(probes.probe_accumulated_grad, accumulated_grad, case, what)
+        after, got = seen.get("grad_after"), seen.get("result")
+        if (
+            stale is not None
+            and after is not None
+            and not (
+                torch.equal(after.cpu(), stale.cpu())
+                or (isinstance(got, torch.Tensor) and _close(after, got, 1e-6))
+            )
+        ):
+            raise CheckError(
+                _(
+                    "{what} returned the right gradient but left w.grad holding something else "
+                    "(the old .grad plus the new one, say). The caller reads w.grad: clear it "
+                    "first (w.grad = None), accumulate into it and return it."
+                ).format(what=what)
+            )
         expected_sizes = [len(c) for c in torch.arange(n).split(micro)]
         if sorted(seen["sizes"]) != sorted(expected_sizes):
             hint = ""
@@ -399,6 +436,10 @@ def _draw_round_ste(d: Draw) -> Inputs:
         # empty, in one or two axes (the engine draws 0 rarely); on meta, the path an empty
         # input takes is the one a tensor made without device= hides in
         shape = [0, *shape[1:]]
+    if d.family == "edges" and d.draw(st.booleans()):
+        # float64 just beside a tie (1.5 - 1e-9 rounds to 1): a float32 copy makes it the tie
+        nudge = d.draw(st.sampled_from([1e-9, -1e-9]))
+        return Inputs((d.integers(*shape, low=-7, high=8).double() * 0.5 + nudge,))
     if d.draw(st.booleans()):  # ties: torch.round sends halves to the even neighbour
         return Inputs((d.integers(*shape, low=-7, high=8).float() * 0.5,))
     return Inputs((d.tensor(*shape, low=-4.0, high=4.0),))
@@ -506,6 +547,36 @@ def check_HuberFunction(HuberFunction) -> None:
                 "HuberFunction.forward did not save x with ctx.save_for_backward(x), as the text "
                 "asks: keep the tensors backward needs there, not as attributes such as ctx.x "
                 "(saved tensors are checked for in-place changes and freed after backward())."
+            )
+            + _(
+                " Save x itself, not a copy (x.clone() doubles the memory and hides in-place changes)."
+            )
+        )
+    if not kind.get("delta_on_ctx", True):
+        raise CheckError(
+            _(
+                "HuberFunction.forward did not keep delta as ctx.delta, as the text asks: "
+                "save_for_backward is for tensors, a Python float goes on ctx as an attribute."
+            )
+        )
+    if kind.get("modes"):
+        before, after = kind["modes"]
+        switched = ", ".join(
+            f"{k}: {before[k]} -> {after[k]}" for k in before if before[k] != after[k]
+        )
+        raise CheckError(
+            _(
+                "HuberFunction (its forward or backward) left a setting of the whole process "
+                "switched ({switched}): the caller's later code would run with it. Remove the "
+                "switch, or use it in a `with` block while you debug."
+            ).format(switched=switched)
+        )
+    if not kind.get("grad_exact", True):
+        raise CheckError(
+            _(
+                "HuberFunction's backward is not exact in float64: its gradient is off by about "
+                "1e-8, as it is when it computes in float32 (.float(), a float32 constant) and "
+                "autograd casts the result back. Compute in the dtype of x and grad_output."
             )
         )
 
@@ -649,8 +720,29 @@ def check_hvp(hvp) -> None:
     seen = _observe(probes.probe_hvp, hvp, case, what, hint)
     if seen["x_touched"]:
         raise _not_leave_caller(what)
+    got = seen.get("result")
+    if isinstance(got, torch.Tensor) and got.shape == v.shape:
+        expected = ((a + a.T) @ v).cpu()  # the Hessian of x @ A @ x is A + A.T
+        if not torch.allclose(got.detach().cpu().double(), expected, rtol=1e-10, atol=1e-12):
+            raise CheckError(
+                _(
+                    "{what} is only close to H @ v in float64 (x and v of full float64 "
+                    "precision): part of it was computed in float32 (a .float() copy of x or v, "
+                    "a float32 constant). Compute in x's dtype."
+                ).format(what=what)
+            )
     sizes = [3, 9]
-    small, large = _observe(probes.probe_hvp_calls, hvp, {"sizes": sizes}, what, hint)["calls"]
+    counted = _observe(probes.probe_hvp_calls, hvp, {"sizes": sizes}, what, hint)
+    small, large = counted["calls"]
+    made = counted.get("largest", [0, 0])[-1]
+    if made >= sizes[-1] ** 2:
+        raise CheckError(
+            _(
+                "hvp(x @ A @ x, x, v) made a tensor of {made} numbers for x of {n} numbers: it "
+                "formed the Hessian ({n} * {n}), in one batched call (vmap, is_grads_batched) "
+                "or row by row, and multiplied it by v. {rule}"
+            ).format(made=made, n=sizes[-1], rule=HVP.rule_text())
+        )
     if large > small:
         raise CheckError(
             _(

@@ -1350,3 +1350,200 @@ MISTAKES["hvp"] += [
         ),
     ),
 ]
+
+# Red-team round 2: holes found by answers written from the text alone.
+MISTAKES["accumulated_grad"] += [
+    Mistake(
+        name="stale-grad-subtracted",
+        message="The stale .grad was kept and subtracted from the result instead of cleared: the "
+        "returned gradient is right, but w.grad is left holding the old gradient plus the new "
+        "one, and the caller reads w.grad. Clear it first (w.grad = None).",
+        code=(
+            "import torch\n"
+            "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+            "    old = w.grad.clone() if w.grad is not None else torch.zeros_like(w)\n"
+            "    n = x.shape[0]\n"
+            "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+            "        (loss_fn(w, xb, yb) * len(xb) / n).backward()\n"
+            "    return w.grad - old\n"
+        ),
+    ),
+]
+
+MISTAKES["fit_linear"] += [
+    Mistake(
+        name="gradients-by-hand",
+        message="The gradients were worked out by hand under torch.no_grad() and backward() was "
+        "never called: the exercise is gradient descent with autograd (loss.backward(), then "
+        "update from w.grad and b.grad).",
+        code=(
+            "import torch\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    n, f = x.shape\n"
+            "    w = torch.zeros(f, 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        with torch.no_grad():\n"
+            "            r = x @ w + b - y\n"
+            "            losses.append((r**2).mean().item())\n"
+            "            w -= lr * (2 / n) * x.T @ r\n"
+            "            b -= lr * (2 / n) * r.sum(0)\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+]
+
+_HUBER_WHERE = (
+    "        return torch.where(x.abs() <= delta, 0.5 * x**2, delta * (x.abs() - 0.5 * delta))\n"
+)
+
+MISTAKES["HuberFunction"] += [
+    Mistake(
+        name="saves-a-copy-of-x",
+        message="forward saved x.clone() instead of x: twice the memory, and autograd can no "
+        "longer tell when the caller's x is changed in place. Save x itself.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, delta):\n"
+            "        ctx.save_for_backward(x.clone())\n"
+            "        ctx.delta = delta\n" + _HUBER_WHERE + "\n" + _HUBER_BACKWARD
+        ),
+    ),
+    Mistake(
+        name="x-saved-and-kept-on-ctx",
+        message="x was saved with save_for_backward but backward reads it from ctx.x, an "
+        "attribute: no check for in-place changes, and x stays alive as long as the graph. "
+        "Read it from ctx.saved_tensors.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, delta):\n"
+            "        ctx.save_for_backward(x)\n"
+            "        ctx.x = x\n"
+            "        ctx.delta = delta\n" + _HUBER_WHERE + "\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        return grad_output * ctx.x.clamp(-ctx.delta, ctx.delta), None\n"
+        ),
+    ),
+    Mistake(
+        name="delta-saved-as-tensor",
+        message="delta was turned into a tensor and saved with save_for_backward instead of "
+        "kept as ctx.delta, as the text asks: a Python float goes on ctx as an attribute.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, delta):\n"
+            "        ctx.save_for_backward(x, torch.tensor(delta))\n" + _HUBER_WHERE + "\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        x, d = ctx.saved_tensors\n"
+            "        return grad_output * torch.minimum(torch.maximum(x, -d), d), None\n"
+        ),
+    ),
+    Mistake(
+        name="backward-in-float32",
+        message="backward computes the gradient in float32 (.float()) and autograd casts it back "
+        "to float64: off by about 1e-8. Compute in the dtype of x and grad_output.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        (x,) = ctx.saved_tensors\n"
+            "        return grad_output.float() * x.float().clamp(-ctx.delta, ctx.delta), None\n"
+        ),
+    ),
+    Mistake(
+        name="anomaly-switched-on-in-backward",
+        message="backward switches anomaly detection on for the rest of the session (a debugging "
+        "line left in): every later backward pass of the caller runs slowly. Remove it, or use "
+        "`with torch.autograd.set_detect_anomaly(True):` while you debug.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n" + _HUBER_FORWARD + "\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        torch.autograd.set_detect_anomaly(True)\n"
+            "        (x,) = ctx.saved_tensors\n"
+            "        return grad_output * x.clamp(-ctx.delta, ctx.delta), None\n"
+        ),
+    ),
+]
+
+MISTAKES["hvp"] += [
+    Mistake(
+        name="hessian-batched-with-vmap",
+        message="The Hessian was formed in one batched call (vmap over the rows of an identity, "
+        "D * D numbers) and then multiplied by v: the text asks for H @ v without forming H: "
+        "grad((g * v).sum(), x).",
+        code=(
+            "import torch\n"
+            "from torch.func import vmap\n"
+            "def hvp(f, x, v):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g,) = torch.autograd.grad(y, t, create_graph=True)\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    eye = torch.eye(len(x), dtype=x.dtype, device=x.device)\n"
+            "    rows = vmap(lambda e: torch.autograd.grad(g, t, e, retain_graph=True)[0])(eye)\n"
+            "    return rows @ v\n"
+        ),
+    ),
+]
+
+MISTAKES["round_ste"] += [
+    Mistake(
+        name="rounds-a-float32-copy",
+        message="The rounding is done on a float32 copy and cast back: a float64 value just "
+        "beside a tie (1.5 - 1e-9) becomes the tie in float32 and rounds the wrong way. Round x "
+        "in its own dtype: x + (x.round() - x).detach().",
+        code=(
+            "def round_ste(x):\n"
+            "    r = x.detach().float().round().to(x.dtype)\n"
+            "    return x + (r - x).detach()\n"
+        ),
+    ),
+]
+
+MISTAKES["mse_grads"] += [
+    Mistake(
+        name="float64-working-copy",
+        message="The gradients are computed on float64 copies and cast back: the text asks you "
+        "to compute in the inputs' dtype. Leave x, y, w and b as they are.",
+        code=(
+            "def mse_grads(x, y, w, b):\n"
+            "    xd, yd, wd, bd = x.double(), y.double(), w.double(), b.double()\n"
+            "    r = xd @ wd + bd - yd\n"
+            "    n = x.shape[0]\n"
+            "    return ((2 / n) * xd.T @ r).to(x.dtype), ((2 / n) * r.sum(dim=0)).to(x.dtype)\n"
+        ),
+    ),
+]
+
+MISTAKES["hvp"] += [
+    Mistake(
+        name="float32-copy-of-v",
+        message="v is multiplied in as a float32 copy (v.float()): in float64 the result is only "
+        "close to H @ v. Compute in x's dtype: (g * v).sum().",
+        code=(
+            "def hvp(f, x, v):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g,) = torch.autograd.grad(y, t, create_graph=True)\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    return torch.autograd.grad((g * v.float()).sum(), t)[0]\n"
+        ),
+    ),
+]

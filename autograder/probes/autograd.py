@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.probes.tensors import CountCalls, build
 
@@ -25,10 +27,35 @@ def probe_mse_grads(mse_grads, case: dict) -> dict:
         recorded.append(1)
         return t
 
-    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with (
+        torch.no_grad(),
+        torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
+        DtypesMade() as made,
+    ):
         result = mse_grads(x, y, w, b)
     unchanged = all(torch.equal(a, b_) for a, b_ in zip((x, y, w, b), before, strict=True))
-    return {"result": result, "recorded": bool(recorded), "inputs_unchanged": unchanged}
+    return {
+        "result": result,
+        "recorded": bool(recorded),
+        "inputs_unchanged": unchanged,
+        "dtypes": sorted(made.dtypes),  # of the tensors of more than one element it made
+    }
+
+
+class DtypesMade(TorchDispatchMode):
+    """While active, the dtypes of the tensors of more than one element that operations
+    return (a 0-d scale factor left out): a working copy in another dtype shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in torch.utils._pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor) and t.numel() > 1 and t.dtype.is_floating_point:
+                self.dtypes.add(str(t.dtype))
+        return out
 
 
 def probe_fit_linear(fit_linear, case: dict) -> dict:
@@ -42,12 +69,21 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         optimizers.append(type(self).__name__)
         original(self, *args, **kwargs)
 
+    unpacked: list[int] = []  # saved tensors a backward pass read (the text: backward())
+
+    def unpack(t):
+        unpacked.append(1)
+        return t
+
     torch.optim.Optimizer.__init__ = noting
     try:
         with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
             torch.manual_seed(2718 + case["num_steps"])
             rng_before = torch.random.get_rng_state()
-            with torch.enable_grad():  # as a caller's training code has it
+            with (
+                torch.enable_grad(),  # as a caller's training code has it
+                torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack),
+            ):
                 result = fit_linear(x, y, case["lr"], case["num_steps"])
             rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
     finally:
@@ -57,6 +93,7 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
         "global_rng_untouched": rng_untouched,
         "optimizers": sorted(set(optimizers)),
+        "differentiations": len(unpacked),
     }
 
 
@@ -116,10 +153,12 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
     x, y = build(case["x"]), case["y"]
     x_before, y_before = x.clone(), y.clone()
     got = accumulated_grad(loss_fn, w, x, y, case["micro_size"])
+    after = None if w.grad is None else w.grad.detach().clone()
     return {
         "result": got,
         "sizes": list(loss_fn.sizes),
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
+        "grad_after": after,  # w.grad once the call returned (None where it was cleared)
     }
 
 
@@ -127,33 +166,80 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
 # HuberFunction
 
 
+def _modes() -> dict:
+    return {
+        "torch.is_grad_enabled()": torch.is_grad_enabled(),
+        "torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
+    }
+
+
 def probe_huber_class(HuberFunction, case: dict) -> dict:
-    """Whether the answer is a class that subclasses torch.autograd.Function."""
+    """Whether the answer is a class that subclasses torch.autograd.Function, and how its
+    forward and backward treat the caller's x, the ctx and the process's settings.
+
+    ``saves_x``: forward saved x itself (not a copy) with ctx.save_for_backward and kept no
+    tensor of x's memory as a ctx attribute; ``delta_on_ctx``: ctx.delta holds delta;
+    ``modes``: the settings before and after forward and backward, where they changed;
+    ``grad_exact``: in float64, backward's gradient is the derivative to float64's precision.
+    """
     is_class = isinstance(HuberFunction, type)
     is_function = is_class and issubclass(HuberFunction, torch.autograd.Function)
     saves_x = True  # whether forward kept x with ctx.save_for_backward (the text asks for it)
     x_unchanged = True  # whether forward and backward left the caller's x as it was
+    delta_on_ctx = True
+    grad_exact = True
+    modes = None
     if is_function:
         x = torch.tensor([-2.0, -0.5, 0.25, 1.5], dtype=torch.float64, requires_grad=True)
         before = x.detach().clone()
+        found = _modes()  # put back at the end; in between, the defaults a caller has
+        torch.set_grad_enabled(True)
+        torch.autograd.set_detect_anomaly(False)
+        modes_before = _modes()
         try:
             out = HuberFunction.apply(x, 1.0)
-            saved = out.grad_fn.saved_tensors
+            ctx = out.grad_fn
+            saved = ctx.saved_tensors
             saves_x = any(
                 isinstance(t, torch.Tensor)
                 and t.shape == x.shape
+                and t.data_ptr() == x.data_ptr()
                 and torch.equal(t.detach().double(), before)
                 for t in saved
+            ) and not any(
+                isinstance(t, torch.Tensor) and t.numel() and t.data_ptr() == x.data_ptr()
+                for t in vars(ctx).values()
             )
+            delta_on_ctx = getattr(ctx, "delta", None) == 1.0
             out.sum().backward()
         except Exception:  # the contract has reported any failure of apply or backward
             pass
         x_unchanged = torch.equal(x.detach(), before)
+        try:  # values float32 cannot hold: a float32 working copy in backward shows
+            delta = 0.75
+            x2 = torch.tensor([-2.3, -0.7, -0.1, 0.3, 0.6, 1.9], dtype=torch.float64)
+            x2.requires_grad_(True)
+            up = torch.tensor([0.3, -1.7, 2.9, 0.11, -0.37, 1.3], dtype=torch.float64)
+            (HuberFunction.apply(x2, delta) * up).sum().backward()
+            exact = up * x2.detach().clamp(-delta, delta)
+            grad_exact = x2.grad is None or bool(
+                torch.allclose(x2.grad.double(), exact, rtol=1e-12, atol=1e-13)
+            )
+        except Exception:
+            pass
+        modes_after = _modes()
+        if modes_after != modes_before:
+            modes = [modes_before, modes_after]
+        torch.set_grad_enabled(found["torch.is_grad_enabled()"])
+        torch.autograd.set_detect_anomaly(found["torch.is_anomaly_enabled()"])
     return {
         "is_class": is_class,
         "is_function": is_function,
         "saves_x": saves_x,
         "x_unchanged": x_unchanged,
+        "delta_on_ctx": delta_on_ctx,
+        "grad_exact": grad_exact,
+        "modes": modes,
     }
 
 
@@ -220,14 +306,56 @@ def probe_hvp_calls(hvp, case: dict) -> dict:
     """How many torch calls hvp makes for f = x @ A @ x with x of each size in ``case["sizes"]``:
     two differentiations make as many for any size, a Hessian formed row by row one more per
     row."""
-    counts = []
+    counts, largest = [], []
     for n in case["sizes"]:
         g = torch.Generator().manual_seed(n)
         a, x, v = (torch.randn(shape, generator=g, dtype=torch.float64) for shape in [(n, n), n, n])
-        with CountCalls() as mode:
+        with CountCalls() as mode, LargestNew() as made:
             hvp(lambda t, a=a: t @ a @ t, x, v)
         counts.append(mode.calls)
-    return {"calls": counts}
+        largest.append(made.largest)
+    return {"calls": counts, "largest": largest}
+
+
+class LargestNew(TorchDispatchMode):
+    """While active, the largest number of elements of a tensor an operation made in new
+    memory (views of their inputs left out): D * D where a Hessian is formed, even batched
+    (vmap, is_grads_batched) in one call."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        inputs = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if _is_tensor(t)]
+        ptrs = {_storage(t) for t in inputs}
+        for t in torch.utils._pytree.tree_leaves(out):
+            if _is_tensor(t) and _storage(t) not in ptrs:
+                self.largest = max(self.largest, _allocated(t))
+        return out
+
+
+def _is_tensor(t) -> bool:
+    return isinstance(t, torch.Tensor)
+
+
+def _allocated(t: torch.Tensor) -> int:
+    """How many elements ``t``'s memory holds (0 for PyTorch's zero tensors, one row for an
+    expanded one): what was made, not how big it looks."""
+    try:
+        if t._is_zerotensor():
+            return 0
+        return t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    except Exception:  # a tensor without storage (a functorch wrapper): not memory of its own
+        return 0
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:  # a tensor without storage (a functorch wrapper): count it as new
+        return -id(t)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -455,3 +455,108 @@ RIGHT_ANSWERS = {
         ),
     ],
 }
+
+# Red-team round 2: right answers in other styles.
+RIGHT_ANSWERS["accumulated_grad"] += [
+    RightAnswer(
+        name="row-weighted-then-divide",
+        why="Weights each micro-batch loss by its row count, backward() on that, and divides the "
+        "accumulated w.grad by N once at the end: the same scaling, done in two steps.",
+        code=(
+            "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+            "    w.grad = None\n"
+            "    for s in range(0, x.shape[0], micro_size):\n"
+            "        xb, yb = x[s:s + micro_size], y[s:s + micro_size]\n"
+            "        (loss_fn(w, xb, yb) * xb.shape[0]).backward()\n"
+            "    w.grad /= x.shape[0]\n"
+            "    return w.grad\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["HuberFunction"] += [
+    RightAnswer(
+        name="needs-input-grad-and-where",
+        why="backward returns a gradient only where ctx.needs_input_grad asks for one, and "
+        "builds the derivative with torch.where and sign instead of clamp.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, delta):\n"
+            "        ctx.save_for_backward(x)\n"
+            "        ctx.delta = delta\n"
+            "        a = x.abs()\n"
+            "        return torch.where(a <= delta, 0.5 * x * x, delta * a - 0.5 * delta * delta)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        (x,) = ctx.saved_tensors\n"
+            "        d = ctx.delta\n"
+            "        if not ctx.needs_input_grad[0]:\n"
+            "            return None, None\n"
+            "        return grad_output * torch.where(x.abs() <= d, x, d * x.sign()), None\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["hvp"] += [
+    RightAnswer(
+        name="functional-vhp",
+        why="torch.autograd.functional.vhp gives v @ H, which is H @ v because a Hessian is "
+        "symmetric; it differentiates twice and forms no Hessian.",
+        code=(
+            "import torch\n"
+            "def hvp(f, x, v):\n"
+            "    return torch.autograd.functional.vhp(f, x.detach(), v)[1]\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["fit_linear"] += [
+    RightAnswer(
+        name="imported-backward-mse-loss",
+        why="F.mse_loss for the loss, torch.autograd.backward imported under another name "
+        "instead of loss.backward(), x.new_zeros for the leaves and .grad = None to clear: the "
+        "same descent.",
+        code=(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch.autograd import backward as run_backward\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    w = x.new_zeros(x.shape[1], 1).requires_grad_()\n"
+            "    b = x.new_zeros(1).requires_grad_()\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        loss = F.mse_loss(x @ w + b, y)\n"
+            "        losses.append(loss.item())\n"
+            "        run_backward(loss)\n"
+            "        with torch.no_grad():\n"
+            "            w.sub_(lr * w.grad)\n"
+            "            b.sub_(lr * b.grad)\n"
+            "        w.grad = None\n"
+            "        b.grad = None\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["hvp"] += [
+    RightAnswer(
+        name="forward-over-reverse-dual",
+        why="Forward-mode AD through the gradient (a dual x with tangent v): the tangent of g "
+        "is H @ v, with no second backward pass and no Hessian.",
+        code=(
+            "import torch\n"
+            "import torch.autograd.forward_ad as fwAD\n"
+            "def hvp(f, x, v):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            "    with fwAD.dual_level():\n"
+            "        y = f(fwAD.make_dual(t, v.to(x.dtype)))\n"
+            "        if not y.requires_grad:\n"
+            "            return torch.zeros_like(x)\n"
+            "        (g,) = torch.autograd.grad(y, t, create_graph=True, allow_unused=True)\n"
+            "        tangent = None if g is None else fwAD.unpack_dual(g).tangent\n"
+            "    return torch.zeros_like(x) if tangent is None else tangent.detach()\n"
+        ),
+    ),
+]
