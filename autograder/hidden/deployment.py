@@ -1620,6 +1620,13 @@ def _check_serving_outputs(outputs: list, wants: list, call: str, what: str, hin
             ) from None
 
 
+def _non_persistent(case: dict) -> list[str]:
+    """Names of the buffers of the case's model that its state_dict leaves out."""
+    model = probes.build_serving(case)
+    state = model.state_dict()
+    return [name for name, _buffer in model.named_buffers() if name not in state]
+
+
 def check_save_for_serving(save_for_serving) -> None:
     """Reload both files the answer wrote (in the probe) and compare with the model in eval
     mode on fresh inputs; the returned paths, the folder used, the caller's mode."""
@@ -1725,6 +1732,14 @@ def check_save_for_serving(save_for_serving) -> None:
                     " Save the whole model.state_dict(), buffers (BatchNorm's running "
                     "statistics) included, not only the parameters."
                 )
+            elif "Unexpected key" in line and any(
+                f'"{name}"' in line or f"'{name}'" in line for name in _non_persistent(case)
+            ):
+                hint = _(
+                    " A buffer registered with persistent=False is not part of the "
+                    "state_dict (the model rebuilds it): save model.state_dict(), not "
+                    "named_parameters() and named_buffers()."
+                )
             elif "Unexpected key" in line:
                 hint = _(
                     " A tied tensor is stored under both of its names (a .clone() hides the "
@@ -1770,6 +1785,16 @@ def check_save_for_serving(save_for_serving) -> None:
                     "to {after}. Exporting and saving read the model; leave its parameters as "
                     "they were."
                 ).format(call=call, name=name, before=flag, after=after)
+            )
+        if seen["tensors_changed"]:
+            name, what = seen["tensors_changed"][0]
+            raise CheckError(
+                _(
+                    "{call} changed the caller's model: {name} ({what}). Exporting and saving "
+                    "read the model: no .half(), .cpu() or .to() on it (convert a copy, if "
+                    "anything), and no forward pass in training mode (BatchNorm would update its "
+                    "running statistics)."
+                ).format(call=call, name=name, what=what)
             )
         lost = [n for n, _p in seen["flags_after"] if n not in seen["grads_kept"]]
         if lost:

@@ -2031,6 +2031,36 @@ MISTAKES = {
             ),
         ),
         Mistake(
+            name="non-persistent-buffers-saved",
+            message="named_buffers() also lists buffers registered with persistent=False, which the state_dict leaves out: save model.state_dict() (save_model does), or a strict load_model refuses the file.",
+            code=(
+                _SERVE_HEAD + _SERVE_EXPORT + "    seen, out = set(), {}\n"
+                "    for name, t in [*model.named_parameters(), *model.named_buffers()]:\n"
+                "        if t.data_ptr() not in seen:\n"
+                "            seen.add(t.data_ptr())\n"
+                "            out[name] = t.detach().contiguous()\n"
+                "    save_file(out, str(folder / 'weights.safetensors'))\n" + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="half-in-place-for-size",
+            message="model.half() converts the caller's model in place (and the weights lose precision): convert a copy if you must, and ship the weights as they are.",
+            code=(
+                _SERVE_HEAD
+                + _SERVE_EXPORT
+                + "    save_model(model.half(), str(folder / 'weights.safetensors'), force_contiguous=True)\n"
+                "    model.float()\n" + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
+            name="smoke-test-in-training-mode",
+            message="A forward pass in training mode updates BatchNorm's running statistics: the caller's model changes. Check the export in eval mode, or not at all.",
+            code=(
+                _SERVE_HEAD + _SERVE_EXPORT + _SERVE_WEIGHTS + "    with torch.no_grad():\n"
+                "        model(example_input)  # does it still run?\n" + _SERVE_RETURN
+            ),
+        ),
+        Mistake(
             name="zero-grad",
             message="Exporting and saving read the model: model.zero_grad() throws away the caller's gradients.",
             code=(

@@ -953,9 +953,12 @@ class TransposedNet(nn.Module):
         self.proj.weight = nn.Parameter(torch.randn(d_in, d_out).t())
         self.norm = nn.BatchNorm1d(d_out)
         self.drop = nn.Dropout(0.3)
+        # Rebuilt by __init__, so not in the state_dict (nor in weights.safetensors: a strict
+        # load_model refuses a file that holds it).
+        self.register_buffer("shift", torch.linspace(-0.5, 0.5, d_out), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.drop(torch.relu(self.norm(self.proj(x))))
+        return self.drop(torch.relu(self.norm(self.proj(x)) + self.shift))
 
 
 def build_serving(case: dict) -> nn.Module:
@@ -1048,6 +1051,10 @@ def _reload_weights(path: str, case: dict, masks: tuple) -> dict:
             load_model(fresh, path, strict=True, device=str(case["device"]))
     except Exception as err:  # reported as data
         seen["error"] = _masked(err, masks)
+        # load_model's error names the keys on its later lines: keep them, on one line.
+        seen["error"]["line"] = " ".join(
+            _masked(RuntimeError(" ".join(str(err).split())), masks)["line"].split()
+        )
         return seen
     seen["outputs"] = _run_all(fresh.eval(), case["inputs"], case["device"])
     return seen
@@ -1062,6 +1069,24 @@ def _masked(err: BaseException, masks: tuple) -> dict:
     return seen
 
 
+def _tensors_changed(before: dict, model: nn.Module) -> list:
+    """[name, what] for each parameter or buffer of ``model`` whose device, dtype or values
+    differ from ``before`` (name -> a clone taken earlier), or that is gone."""
+    after = dict([*model.named_parameters(), *model.named_buffers()])
+    changed = []
+    for name, old in before.items():
+        new = after.get(name)
+        if new is None:
+            changed.append([name, "gone"])
+        elif new.device != old.device:
+            changed.append([name, f"device {old.device} -> {new.device}"])
+        elif new.dtype != old.dtype:
+            changed.append([name, f"dtype {old.dtype} -> {new.dtype}"])
+        elif new.shape != old.shape or not torch.equal(new.detach(), old):
+            changed.append([name, "values"])
+    return changed
+
+
 def probe_save_for_serving(save_for_serving, case: dict) -> dict:
     """Run the answer with a fresh folder (created or not, ``str`` or ``Path``) from a fresh
     working directory; what it returned, which files it wrote where, the model's modes, and
@@ -1074,6 +1099,9 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
         p.grad = torch.full_like(p, 0.25)
     modes_before = _modes(model)
     flags_before = [[n, p.requires_grad] for n, p in model.named_parameters()]
+    tensors_before = {
+        name: t.detach().clone() for name, t in [*model.named_parameters(), *model.named_buffers()]
+    }
     root = tempfile.mkdtemp(prefix="deploy-probe-")
     folder = os.path.join(root, *case["folder_parts"])
     if case["folder_exists"]:
@@ -1105,6 +1133,7 @@ def probe_save_for_serving(save_for_serving, case: dict) -> dict:
         "modes_after": _modes(model),
         "flags_before": flags_before,
         "flags_after": [[n, p.requires_grad] for n, p in model.named_parameters()],
+        "tensors_changed": _tensors_changed(tensors_before, model),
         "grads_kept": [
             n
             for n, p in model.named_parameters()

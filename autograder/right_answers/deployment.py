@@ -93,6 +93,24 @@ RIGHT_ANSWERS = {
                 "    return model.load_state_dict(torch.load(path, map_location=torch.device('cpu'), weights_only=True), strict=False)\n"
             ),
         ),
+        RightAnswer(
+            name="copies-matching-tensors-by-hand",
+            why=(
+                "Copies every matching tensor into the model's own state under no_grad (what "
+                "load_state_dict does) and lists the two key differences itself, from the "
+                "model's state_dict: parameters and buffers."
+            ),
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    own = model.state_dict()\n"
+                "    with torch.no_grad():\n"
+                "        for key, value in state.items():\n"
+                "            if key in own:\n"
+                "                own[key].copy_(value)\n"
+                "    return [k for k in own if k not in state], [k for k in state if k not in own]\n"
+            ),
+        ),
     ],
     "strip_module_prefix": [
         RightAnswer(
@@ -193,6 +211,32 @@ RIGHT_ANSWERS = {
                 "def export_gated(model, example):\n"
                 "    frozen = copy.deepcopy(model).eval()\n"
                 "    return torch.export.export(_W(frozen), (example,))\n"
+            ),
+        ),
+        RightAnswer(
+            name="cond-lambdas-per-module-modes",
+            why=(
+                "Branches as lambdas over the submodules, exported under no_grad, and every "
+                "submodule's own training flag put back in a finally (a stricter restore than "
+                "model.train(was_training))."
+            ),
+            code=(
+                "class ExportableGatedNet(nn.Module):\n"
+                "    def __init__(self, gated):\n"
+                "        super().__init__()\n"
+                "        self.gated = gated\n"
+                "    def forward(self, x):\n"
+                "        g = self.gated\n"
+                "        return torch.cond(g.gate(x), lambda t: g.pos(t), lambda t: g.neg(t), (x,))\n"
+                "def export_gated(model, example):\n"
+                "    modes = {m: m.training for m in model.modules()}\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        with torch.no_grad():\n"
+                "            return torch.export.export(ExportableGatedNet(model), (example,))\n"
+                "    finally:\n"
+                "        for m, training in modes.items():\n"
+                "            m.training = training\n"
             ),
         ),
     ],
@@ -505,6 +549,35 @@ RIGHT_ANSWERS = {
                 "        state[name] = t.detach().contiguous()\n"
                 "    save_file(state, weights_path)\n"
                 "    return {'program': program_path, 'weights': weights_path}\n"
+            ),
+        ),
+        RightAnswer(
+            name="weights-from-the-program-state",
+            why=(
+                "Takes the weights from the ExportedProgram's own state_dict (the same names "
+                "and tensors: parameters and persistent buffers), one name per shared "
+                "storage, made contiguous, and writes them with save_file."
+            ),
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_file\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    folder = Path(folder)\n"
+                "    folder.mkdir(parents=True, exist_ok=True)\n"
+                "    was_training = model.training\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        program = torch.export.export(model, (example_input,))\n"
+                "    finally:\n"
+                "        model.train(was_training)\n"
+                "    torch.export.save(program, folder / 'model.pt2')\n"
+                "    seen, weights = set(), {}\n"
+                "    for name, t in program.state_dict.items():\n"
+                "        if t.data_ptr() not in seen:\n"
+                "            seen.add(t.data_ptr())\n"
+                "            weights[name] = t.detach().contiguous()\n"
+                "    save_file(weights, str(folder / 'weights.safetensors'))\n"
+                "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
             ),
         ),
     ],
