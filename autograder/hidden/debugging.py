@@ -494,7 +494,18 @@ def _draw_grad_norms(d: Draw) -> Inputs:
     width = spec["sizes"][0] if kind == "mlp" else 4
     x = torch.randn(d.size(2, 7), width, generator=g, dtype=dtype)  # BatchNorm needs 2 rows
     label = f"{_GRAD_NORM_MODELS[kind]} ({str(dtype).removeprefix('torch.')}), after backward()"
-    return Inputs((Build(probes.build_model_with_grads, {"model": spec, "x": x}, label),))
+    built = {"model": spec, "x": x}
+    if d.family == "edges":
+        # gradients of about 1e20 (a float32 norm overflows to inf, in the gradient's own
+        # dtype), or one gradient entry already inf: the norms are read, the gradients kept
+        extreme = d.draw(st.sampled_from(["none", "huge", "inf"]))
+        if extreme == "huge":
+            built["grad_scale"] = 1e20
+            label += ", its gradients scaled to about 1e20"
+        elif extreme == "inf":
+            built["poison"] = True
+            label += ", one gradient entry inf"
+    return Inputs((Build(probes.build_model_with_grads, built, label),))
 
 
 def _compare_grad_norms(got, expected: dict, what: str, inputs: Inputs) -> None:
@@ -547,6 +558,15 @@ def _compare_grad_norms(got, expected: dict, what: str, inputs: Inputs) -> None:
     rtol = 1e-10 if wide else 1e-5
     for name, value in got.items():
         value = _as_float(value, f"the entry {name!r} of {what}")
+        if math.isinf(expected[name]) != math.isinf(value):
+            raise CheckError(
+                _(
+                    "the entry {name!r} of {what} is {value:.6g}, expected {value2:.6g}: "
+                    "p.grad.norm() in the gradient's own dtype. A float32 gradient this "
+                    "large has a float32 norm of inf; converting to float64 (or to Python "
+                    "floats) first measures something else."
+                ).format(name=name, what=what, value=value, value2=expected[name])
+            )
         err = abs(value - expected[name])
         if err > rtol * max(1e-6, expected[name]) + 1e-12:
             if wide and err <= 1e-5 * expected[name]:
@@ -786,6 +806,9 @@ _NONFINITE_MODELS = {
     "root_forward": "a model whose own forward (no submodule's) takes a log",
     # one ReLU called twice: finite the first time, NaN the second, after the log's -inf
     "shared_relu": "a ReLU module called twice, before and after a log",
+    # finite outputs near float32's largest value: a check on their sum or mean overflows
+    "huge_finite": "finite outputs near float32's largest value (their sum overflows)",
+    "empty_batch": "an ordinary MLP on an empty batch (0 rows)",
 }
 
 
@@ -816,8 +839,16 @@ def _draw_nonfinite(d: Draw) -> Inputs:
     name = d.draw(st.sampled_from(sorted(_NONFINITE_MODELS)))
     training, hooks = True, False
     if d.family == "edges":
-        training, hooks = d.draw(st.booleans()), d.draw(st.booleans())
-    label = _NONFINITE_MODELS[name] + (" in train mode" if training else " in eval mode")
+        training = d.draw(st.sampled_from([True, False, "mixed"]))
+        hooks = d.draw(st.booleans())
+    label = (
+        _NONFINITE_MODELS[name]
+        + {
+            True: " in train mode",
+            False: " in eval mode",
+            "mixed": " in train mode, its last submodule in eval mode",
+        }[training]
+    )
     if hooks:
         label += _(", carrying its caller's hooks")
     spec = {"model": name, "training": training, "caller_hooks": hooks}
@@ -835,8 +866,14 @@ def _compare_nonfinite(got, expected: str | None, what: str, inputs: Inputs) -> 
     order = _execution_order(model, x)
     containers = {n for n, m in model.named_modules() if n and any(True for _ in m.children())}
     hint = ""
+    spec = getattr(inputs.args[0], "spec", {})
     if expected is None:
         hint = _(" Every output in this model is finite, so return None.")
+        if spec.get("model") == "huge_finite":
+            hint += _(
+                " Its outputs are close to float32's largest value: test every element "
+                "with torch.isfinite(t).all(), not a sum or a mean of them (which overflows)."
+            )
     elif expected in containers and (got is None or got not in containers):
         hint = _(
             " {expected!r} is a module with children, and its own forward (an "
@@ -904,6 +941,18 @@ def check_first_nonfinite_module(first_nonfinite_module) -> None:
     """The contract (the first module to produce NaN/inf, or None; the model's hooks, the
     caller's own included, and its mode as they were), then what it cannot say: a forward
     pass that raises leaves no hook behind (on the notebook's device, global hooks too)."""
+    what = "first_nonfinite_module(model, x) for an ordinary model"
+    seen = observe(
+        probes.probe_nonfinite_grad_mode, first_nonfinite_module, {"device": get_device()}, what
+    )
+    if any(seen["seen"]):
+        raise CheckError(
+            _(
+                "{what} ran the forward pass with autograd recording (torch.is_grad_enabled() "
+                "was True inside it): run model(x) under torch.no_grad(), which also keeps "
+                "no activations for a backward pass that never comes."
+            ).format(what=what)
+        )
     what = "first_nonfinite_module(model, x) for a model whose forward pass raises (after a -inf)"
     case = {"model": "raises", "device": get_device(), "what": what, "may_raise": True}
     seen = observe(probes.probe_first_nonfinite_module, first_nonfinite_module, case, what)
@@ -1725,6 +1774,11 @@ def _draw_per_sample(d: Draw) -> Inputs:
         x, y = torch.randn(n, 1, 4, 4, generator=g), torch.randint(0, 3, (n,), generator=g)
         loss, label = "cross_entropy", "images (N, 1, 4, 4) into nn.Flatten, in eval mode"
     model = {"model": spec, "eval": kind == "flat_mlp"}
+    if d.family == "edges" and kind != "flat_mlp" and d.draw(st.booleans()):
+        # a caller's model in training mode with its last layer frozen in eval mode: an
+        # answer that switches modes and restores only the model's own flag changes it
+        model["eval_last"] = True
+        label += ", in train mode with its last submodule in eval mode"
     return Inputs(
         (
             Build(probes.build_step_model, model, label),

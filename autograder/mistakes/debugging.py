@@ -2488,3 +2488,52 @@ MISTAKES["per_sample_grad_norms"] += [
         ),
     ),
 ]
+
+
+# ----------------------------------------------------------------------------- red team, round 2
+MISTAKES["grad_norms"] += [
+    Mistake(
+        name="float64-norm",
+        message="The text asks for the norm in the gradient's own dtype: a float32 gradient of about 1e20 has a float32 norm of inf, which .double() (or Python floats) hides.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef grad_norms(model):\n    return {n: p.grad.double().norm().item() for n, p in model.named_parameters() if p.grad is not None}\n",
+    ),
+    Mistake(
+        name="python-float-norm",
+        message="Summing squares as Python floats is a float64 norm, not p.grad.norm() in the gradient's own dtype: a float32 norm of inf comes out finite.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef grad_norms(model):\n    out = {}\n    for n, p in model.named_parameters():\n        if p.grad is None:\n            continue\n        out[n] = math.sqrt(sum(v * v for v in p.grad.flatten().tolist()))\n    return out\n",
+    ),
+    Mistake(
+        name="clip-to-read-norm",
+        message="clip_grad_norm_ with a huge max_norm still multiplies the gradients in place; with an inf entry it turns them into NaN. Only read .grad: p.grad.norm().",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef grad_norms(model):\n    out = {}\n    for n, p in model.named_parameters():\n        if p.grad is not None:\n            out[n] = float(nn.utils.clip_grad_norm_([p], max_norm=1e30))\n    return out\n",
+    ),
+]
+MISTAKES["first_nonfinite_module"] += [
+    Mistake(
+        name="eval-restore-root-only",
+        message="model.train(was) after model.eval() resets every submodule to the root's mode: a layer the caller froze in eval mode comes back in training mode. Leave the mode alone (or restore each module's own flag).",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    was = model.training\n    model.eval()\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any(isinstance(t, torch.Tensor) and not torch.isfinite(t).all() for t in outs):\n                found.append(name)\n        return hook\n    try:\n        for name, m in model.named_modules():\n            if name:\n                handles.append(m.register_forward_hook(mk(name)))\n        with torch.no_grad():\n            model(x)\n    finally:\n        for h in handles:\n            h.remove()\n        model.train(was)\n    return found[0] if found else None\n",
+    ),
+    Mistake(
+        name="isfinite-of-sum",
+        message="torch.isfinite(t.sum()) flags large finite outputs whose sum overflows; test every element: torch.isfinite(t).all().",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any(not torch.isfinite(t.sum()) for t in outs):\n                found.append(name)\n        return hook\n    try:\n        for name, m in model.named_modules():\n            if name:\n                handles.append(m.register_forward_hook(mk(name)))\n        with torch.no_grad():\n            model(x)\n    finally:\n        for h in handles:\n            h.remove()\n    return found[0] if found else None\n",
+    ),
+    Mistake(
+        name="abs-max-check",
+        message="t.abs().max() raises on an empty output; torch.isfinite(t).all() handles every shape.",
+        code='import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            for t in outs:\n                bad = torch.isnan(t).any() or t.abs().max() == float("inf")\n                if bad and not found:\n                    found.append(name)\n        return hook\n    try:\n        for name, m in model.named_modules():\n            if name:\n                handles.append(m.register_forward_hook(mk(name)))\n        with torch.no_grad():\n            model(x)\n    finally:\n        for h in handles:\n            h.remove()\n    return found[0] if found else None\n',
+    ),
+    Mistake(
+        name="no-no-grad",
+        message="The forward pass must run under torch.no_grad(): with autograd recording it keeps activations for a backward pass that never comes.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any(not torch.isfinite(t).all() for t in outs):\n                found.append(name)\n        return hook\n    for name, m in model.named_modules():\n        if name:\n            handles.append(m.register_forward_hook(mk(name)))\n    try:\n        model(x)\n    finally:\n        for h in handles:\n            h.remove()\n    return found[0] if found else None\n",
+    ),
+]
+MISTAKES["per_sample_grad_norms"] += [
+    Mistake(
+        name="eval-restore-root-only",
+        message="model.train(was) after model.eval() resets every submodule to the root's mode: a layer the caller froze in eval mode comes back in training mode. Leave the mode alone (or restore each module's own flag).",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef per_sample_grad_norms(model, loss_fn, x, y):\n    from torch.func import functional_call, grad, vmap\n    was = model.training\n    model.eval()\n    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n    def f(params, xo, yo):\n        return loss_fn(functional_call(model, params, (xo.unsqueeze(0),)), yo.unsqueeze(0))\n    try:\n        g = vmap(grad(f), in_dims=(None, 0, 0))(params, x, y)\n    finally:\n        model.train(was)\n    return torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))\n",
+    ),
+]

@@ -159,6 +159,13 @@ def build_model_with_grads(spec: dict) -> nn.Module:
     on ``spec["x"]``: what grad_norms reads (a contract's builder, the same in the grader)."""
     model = build_model(spec["model"])
     model(spec["x"]).pow(2).mean().backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.grad is not None and spec.get("grad_scale"):
+                p.grad.mul_(spec["grad_scale"])  # huge: a float32 norm overflows to inf
+        if spec.get("poison"):  # one gradient entry already inf (an overflow upstream)
+            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            grads[-1].view(-1)[0] = float("inf")
     return model
 
 
@@ -180,6 +187,8 @@ def build_step_model(spec: dict) -> nn.Module:
     where ``spec["grads"]`` holds a tensor for a parameter, that parameter's .grad is left from
     an earlier step (None: no gradient). A training step's contract builder."""
     model = build_model(spec["model"]).train(not spec.get("eval", False))
+    if spec.get("eval_last"):  # the caller froze its last submodule in eval mode
+        list(model.modules())[-1].eval()
     grads = spec.get("grads") or [None] * len(list(model.parameters()))
     for p, grad in zip(model.parameters(), grads, strict=True):
         if grad is not None:
@@ -647,6 +656,18 @@ def _raises():
     return BadShape(), torch.tensor([[1.0, -1.0]])
 
 
+def _huge_finite():
+    """Outputs near float32's largest value: finite, but their sum overflows to inf."""
+    m = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+    _set_linear(m[0], 1e38 * torch.eye(2), torch.zeros(2))
+    return m, torch.tensor([[3.0, 3.0], [2.0, 3.0]])
+
+
+def _empty_batch():
+    m, x = _ordinary()
+    return m, x[:0]
+
+
 def _ordinary():
     g = torch.Generator().manual_seed(64)
     m = mlp([5, 7, 7, 3])
@@ -668,6 +689,8 @@ NONFINITE_MODELS = {
     "shared_relu": _shared_relu,
     "raises": _raises,
     "ordinary": _ordinary,
+    "huge_finite": _huge_finite,
+    "empty_batch": _empty_batch,
 }
 
 
@@ -676,7 +699,9 @@ def build_nonfinite_model(spec: dict) -> nn.Module:
     mode ``spec["training"]`` says; with ``spec["caller_hooks"]``, carrying hooks of its
     caller's own (on the model and its first submodule). A contract's builder."""
     model, _x = NONFINITE_MODELS[spec["model"]]()
-    model.train(spec["training"])
+    model.train(spec["training"] is not False)
+    if spec["training"] == "mixed":  # the last submodule frozen in eval mode by its caller
+        list(model.modules())[-1].eval()
     if spec.get("caller_hooks"):
         calls: list[str] = []
         first = next(m for name, m in model.named_modules() if name)
@@ -735,6 +760,26 @@ def probe_first_nonfinite_module(first_nonfinite_module, case: dict) -> dict:
         "flags_changed": flags_changed(flags),
         **hook_changes(before, hook_snapshot(model)),
     }
+
+
+class GradModeSpy(nn.Module):
+    """Notes whether autograd was recording when its forward ran."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[bool] = []
+
+    def forward(self, x):
+        self.seen.append(torch.is_grad_enabled())
+        return x
+
+
+def probe_nonfinite_grad_mode(first_nonfinite_module, case: dict) -> dict:
+    """Whether autograd was recording during the forward pass first_nonfinite_module ran."""
+    spy = GradModeSpy()
+    model = nn.Sequential(nn.Linear(2, 2), spy, nn.Linear(2, 1)).to(case["device"])
+    first_nonfinite_module(model, torch.ones(3, 2, device=case["device"]))
+    return {"seen": list(spy.seen)}
 
 
 # ----------------------------------------------------------------------------- set_seed

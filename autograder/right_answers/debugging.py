@@ -606,3 +606,41 @@ RIGHT_ANSWERS["overfit_one_batch"] += [
         ),
     ),
 ]
+
+
+# red team, round 2
+RIGHT_ANSWERS["first_nonfinite_module"] += [
+    RightAnswer(
+        name="global-hook-raise",
+        why="One global module forward hook (register_module_forward_hook), filtered to the model's submodules, that raises a private exception at the first non-finite output to stop the forward pass early; its handle removed in finally.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\nclass _Found(Exception):\n    pass\ndef first_nonfinite_module(model, x):\n    names = {m: n for n, m in model.named_modules() if n}\n    def hook(m, i, o):\n        if m not in names:\n            return\n        outs = o if isinstance(o, (tuple, list)) else (o,)\n        for t in outs:\n            if isinstance(t, torch.Tensor) and not bool(torch.isfinite(t).all()):\n                raise _Found(names[m])\n    handle = torch.nn.modules.module.register_module_forward_hook(hook)\n    try:\n        with torch.no_grad():\n            model(x)\n    except _Found as f:\n        return f.args[0]\n    finally:\n        handle.remove()\n    return None\n",
+    ),
+]
+RIGHT_ANSWERS["clipped_step"] += [
+    RightAnswer(
+        name="manual-clip",
+        why="The total norm and the clip coefficient computed by hand (vector_norm of the per-parameter norms, clamp(max_norm / (norm + 1e-6), max=1)), as clip_grad_norm_ does.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef clipped_step(model, optimizer, loss, max_norm):\n    optimizer.zero_grad()\n    loss.backward()\n    grads = [p.grad for p in model.parameters() if p.grad is not None]\n    if grads:\n        total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))\n    else:\n        total = torch.tensor(0.0)\n    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)\n    for g in grads:\n        g.mul_(coef.to(g.dtype).to(g.device))\n    optimizer.step()\n    return total.item()\n",
+    ),
+]
+RIGHT_ANSWERS["per_sample_grad_norms"] += [
+    RightAnswer(
+        name="loop-autograd-grad",
+        why="A loop of torch.autograd.grad over the trainable parameters: it never touches .grad, and the norms keep the parameters' dtype.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef per_sample_grad_norms(model, loss_fn, x, y):\n    params = [p for p in model.parameters() if p.requires_grad]\n    rows = []\n    for i in range(x.shape[0]):\n        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n        gs = torch.autograd.grad(loss, params, allow_unused=True)\n        sq = sum(g.pow(2).sum() for g in gs if g is not None)\n        rows.append(torch.as_tensor(sq, dtype=params[0].dtype, device=x.device).sqrt())\n    return torch.stack(rows) if rows else torch.zeros(0, dtype=params[0].dtype, device=x.device)\n",
+    ),
+]
+RIGHT_ANSWERS["accumulated_step"] += [
+    RightAnswer(
+        name="range-slices",
+        why="Consecutive slices x[start:start + micro_batch] (the same pieces as x.split), model.zero_grad(set_to_none=True) and shape[0] for the share.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n    model.zero_grad(set_to_none=True)\n    n = x.shape[0]\n    total = 0.0\n    for start in range(0, n, micro_batch):\n        xc, yc = x[start:start + micro_batch], y[start:start + micro_batch]\n        part = loss_fn(model(xc), yc) * xc.shape[0] / n\n        part.backward()\n        total += part.item()\n    optimizer.step()\n    return total\n",
+    ),
+]
+RIGHT_ANSWERS["first_nonfinite_module"] += [
+    RightAnswer(
+        name="inference-mode",
+        why="torch.inference_mode() instead of torch.no_grad(): it records no graph either (and is stricter), so the forward pass keeps nothing for backward.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any(not torch.isfinite(t).all() for t in outs):\n                found.append(name)\n        return hook\n    try:\n        for name, m in model.named_modules():\n            if name:\n                handles.append(m.register_forward_hook(mk(name)))\n        with torch.inference_mode():\n            model(x)\n    finally:\n        for h in handles:\n            h.remove()\n    return found[0] if found else None\n",
+    ),
+]
