@@ -168,7 +168,7 @@ def _draw_overfit(d: Draw) -> Inputs:
     """A model in training mode, a batch (the edges family favours one example), a mean loss;
     num_steps (0 in the edges family) and lr given, or both left to their defaults."""
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
-    shape = d.draw(st.sampled_from(["step model", "batchnorm", "memorised"]))
+    shape = d.draw(st.sampled_from(["step model", "batchnorm", "float64 targets"]))
     if shape == "batchnorm":  # the recorded loss is the training-mode one (batch statistics)
         spec = {
             "kind": "batchnorm",
@@ -180,10 +180,14 @@ def _draw_overfit(d: Draw) -> Inputs:
         model = {"model": spec, "grads": _stale_grads(spec, g)}
         batch = {"x": x, "y": y, "loss": "cross_entropy"}
         label = "an MLP with BatchNorm1d in training mode (its .grad left from an earlier step)"
-    elif shape == "memorised":  # the loss is 0 from the start: every step must still be there
+    elif shape == "float64 targets":
         model, batch, label = _draw_step_model(d, g, d.size(1, 8), kind="float64 mlp")
-        batch["y"] = probes.build_model(model["model"])(batch["x"]).detach()
-        label += _(", on targets it already fits exactly (every loss is 0)")
+        if d.draw(st.booleans()):  # targets it already fits: every loss is 0, every step counts
+            batch["y"] = probes.build_model(model["model"])(batch["x"]).detach()
+            label += _(", on targets it already fits exactly (every loss is 0)")
+        else:  # targets far away: gradient norms in the thousands, where a clip inside bites
+            batch["y"] = batch["y"] * 1e4
+            label += _(", on targets of about 1e4 (gradient norms far above 1)")
     else:
         model, batch, label = _draw_step_model(d, g, d.size(1, 8))
     args = (
@@ -267,7 +271,7 @@ OVERFIT_ONE_BATCH = Contract(
     compare=_compare_overfit,
     arg_names=("model", "x", "y", "loss_fn"),
     hint=_overfit_hint,
-    examples=6,
+    examples=8,
 )
 
 

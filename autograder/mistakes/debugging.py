@@ -414,6 +414,22 @@ _ACCUM_HEAD = "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch
 _MORE = {
     "overfit_one_batch": [
         Mistake(
+            name="clips-gradients",
+            message="Train exactly as the text says: zero, forward, loss, backward, step. A "
+            "clip_grad_norm_ inside changes every step once the gradients are large, and the "
+            "test is whether the model can fit the batch as it stands.",
+            code=_OVERFIT_HEAD + "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)\n"
+            "        optimizer.step()\n"
+            "    return losses\n",
+        ),
+        Mistake(
             name="ignores-lr",  # passes the visible asserts (they use lr=1e-2)
             message="The learning rate is an argument: build Adam with lr=lr, not a fixed number.",
             code=_OVERFIT_HEAD
