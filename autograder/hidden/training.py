@@ -304,6 +304,8 @@ def _train_case(
     task,
     shuffle=False,
     float64=False,
+    target_dim=1,
+    stale_grads=False,
 ):
     batches = math.ceil(n / batch)
     case = {
@@ -315,12 +317,16 @@ def _train_case(
         "task": task,
         "shuffle": shuffle,
         "float64": float64,
+        "target_dim": target_dim,
+        "stale_grads": stale_grads,
         "lr_factors": _warmup_cosine_table(3, 2 * batches) if use_scheduler else None,
     }
     what = (
         f"train_one_epoch ({n} samples in batches of {batch}, {batches} batches"
         f"{', with a scheduler' if use_scheduler else ''}"
-        f"{', a float64 model and data' if float64 else ''})"
+        f"{', a float64 model and data' if float64 else ''}"
+        f"{f', targets y of shape (B, {target_dim})' if target_dim > 1 else ''}"
+        f"{', the model arriving with .grad already set' if stale_grads else ''})"
     )
     seen = observe(probes.probe_train_one_epoch, train_one_epoch, case, what)
     ref = probes.probe_train_one_epoch(_ref_train_one_epoch, case)  # the same run, done right
@@ -428,6 +434,13 @@ def _train_case(
                     "optimizer.zero_grad() once per batch, before loss.backward()."
                 )
                 if k > 0 and norm > ref_norm
+                else _(
+                    "The model arrived with gradients already in .grad (left by the caller), "
+                    "and the first step added this batch's gradient to them: call "
+                    "optimizer.zero_grad() in every batch before loss.backward(), not after "
+                    "optimizer.step()."
+                )
+                if k == 0 and stale_grads
                 else _(
                     "Each batch must do, in order: forward, loss, optimizer.zero_grad(), "
                     "loss.backward(), optimizer.step(). Did you move x and y to the device, and use "
@@ -604,6 +617,12 @@ def check_train_one_epoch(train_one_epoch) -> None:
     _train_case(train_one_epoch, device, 7, 26, 5, False, False, "classification", shuffle=True)
     # a run in double precision: the batches are moved to the device, their dtype kept
     _train_case(train_one_epoch, device, 9, 18, 4, False, False, "regression", float64=True)
+    # y (B, 3): a batch's size is len(x), not y.numel()
+    _train_case(train_one_epoch, device, 10, 22, 6, False, False, "regression", target_dim=3)
+    # the caller's .grad is not this epoch's: zero_grad comes before the first backward too
+    _train_case(
+        train_one_epoch, device, 11, 24, 8, False, False, "classification", stale_grads=True
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -990,6 +1009,24 @@ def _stop_case(EarlyStopping, patience, min_delta, losses, device, seed, until_s
             ).format(what=what, key=key, best_epoch=best_epoch, losses=losses[best_epoch])
         )
     _stopper_side_effects(seen, what, expected_steps[-1][1] if expected_steps else math.inf)
+    again = seen.get("restored_again")
+    raised_again = seen.get("restore_again_raised")
+    if raised_again is not None or (
+        again is not None
+        and best_epoch is not None
+        and not all(torch.equal(again[k], v) for k, v in seen["restored"].items())
+    ):
+        raise CheckError(
+            _(
+                "{what}: a second restore_best, after more training, did not load the best "
+                "epoch's weights again{raised}. restore_best loads the stored copy and keeps it: "
+                "a caller may train on and restore again. Do not delete or reset the stored "
+                "weights in restore_best."
+            ).format(
+                what=what,
+                raised="" if raised_again is None else f" ({raised_again[0]})",
+            )
+        )
 
 
 def _stopper_side_effects(seen: dict, what: str, ref_best: float) -> None:
@@ -1314,6 +1351,15 @@ def _check_saved_file(seen: dict, states: dict, epoch: int, filename: str) -> di
                 "{last_epoch}: save scheduler.state_dict()."
             ).format(got=got, last_epoch=states["scheduler"]["last_epoch"])
         )
+    lacking = sorted(set(states["scheduler"]) - set(scheduler_state))
+    if lacking:  # a hand-made dict with the step alone: load_state_dict needs every entry
+        raise CheckError(
+            _(
+                "checkpoint['scheduler'] lacks {lacking}, which scheduler.state_dict() holds "
+                "and scheduler.load_state_dict() needs: save scheduler.state_dict() itself, "
+                "not a dict of your own."
+            ).format(lacking=lacking)
+        )
     extra = sorted(set(seen.get("files", [filename])) - {filename})
     if extra:
         raise CheckError(
@@ -1427,6 +1473,13 @@ LOAD_CHECKPOINT = Contract(
 )
 
 
+def _schedule_value(value) -> list:
+    """A scheduler state entry (an int, or a list or tuple of rates) as a list of floats."""
+    if isinstance(value, (list, tuple)):
+        return [float(v) for v in value]
+    return [None if value is None else float(value)]
+
+
 @uses(LOAD_CHECKPOINT)
 def check_load_checkpoint(load_checkpoint) -> None:
     """The contract: the epoch returned, the model and optimizer restored. Here: a resumed
@@ -1464,6 +1517,23 @@ def check_load_checkpoint(load_checkpoint) -> None:
                     "existing parameters (do not use assign=True, and do not build a new model or "
                     "optimizer)."
                 )
+            )
+
+        saved_schedule = probes.as_data(checkpoint["scheduler"])
+        differ = sorted(
+            key
+            for key in ("last_epoch", "_step_count", "_last_lr", "base_lrs")
+            if key in saved_schedule
+            and _schedule_value(seen["scheduler"].get(key)) != _schedule_value(saved_schedule[key])
+        )
+        if differ:  # e.g. only scheduler.last_epoch set: get_last_lr() still the fresh one's
+            raise CheckError(
+                _(
+                    "after load_checkpoint the scheduler's {keys} are not the saved ones: "
+                    "setting a single attribute (such as last_epoch) restores part of it, and "
+                    "scheduler.get_last_lr() then reports a rate the optimizer is not using. "
+                    "Call scheduler.load_state_dict(checkpoint['scheduler'])."
+                ).format(keys=differ)
             )
 
         def restore(model, optimizer, scheduler, seen=seen):
@@ -1721,6 +1791,21 @@ def check_DigitsCNN(DigitsCNN) -> None:
                 "model.eval() switches it off."
             )
         )
+    alone = seen.get("first_alone")
+    if alone is not None and len(seen["outputs"][0]["out"]) > 1:
+        together = seen["outputs"][0]["out"][:1]
+        if alone.shape == together.shape and not torch.allclose(
+            alone.float(), together.float(), rtol=1e-3, atol=1e-4
+        ):
+            raise CheckError(
+                _(
+                    "DigitsCNN in eval mode gave the first image other logits alone than in "
+                    "its batch: forward mixes the images of a batch (a mean or max over the "
+                    "whole batch, say), so a prediction depends on which images come with it. "
+                    "Work on each image by itself: x.mean(dim=(1, 2, 3), keepdim=True), not "
+                    "x.mean(), or leave the pixels as they are."
+                )
+            )
     cap = _capped_logits(seen.get("loud"))
     if cap is not None:
         raise CheckError(

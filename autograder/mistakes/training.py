@@ -2936,3 +2936,97 @@ MISTAKES["train_one_epoch"] += [
         ),
     ),
 ]
+
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="zero-grad-after-step",
+        message="optimizer.zero_grad() after optimizer.step() leaves the first batch to add its "
+        "gradient to whatever .grad held when the model arrived (the caller's gradients): call "
+        "it in every batch before loss.backward().",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    total, n = 0.0, 0\n"
+            "    for x, y in loader:\n"
+            "        x, y = x.to(device), y.to(device)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        total += loss.item() * len(x)\n"
+            "        n += len(x)\n"
+            "    return total / n\n"
+        ),
+    ),
+]
+
+MISTAKES["save_checkpoint"] += [
+    Mistake(
+        name="scheduler-step-only",
+        message="A dict holding only the scheduler's last_epoch is not its state: "
+        "scheduler.load_state_dict() needs every entry of scheduler.state_dict(). Save "
+        "scheduler.state_dict() itself.",
+        code=(
+            "import torch\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': {'last_epoch': scheduler.last_epoch}, 'epoch': epoch}, path)\n"
+        ),
+    ),
+]
+
+MISTAKES["train_logged"] += []
+
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="restore-forgets-the-copy",
+        message="restore_best must keep the stored copy: setting it to None after loading makes "
+        "a later restore_best (after more training) do nothing. Load it and leave it stored.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad_epochs = val_loss, 0\n"
+            f"            self.best_state = {_CLONE}\n"
+            "        else:\n"
+            "            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+            restore="if self.best_state is not None:\n"
+            "            model.load_state_dict(self.best_state)\n"
+            "            self.best_state = None",
+        ),
+    ),
+]
+
+MISTAKES["load_checkpoint"] += [
+    Mistake(
+        name="scheduler-last-epoch-only",
+        message="Setting scheduler.last_epoch restores only part of the scheduler: its step "
+        "count and last rates stay the fresh ones, so get_last_lr() reports a rate not in use. "
+        "Call scheduler.load_state_dict(checkpoint['scheduler']).",
+        code=(
+            "import torch\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    ck = torch.load(path, map_location=device, weights_only=True)\n"
+            "    model.load_state_dict(ck['model'])\n"
+            "    optimizer.load_state_dict(ck['optimizer'])\n"
+            "    scheduler.last_epoch = ck['scheduler']['last_epoch']\n"
+            "    return ck['epoch']\n"
+        ),
+    ),
+]
+
+MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="normalises-by-batch-statistics",
+        message="A mean and standard deviation over the whole batch make each image's logits "
+        "depend on the other images in its batch: normalise each image by itself, or not at "
+        "all.",
+        code=_CNN_BODY.format(end="", after="").replace(
+            "        return self.net(x)",
+            "        return self.net((x - x.mean()) / (x.std() + 1e-5))",
+        ),
+    ),
+]

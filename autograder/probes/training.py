@@ -193,9 +193,10 @@ def build_train_run(case: dict):
     after an epoch, that state has moved only by what dropout drew."""
     seed, n = case["seed"], case["n"]
     if case["task"] == "regression":
+        dim = case.get("target_dim", 1)  # y (B, D): D > 1 tells len(y) from y.numel()
         g = torch.Generator().manual_seed(seed)
-        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, 1, generator=g))
-        loss_fn, classes = nn.MSELoss(), 1
+        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, dim, generator=g))
+        loss_fn, classes = nn.MSELoss(), dim
     else:
         data = classification_data(n, 4, 3, seed)
         loss_fn, classes = nn.CrossEntropyLoss(), 3
@@ -210,6 +211,10 @@ def build_train_run(case: dict):
     model = build_mlp(4, classes, 0.3, seed, case["device"])
     if case.get("float64"):
         model.double()
+    if case.get("stale_grads"):  # the caller's .grad, left from earlier work: zero it first
+        g = torch.Generator().manual_seed(seed + 500)
+        for p in model.parameters():
+            p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype).to(p.device)
     if case["start_in_eval"]:
         model.eval()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -491,6 +496,17 @@ def _probe_stopping(EarlyStopping, case: dict) -> dict:
     )
     seen["modes_kept"] = [m.training for m in model.modules()] == modes_before
     seen["best_after_restore"] = as_data(stopper.best_loss)
+    # training goes on after a restore (a new learning rate, say), then restores again: the
+    # stored best weights are still the best epoch's
+    with torch.no_grad():
+        for value in model.state_dict().values():
+            value.add_(1)
+    try:
+        stopper.restore_best(model)
+    except Exception as err:
+        seen["restore_again_raised"] = _raised(err)
+        return seen
+    seen["restored_again"] = model_state(model)
     return seen
 
 
@@ -742,6 +758,8 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
                 seen["same_again"] = bool(
                     torch.equal(model(case["inputs"][0]), seen["outputs"][0]["out"])
                 )
+                # each image's logits are its own: the first image alone, as in its batch
+                seen["first_alone"] = as_data(model(case["inputs"][0][:1]))
         except Exception:  # the outputs above already tell what is wrong
             pass
     # counted after a forward pass, which gives lazy modules (nn.LazyLinear) their shapes

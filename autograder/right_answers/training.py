@@ -859,3 +859,98 @@ RIGHT_ANSWERS.setdefault("train_logged", []).append(
         ),
     )
 )
+
+RIGHT_ANSWERS["train_one_epoch"].append(
+    RightAnswer(
+        name="running-mean-by-size",
+        why="Updates a running mean by each batch's share, mean += (loss - mean) * b / seen: the "
+        "same weighted mean per sample as total / count, with the model run once per batch.",
+        code=(
+            "import torch\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+            "    model.train()\n"
+            "    mean, seen = 0.0, 0\n"
+            "    for batch in loader:\n"
+            "        x, y = (t.to(device) for t in batch)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        seen += len(x)\n"
+            "        mean += (loss.item() - mean) * len(x) / seen\n"
+            "    return float(mean)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["evaluate"].append(
+    RightAnswer(
+        name="per-module-modes-restored-in-finally",
+        why="Remembers every submodule's mode and puts each back in a finally block, under "
+        "torch.inference_mode(): for a model in one mode the same as model.train(was_training).",
+        code=(
+            "import torch\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    modes = {m: m.training for m in model.modules()}\n"
+            "    model.eval()\n"
+            "    total, correct, n = 0.0, 0, 0\n"
+            "    try:\n"
+            "        with torch.inference_mode():\n"
+            "            for x, y in loader:\n"
+            "                x, y = x.to(device), y.to(device)\n"
+            "                logits = model(x)\n"
+            "                total += loss_fn(logits, y).item() * y.shape[0]\n"
+            "                correct += int((logits.argmax(1) == y).sum())\n"
+            "                n += y.shape[0]\n"
+            "    finally:\n"
+            "        for m, mode in modes.items():\n"
+            "            m.training = mode\n"
+            "    return float(total / n), float(correct / n)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["EarlyStopping"].append(
+    RightAnswer(
+        name="deepcopy-of-the-model",
+        why="Keeps a deep copy of the whole model at its best epoch (parameters and buffers, "
+        "copied) and loads its state_dict() back into the caller's model.",
+        code=(
+            "import copy, math\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss, self.bad, self._snap = math.inf, 0, None\n"
+            "    def step(self, val_loss, model):\n"
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss, self.bad = val_loss, 0\n"
+            "            self._snap = copy.deepcopy(model)\n"
+            "        else:\n"
+            "            self.bad += 1\n"
+            "        return self.bad >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self._snap is not None:\n"
+            "            model.load_state_dict(self._snap.state_dict())\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["save_checkpoint"].append(
+    RightAnswer(
+        name="cpu-copies-written-atomically",
+        why="Saves CPU copies of the weights, writes to a temporary file beside the path and "
+        "renames it onto the path with os.replace: one file, exactly at the path given.",
+        code=(
+            "import os, torch\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    bundle = {\n"
+            "        'model': {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},\n"
+            "        'optimizer': optimizer.state_dict(),\n"
+            "        'scheduler': scheduler.state_dict(),\n"
+            "        'epoch': int(epoch),\n"
+            "    }\n"
+            "    tmp = str(path) + '.tmp'\n"
+            "    torch.save(bundle, tmp)\n"
+            "    os.replace(tmp, path)\n"
+        ),
+    )
+)
