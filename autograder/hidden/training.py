@@ -306,8 +306,9 @@ def _train_case(
     float64=False,
     target_dim=1,
     stale_grads=False,
+    drop_last=False,
 ):
-    batches = math.ceil(n / batch)
+    batches = n // batch if drop_last else math.ceil(n / batch)
     case = {
         "device": device,
         "seed": seed,
@@ -319,6 +320,7 @@ def _train_case(
         "float64": float64,
         "target_dim": target_dim,
         "stale_grads": stale_grads,
+        "drop_last": drop_last,
         "lr_factors": _warmup_cosine_table(3, 2 * batches) if use_scheduler else None,
     }
     what = (
@@ -326,7 +328,8 @@ def _train_case(
         f"{', with a scheduler' if use_scheduler else ''}"
         f"{', a float64 model and data' if float64 else ''}"
         f"{f', targets y of shape (B, {target_dim})' if target_dim > 1 else ''}"
-        f"{', the model arriving with .grad already set' if stale_grads else ''})"
+        f"{', the model arriving with .grad already set' if stale_grads else ''}"
+        f"{', the loader dropping its last partial batch' if drop_last else ''})"
     )
     seen = observe(probes.probe_train_one_epoch, train_one_epoch, case, what)
     ref = probes.probe_train_one_epoch(_ref_train_one_epoch, case)  # the same run, done right
@@ -623,6 +626,8 @@ def check_train_one_epoch(train_one_epoch) -> None:
     _train_case(
         train_one_epoch, device, 11, 24, 8, False, False, "classification", stale_grads=True
     )
+    # drop_last: the samples the loop sees are fewer than len(loader.dataset)
+    _train_case(train_one_epoch, device, 12, 29, 8, False, False, "classification", drop_last=True)
 
 
 # ---------------------------------------------------------------------------------------

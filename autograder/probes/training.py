@@ -206,6 +206,7 @@ def build_train_run(case: dict):
         data,
         batch_size=case["batch"],
         shuffle=case.get("shuffle", False),
+        drop_last=case.get("drop_last", False),
         generator=torch.Generator().manual_seed(seed),
     )
     model = build_mlp(4, classes, 0.3, seed, case["device"])

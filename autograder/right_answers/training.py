@@ -49,16 +49,17 @@ RIGHT_ANSWERS = {
     ],
     "train_one_epoch": [
         RightAnswer(
-            name="tensor-total-over-dataset-length",
+            name="tensor-total-counted-samples",
             why="Accumulates the weighted losses as a detached tensor (one .item() at the end, "
-            "no sync per batch on a GPU) and divides by len(loader.dataset), which is the "
-            "number of samples for a loader without a sampler; model.zero_grad() before the "
-            "forward clears the same gradients as optimizer.zero_grad().",
+            "no sync per batch on a GPU) and counts the samples the loop sees; "
+            "model.zero_grad() before the forward clears the same gradients as "
+            "optimizer.zero_grad().",
             code=(
                 "import torch\n"
                 "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
                 "    model.train()\n"
                 "    total = torch.zeros((), device=device, dtype=torch.float64)\n"
+                "    seen = 0\n"
                 "    for x, y in loader:\n"
                 "        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)\n"
                 "        model.zero_grad(set_to_none=True)\n"
@@ -68,7 +69,8 @@ RIGHT_ANSWERS = {
                 "        if scheduler:\n"
                 "            scheduler.step()\n"
                 "        total += loss.detach().double() * y.shape[0]\n"
-                "    return float(total) / len(loader.dataset)\n"
+                "        seen += y.shape[0]\n"
+                "    return float(total) / seen\n"
             ),
         ),
         RightAnswer(
