@@ -95,16 +95,6 @@ _EXPORT = """def export_gpt(model, example):
 MISTAKES = {
     "next_token_loss": [
         Mistake(
-            name="loss-in-float64",
-            message="The loss comes back in float64 for float32 logits: return it in the logits' "
-            "dtype, as the text asks (a caller's mixed-precision loop expects the dtype it fed in).",
-            code=_LOSS.format(
-                body="    v = logits.shape[-1]\n"
-                "    return F.cross_entropy(logits[:, :-1].reshape(-1, v).double(), "
-                "tokens[:, 1:].reshape(-1), ignore_index=ignore_index)"
-            ),
-        ),
-        Mistake(
             name="targets-not-shifted",
             message="Logits at position i were scored against the token at position i, the one "
             "the model is reading: the model learns to copy. Compare logits[:, :-1] with "
@@ -320,6 +310,16 @@ MISTAKES = {
                 "    lse = lg.exp().sum(-1).log()\n"
                 "    picked = lg.gather(-1, torch.where(keep, targets, 0).unsqueeze(-1)).squeeze(-1)\n"
                 "    return ((lse - picked) * keep).sum() / keep.sum()\n"
+            ),
+        ),
+        Mistake(
+            name="loss-in-float64",
+            message="The loss comes back in float64 for float32 logits: return it in the logits' "
+            "dtype, as the text asks (a caller's mixed-precision loop expects the dtype it fed in).",
+            code=_LOSS.format(
+                body="    v = logits.shape[-1]\n"
+                "    return F.cross_entropy(logits[:, :-1].reshape(-1, v).double(), "
+                "tokens[:, 1:].reshape(-1), ignore_index=ignore_index)"
             ),
         ),
     ],

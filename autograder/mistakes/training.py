@@ -116,28 +116,6 @@ MISTAKES = {
     ],
     "train_one_epoch": [
         Mistake(
-            name="divides-by-dataset-length",
-            message="len(loader.dataset) counts samples the loop may never see (a loader that "
-            "drops its last partial batch, or samples a subset): count them as the loop sees "
-            "them, n += len(x).",
-            code=(
-                "import torch\n"
-                "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
-                "    model.train()\n"
-                "    total = 0.0\n"
-                "    for x, y in loader:\n"
-                "        x, y = x.to(device), y.to(device)\n"
-                "        loss = loss_fn(model(x), y)\n"
-                "        optimizer.zero_grad()\n"
-                "        loss.backward()\n"
-                "        optimizer.step()\n"
-                "        if scheduler is not None:\n"
-                "            scheduler.step()\n"
-                "        total += loss.item() * len(x)\n"
-                "    return total / len(loader.dataset)\n"
-            ),
-        ),
-        Mistake(
             name="missing-zero-grad",
             message="Without optimizer.zero_grad() every batch's gradient is added to the previous "
             "ones: the steps use the running sum.",
@@ -224,6 +202,28 @@ MISTAKES = {
                 "        if scheduler is not None:\n            scheduler.step()\n"
                 "        total = total + loss * len(x)\n        count += len(x)\n"
                 "    return total / count\n"
+            ),
+        ),
+        Mistake(
+            name="divides-by-dataset-length",
+            message="len(loader.dataset) counts samples the loop may never see (a loader that "
+            "drops its last partial batch, or samples a subset): count them as the loop sees "
+            "them, n += len(x).",
+            code=(
+                "import torch\n"
+                "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None):\n"
+                "    model.train()\n"
+                "    total = 0.0\n"
+                "    for x, y in loader:\n"
+                "        x, y = x.to(device), y.to(device)\n"
+                "        loss = loss_fn(model(x), y)\n"
+                "        optimizer.zero_grad()\n"
+                "        loss.backward()\n"
+                "        optimizer.step()\n"
+                "        if scheduler is not None:\n"
+                "            scheduler.step()\n"
+                "        total += loss.item() * len(x)\n"
+                "    return total / len(loader.dataset)\n"
             ),
         ),
     ],
