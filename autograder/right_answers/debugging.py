@@ -625,7 +625,7 @@ RIGHT_ANSWERS["clipped_step"] += [
 ]
 RIGHT_ANSWERS["per_sample_grad_norms"] += [
     RightAnswer(
-        name="loop-autograd-grad",
+        name="loop-autograd-grad-summed-squares",
         why="A loop of torch.autograd.grad over the trainable parameters: it never touches .grad, and the norms keep the parameters' dtype.",
         code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef per_sample_grad_norms(model, loss_fn, x, y):\n    params = [p for p in model.parameters() if p.requires_grad]\n    rows = []\n    for i in range(x.shape[0]):\n        loss = loss_fn(model(x[i:i + 1]), y[i:i + 1])\n        gs = torch.autograd.grad(loss, params, allow_unused=True)\n        sq = sum(g.pow(2).sum() for g in gs if g is not None)\n        rows.append(torch.as_tensor(sq, dtype=params[0].dtype, device=x.device).sqrt())\n    return torch.stack(rows) if rows else torch.zeros(0, dtype=params[0].dtype, device=x.device)\n",
     ),
