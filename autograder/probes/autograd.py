@@ -7,6 +7,7 @@ import torch.nn.functional as F
 import torch.utils._pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from autograder.boundary import usual_modes
 from autograder.probes.tensors import CountCalls, build
 
 # ---------------------------------------------------------------------------------------------
@@ -166,21 +167,15 @@ def probe_accumulated_grad(accumulated_grad, case: dict) -> dict:
 # HuberFunction
 
 
-def _modes() -> dict:
-    return {
-        "torch.is_grad_enabled()": torch.is_grad_enabled(),
-        "torch.is_anomaly_enabled()": torch.is_anomaly_enabled(),
-    }
-
-
 def probe_huber_class(HuberFunction, case: dict) -> dict:
     """Whether the answer is a class that subclasses torch.autograd.Function, and how its
     forward and backward treat the caller's x, the ctx and the process's settings.
 
     ``saves_x``: forward saved x itself (not a copy) with ctx.save_for_backward and kept no
     tensor of x's memory as a ctx attribute; ``delta_on_ctx``: ctx.delta holds delta;
-    ``modes``: the settings before and after forward and backward, where they changed;
-    ``grad_exact``: in float64, backward's gradient is the derivative to float64's precision.
+    ``grad_exact``: in float64, backward's gradient is the derivative to float64's precision
+    (``grad_error``: what apply or backward raised there). The contract judges the process's
+    settings, backward included.
     """
     is_class = isinstance(HuberFunction, type)
     is_function = is_class and issubclass(HuberFunction, torch.autograd.Function)
@@ -188,14 +183,11 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
     x_unchanged = True  # whether forward and backward left the caller's x as it was
     delta_on_ctx = True
     grad_exact = True
-    modes = None
+    grad_error = None
     if is_function:
         x = torch.tensor([-2.0, -0.5, 0.25, 1.5], dtype=torch.float64, requires_grad=True)
         before = x.detach().clone()
-        found = _modes()  # put back at the end; in between, the defaults a caller has
-        torch.set_grad_enabled(True)
-        torch.autograd.set_detect_anomaly(False)
-        modes_before = _modes()
+        usual_modes()  # as a caller has them (boundary.run_probe puts back what they were)
         try:
             out = HuberFunction.apply(x, 1.0)
             ctx = out.grad_fn
@@ -225,13 +217,8 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
             grad_exact = x2.grad is None or bool(
                 torch.allclose(x2.grad.double(), exact, rtol=1e-12, atol=1e-13)
             )
-        except Exception:
-            pass
-        modes_after = _modes()
-        if modes_after != modes_before:
-            modes = [modes_before, modes_after]
-        torch.set_grad_enabled(found["torch.is_grad_enabled()"])
-        torch.autograd.set_detect_anomaly(found["torch.is_anomaly_enabled()"])
+        except Exception as err:  # the contract's grad family reports it too
+            grad_error = f"{type(err).__name__}: {_first_line(err)}"
     return {
         "is_class": is_class,
         "is_function": is_function,
@@ -239,7 +226,7 @@ def probe_huber_class(HuberFunction, case: dict) -> dict:
         "x_unchanged": x_unchanged,
         "delta_on_ctx": delta_on_ctx,
         "grad_exact": grad_exact,
-        "modes": modes,
+        "grad_error": grad_error,
     }
 
 

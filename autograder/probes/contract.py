@@ -718,6 +718,11 @@ def probe_contract(answer: Callable, case: dict) -> dict:
                 grads = list(
                     torch.autograd.grad(chosen, wrt, grad_outputs=weights, allow_unused=True)
                 )
+            # A custom autograd.Function's backward runs here, not in the call: what it
+            # leaves switched is the caller's too.
+            after_backward = modes_now()
+            if after_backward != modes and "modes" not in seen:
+                seen["modes"] = [modes, after_backward]
             seen["grads"] = grads[: len(grad_args)]
             seen["param_grads"] = grads[len(grad_args) :]
             seen["grad_output_changed"] = not all(map(torch.equal, weights, kept))

@@ -646,12 +646,22 @@ class SquareBackwardOnCpu(ReferenceSquare):  # device: backward makes its gradie
         return torch.tensor(2.0) * x * grad + torch.zeros(x.shape, dtype=x.dtype)
 
 
+class SquareAnomalyInBackward(ReferenceSquare):  # modes: backward switches a debug aid on
+    @staticmethod
+    def backward(ctx, grad):
+        torch.autograd.set_detect_anomaly(True)
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
 def test_an_autograd_function_is_called_through_apply():
     SQUARE.check(ReferenceSquare)
     assert "gradient that flows back to x" in failure(SquareWrongBackward, SQUARE)
     assert "changed grad_output in place" in failure(SquareInPlaceBackward, SQUARE)
     # forward is right on every device; the device family runs backward on meta too
     assert "[inputs on another device]" in failure(SquareBackwardOnCpu, SQUARE)
+    # backward runs after the call, when the grad family asks for gradients
+    assert "torch.is_anomaly_enabled(): False -> True" in failure(SquareAnomalyInBackward, SQUARE)
 
 
 def reference_sgd_step(model, optimizer):
