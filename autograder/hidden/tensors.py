@@ -15,8 +15,17 @@ from collections.abc import Callable
 import torch
 from hypothesis import strategies as st
 
-from autograder.boundary import observe
-from autograder.contracts import TOLERANCE, Build, Contract, Draw, Inputs, uses
+from autograder.boundary import call, observe
+from autograder.contracts import (
+    FLOAT64_EXACT,
+    TOLERANCE,
+    Build,
+    Contract,
+    Draw,
+    Inputs,
+    describe,
+    uses,
+)
 from autograder.probes import tensors as probes
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.i18n import _
@@ -62,13 +71,17 @@ def _exactly(got, expected: torch.Tensor, what: str) -> None:
         )
 
 
-def _hinted(hint: Callable[[object, torch.Tensor, Inputs], str]) -> Callable:
+def _hinted(
+    hint: Callable[[object, torch.Tensor, Inputs], str], tolerance: dict | None = None
+) -> Callable:
     """A contract's comparison that adds ``hint(got, expected, inputs)`` to its failure: the
-    hint sees what came back, so it speaks only of the mistake it recognises."""
+    hint sees what came back, so it speaks only of the mistake it recognises. ``tolerance``
+    maps a dtype to (rtol, atol) where the exercise asks for more than TOLERANCE."""
 
     def compare(got, expected: torch.Tensor, what: str, inputs: Inputs) -> None:
+        tol = (tolerance or {}).get(expected.dtype)
         try:
-            _close(got, expected, what)
+            _close(got, expected, what, tol)
         except CheckError as err:
             raise CheckError(f"{err}{hint(got, expected, inputs)}") from None
 
@@ -86,6 +99,77 @@ def _same_kind(got, expected: torch.Tensor) -> bool:
 
 def _is_half(dtype: torch.dtype) -> bool:
     return dtype in (torch.float16, torch.bfloat16)
+
+
+# Empty inputs in other dtypes. The families draw empty inputs in float32 only (``dtypes``
+# never draws a size of 0), so a separate path for an empty input that builds its result with
+# torch.zeros(..., device=x.device) (float32 whatever x is) passed them all. (Bool, and int64
+# beyond 2**53, are also called once each where "any dtype" is promised: the values family
+# draws few examples, and may draw no int64 at all.)
+_FLOAT_DTYPES = (torch.float64, torch.float16, torch.bfloat16)
+_ANY_DTYPES = (*_FLOAT_DTYPES, torch.int64, torch.uint8, torch.bool)
+
+
+def _any_dtype_inputs(*shape: int) -> list[torch.Tensor]:
+    """A bool tensor, int64 values above 2**53, then empty batches in every dtype."""
+    g = torch.Generator().manual_seed(0)
+    empty = [torch.zeros(0, *shape[1:], dtype=t) for t in _ANY_DTYPES]
+    bools = torch.randint(0, 2, shape, generator=g).bool()
+    large = torch.randint(2**54, 2**55, shape, generator=g)
+    return [bools, large, *empty]
+
+
+def _empty_keeps_dtype(answer, name: str, calls: list[tuple[list, torch.Tensor]]) -> None:
+    """Call ``answer`` on each ``args`` (most of them empty); its result must equal
+    ``expected``: its shape, dtype and values, integers exactly."""
+    for args, expected in calls:
+        what = f"{name}({', '.join(describe(a) for a in args)})"
+        got = observe(call, answer, {"args": args}, what)["result"]
+        kept = not isinstance(got, torch.Tensor) or got.dtype == expected.dtype
+        if not kept and got.shape == expected.shape and expected.numel() > 0:
+            raise CheckError(
+                _(
+                    "{what} has dtype {got}, expected {expected}: the result keeps x's dtype, "
+                    "whatever it is. Arithmetic changes it (x * 1 or x + 0 makes a bool tensor "
+                    "int64), and so do .float() and .double(); moving axes and reshaping do not."
+                ).format(what=what, got=got.dtype, expected=expected.dtype)
+            )
+        if not kept and got.shape == expected.shape:
+            raise CheckError(
+                _(
+                    "{what} has dtype {got}, expected {expected}. An empty input must give a "
+                    "result in the input's dtype too: a separate path that builds it with "
+                    "torch.zeros(...) gets float32 unless told. Leave the empty case to the "
+                    "general code (broadcasting, reductions and reshape handle a size of 0), or "
+                    "build it with x.new_zeros(...)."
+                ).format(what=what, got=got.dtype, expected=expected.dtype)
+            )
+        _close(got, expected, what)
+
+
+def _stays_with_inputs(answer, name: str) -> None:
+    """With the notebook's ``device`` naming another device than the inputs', the result must
+    stay on the inputs' device (the CPU here): on a GPU machine, ``.to(device)`` moves a CPU x's
+    result away from it, and ``device=device`` mixes devices."""
+    what = _("{name}(inputs on the CPU, the notebook's device a GPU)").format(name=name)
+    seen = observe(probes.probe_global_device, answer, {"exercise": name}, what)
+    if "raised" in seen:
+        raise CheckError(
+            _(
+                "{what} raised {error}. The answer uses the notebook's global `device`, not "
+                "the device of its inputs: make new tensors with device=x.device (or x.new_zeros, "
+                "torch.zeros_like), so they live where the inputs do."
+            ).format(what=what, error=seen["raised"])
+        )
+    moved = [d for d in seen.get("devices", []) if d != "cpu"]
+    if moved:
+        raise CheckError(
+            _(
+                "{what} returned a tensor on {device}: the answer moved its result to the "
+                "notebook's global `device`. The result belongs where the inputs are; leave "
+                "moving data to the caller (no .to(device) inside the function)."
+            ).format(what=what, device=moved[0])
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,8 +190,12 @@ _LABEL = st.one_of(
 
 def _draw_labels(d: Draw) -> Inputs:
     """A list of ints (empty in edges, large ones too) and a device: meta, standing in for a
-    GPU, in the device family (the answer must create the tensor where it is told)."""
+    GPU, in the device family (the answer must create the tensor where it is told). In values,
+    a list of two or more repeats its first label at the end: labels repeat (one per sample),
+    and every one of them must come back, in order."""
     labels = [d.draw(_LABEL) for _label in range(d.size(1, 6, empty_ok=True))]
+    if d.family == "values" and len(labels) > 1:
+        labels.append(labels[0])
     return Inputs((labels, torch.device("meta" if d.family == "device" else "cpu")))
 
 
@@ -152,7 +240,7 @@ def _reference_shared_and_copied(a):
 
 
 def _draw_array(d: Draw) -> Inputs:
-    """Any array from_numpy takes: six dtypes, 0-d and empty shapes, four memory layouts."""
+    """Any array from_numpy takes: seven dtypes (bool too), 0-d and empty shapes, four memory layouts."""
     ndim = d.draw(st.integers(0 if d.family == "edges" else 1, 3))
     shape = [d.size(1, 4, empty_ok=True) for _ in range(ndim)]
     layouts = ["transposed", "strided", "F"] if d.family == "strides" else ["C"]
@@ -289,7 +377,13 @@ TO_NCHW = Contract(
 @uses(TO_NCHW)
 def check_to_nchw(to_nchw) -> None:
     """The contract: any dtype and channel count, empty, non-contiguous, requiring grad, on
-    another device; x left as it was."""
+    another device; x left as it was. Then empty batches in other dtypes."""
+    _stays_with_inputs(to_nchw, "to_nchw")
+    _empty_keeps_dtype(
+        to_nchw,
+        "to_nchw",
+        [([x], x.permute(0, 3, 1, 2)) for x in _any_dtype_inputs(2, 3, 4, 2)],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +428,14 @@ FLATTEN_FEATURES = Contract(
 
 @uses(FLATTEN_FEATURES)
 def check_flatten_features(flatten_features) -> None:
-    """The contract: 2-d to 5-d, N = 0 and 1, non-contiguous, any dtype, gradients, device."""
+    """The contract: 2-d to 5-d, N = 0 and 1, non-contiguous, any dtype, gradients, device.
+    Then empty batches in other dtypes."""
+    _stays_with_inputs(flatten_features, "flatten_features")
+    _empty_keeps_dtype(
+        flatten_features,
+        "flatten_features",
+        [([x], x.reshape(x.shape[0], 12)) for x in _any_dtype_inputs(2, 3, 4)],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,6 +627,7 @@ def check_normalize_per_channel(normalize_per_channel) -> None:
     """The contract: W == C, constant channels, several eps, every dtype, non-contiguous,
     gradients, another device; x left as it was."""
     _no_loops(normalize_per_channel, "normalize_per_channel")
+    _stays_with_inputs(normalize_per_channel, "normalize_per_channel")
 
 
 def _fmt(values: torch.Tensor) -> str:
@@ -625,8 +727,18 @@ PAIRWISE_DISTANCES = Contract(
 @uses(PAIRWISE_DISTANCES)
 def check_pairwise_distances(pairwise_distances) -> None:
     """The contract: N != M, empty sets, a set against itself (no NaN), every dtype,
-    non-contiguous, gradients, another device; a and b left as they were; no torch.cdist."""
+    non-contiguous, gradients, another device; a and b left as they were; no torch.cdist.
+    Then empty sets in other dtypes."""
     _no_loops(pairwise_distances, "pairwise_distances")
+    _stays_with_inputs(pairwise_distances, "pairwise_distances")
+    calls = []
+    for t in _FLOAT_DTYPES:
+        empty, full = torch.zeros(0, 3, dtype=t), torch.ones(2, 3, dtype=t)
+        calls += [
+            ([empty, full], torch.zeros(0, 2, dtype=t)),
+            ([full, empty], torch.zeros(2, 0, dtype=t)),
+        ]
+    _empty_keeps_dtype(pairwise_distances, "pairwise_distances", calls)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,15 +794,27 @@ MASKED_MEAN = Contract(
     _reference_masked_mean,
     _draw_padded,
     arg_names=("x", "lengths"),
-    compare=_hinted(_masked_mean_hint),
+    # "in x's dtype": a float32 working copy cast back is off by about 1e-8
+    compare=_hinted(_masked_mean_hint, FLOAT64_EXACT),
 )
 
 
 @uses(MASKED_MEAN)
 def check_masked_mean(masked_mean) -> None:
     """The contract: padding large, NaN or infinite; lengths 0 to T; B = 0; every dtype,
-    non-contiguous, gradients, x and lengths on another device; both left as they were."""
+    non-contiguous, gradients, x and lengths on another device; both left as they were.
+    Then empty batches in other dtypes."""
     _no_loops(masked_mean, "masked_mean")
+    _stays_with_inputs(masked_mean, "masked_mean")
+    lengths = torch.zeros(0, dtype=torch.int64)
+    _empty_keeps_dtype(
+        masked_mean,
+        "masked_mean",
+        [
+            ([torch.zeros(0, 4, 3, dtype=t), lengths], torch.zeros(0, 3, dtype=t))
+            for t in _FLOAT_DTYPES
+        ],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -775,3 +899,4 @@ def check_attention_scores(attention_scores) -> None:
     """The contract: T != S, D = 1, every dtype, non-contiguous (heads split off with a
     transpose), gradients, another device; q and k left as they were."""
     _no_loops(attention_scores, "attention_scores")
+    _stays_with_inputs(attention_scores, "attention_scores")

@@ -138,6 +138,15 @@ MISTAKES = {
                 "    return torch.tensor(t.tolist(), dtype=torch.int64)\n"
             ),
         ),
+        Mistake(
+            name="drops-repeated-labels",
+            message="Labels repeat (one per sample): removing duplicates (set, dict.fromkeys, unique) returns fewer labels than samples. Keep every label, in order.",
+            code=(
+                "import torch\n"
+                "def labels_to_tensor(labels, device):\n"
+                "    return torch.tensor(list(dict.fromkeys(labels)), dtype=torch.int64, device=device)\n"
+            ),
+        ),
     ],
     "shared_and_copied": [
         Mistake(
@@ -240,6 +249,16 @@ MISTAKES = {
                 "import torch\n"
                 "def shared_and_copied(a):\n"
                 "    return torch.from_numpy(a.ravel()).view(a.shape), torch.tensor(a)\n"
+            ),
+        ),
+        Mistake(
+            name="copied-through-arithmetic",
+            message="a * 1 copies, but arithmetic promotes a bool array to int64: copy with torch.tensor(a) or a.copy(), which keep the dtype.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    copied = torch.from_numpy(a * 1) if a.ndim else torch.tensor(a)\n"
+                "    return torch.from_numpy(a), copied\n"
             ),
         ),
     ],
@@ -345,6 +364,31 @@ MISTAKES = {
                 "    return x.double().permute(0, 3, 1, 2).to(x.dtype)\n"
             ),
         ),
+        Mistake(
+            name="bool-made-int64",
+            message="x * 1 (or x + 0) turns a bool tensor into int64: permute x itself, which keeps any dtype.",
+            code=("import torch\ndef to_nchw(x):\n    return x.permute(0, 3, 1, 2) * 1\n"),
+        ),
+        Mistake(
+            name="empty-batch-made-in-float32",
+            message="The empty-batch branch builds a float32 tensor whatever x's dtype: permute handles N = 0 by itself; drop the branch (or use x.new_zeros).",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    if x.shape[0] == 0:\n"
+                "        return torch.zeros(0, x.shape[3], x.shape[1], x.shape[2], device=x.device)\n"
+                "    return x.permute(0, 3, 1, 2)\n"
+            ),
+        ),
+        Mistake(
+            name="moved-to-notebook-device",
+            message="The result is moved to the notebook's global device instead of staying where x is: leave out .to(device); moving data is the caller's job.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    return x.permute(0, 3, 1, 2).contiguous().to(device)\n"
+            ),
+        ),
     ],
     "flatten_features": [
         Mistake(
@@ -425,6 +469,22 @@ MISTAKES = {
                 "def flatten_features(x):\n"
                 "    return x.double().flatten(1).to(x.dtype)\n"
             ),
+        ),
+        Mistake(
+            name="empty-batch-in-float32",
+            message="The empty-batch branch builds a float32 tensor whatever x's dtype: x.flatten(1) handles N = 0 by itself (or use x.new_zeros).",
+            code=(
+                "import math, torch\n"
+                "def flatten_features(x):\n"
+                "    if x.shape[0] == 0:\n"
+                "        return torch.zeros(0, math.prod(x.shape[1:]), device=x.device)\n"
+                "    return x.reshape(x.shape[0], -1)\n"
+            ),
+        ),
+        Mistake(
+            name="moved-to-notebook-device",
+            message="The result is moved to the notebook's global device instead of staying where x is: leave out .to(device); moving data is the caller's job.",
+            code=("import torch\ndef flatten_features(x):\n    return x.flatten(1).to(device)\n"),
         ),
     ],
     "normalize_per_channel": [
@@ -617,6 +677,18 @@ MISTAKES = {
                 "    return (x - mean) / torch.sqrt(var + max(eps, 1e-5))\n"
             ),
         ),
+        Mistake(
+            name="moves-x-to-notebook-device",
+            message="x is moved to the notebook's global device, so the result is not where x was: compute where x is, without .to(device).",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    x = x.to(device)\n"
+                "    mean = x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = x.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return (x - mean) / torch.sqrt(var + eps)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         Mistake(
@@ -764,6 +836,17 @@ MISTAKES = {
                 "    torch.manual_seed(0)\n"
                 "    sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T\n"
                 "    return sq.clamp(min=0).sqrt()\n"
+            ),
+        ),
+        Mistake(
+            name="empty-case-in-float32",
+            message="The empty-set branch builds a float32 tensor whatever the points' dtype: broadcasting handles N = 0 or M = 0 by itself (or use a.new_zeros).",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    if a.shape[0] == 0 or b.shape[0] == 0:\n"
+                "        return torch.zeros(a.shape[0], b.shape[0], device=a.device)\n"
+                "    return (a[:, None, :] - b[None, :, :]).pow(2).sum(-1).sqrt()\n"
             ),
         ),
     ],
@@ -950,6 +1033,32 @@ MISTAKES = {
                 "    return total / keep.sum(dim=1).clamp(min=1).to(x.dtype)\n"
             ),
         ),
+        Mistake(
+            name="empty-batch-in-float32",
+            message="The B = 0 branch builds a float32 tensor whatever x's dtype: the masked sum handles an empty batch by itself (or use x.new_zeros).",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    B, T, F = x.shape\n"
+                "    if B == 0:\n"
+                "        return torch.zeros(0, F, device=x.device)\n"
+                "    real = torch.arange(T, device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = torch.where(real[:, :, None], x, 0).sum(dim=1)\n"
+                "    return total / lengths.clamp(min=1)[:, None]\n"
+            ),
+        ),
+        Mistake(
+            name="float32-working-copy-cast-back",
+            message="The sum is taken in float32 and cast back: for float64 x that loses digits. Sum in x's own dtype.",
+            code=(
+                "import torch\n"
+                "def masked_mean(x, lengths):\n"
+                "    T = x.shape[1]\n"
+                "    real = torch.arange(T, device=x.device)[None, :] < lengths[:, None]\n"
+                "    total = torch.where(real[:, :, None], x.float(), 0).sum(dim=1)\n"
+                "    return (total / lengths.clamp(min=1)[:, None]).to(x.dtype)\n"
+            ),
+        ),
     ],
     "attention_scores": [
         Mistake(
@@ -1041,6 +1150,16 @@ MISTAKES = {
                 "def attention_scores(q, k):\n"
                 "    heads = [q[:, h] @ k[:, h].transpose(-2, -1) for h in range(q.shape[1])]\n"
                 "    return torch.stack(heads, dim=1) / math.sqrt(q.shape[-1])\n"
+            ),
+        ),
+        Mistake(
+            name="scale-made-on-notebook-device",
+            message="The scale is a tensor made on the notebook's global device, not q's: use math.sqrt(D), a Python number, or device=q.device.",
+            code=(
+                "import torch\n"
+                "def attention_scores(q, k):\n"
+                "    scale = torch.tensor(q.shape[-1], dtype=q.dtype, device=device).sqrt()\n"
+                "    return q @ k.transpose(-2, -1) / scale\n"
             ),
         ),
     ],

@@ -57,7 +57,7 @@ def numpy_cases() -> list[tuple[str, np.ndarray]]:
     ]
 
 
-ARRAY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "uint8")
+ARRAY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "uint8", "bool")
 
 
 def build_array(spec: dict) -> np.ndarray:
@@ -156,3 +156,43 @@ def probe_loop_calls(answer, case: dict) -> dict:
             answer(*args)
         counts.append(mode.calls)
     return {"calls": counts}
+
+
+# ---------------------------------------------------------------------------------------------
+# The notebook's global ``device``: a result must stay where its inputs are.
+
+
+def _device_inputs(exercise: str) -> tuple:
+    """Small CPU inputs of the exercise."""
+    g = torch.Generator().manual_seed(0)
+    if exercise == "to_nchw":
+        return (torch.randn(2, 3, 4, 2, generator=g),)
+    if exercise == "flatten_features":
+        return (torch.randn(2, 3, 4, generator=g),)
+    return _loop_inputs(exercise, 2)
+
+
+def probe_global_device(answer, case: dict) -> dict:
+    """The answer on CPU inputs while the notebook's global ``device`` (the setup cell's) names
+    another one, ``meta``: a grader without a GPU has ``device`` equal to the inputs' device,
+    so a result moved with ``.to(device)``, or a tensor made with ``device=device``, shows
+    only this way. The global is put back before returning. Returns the devices of the
+    tensors in the result, or the error raised; ``skipped`` where the answer reads no such
+    global."""
+    names = getattr(answer, "__globals__", None)
+    if not isinstance(names, dict) or not isinstance(names.get("device"), torch.device):
+        return {"skipped": True}
+    args = _device_inputs(case["exercise"])
+    old = names["device"]
+    names["device"] = torch.device("meta")
+    try:
+        result = answer(*args)
+    except Exception as err:  # a mix of devices, as a GPU would refuse it
+        text = (str(err).splitlines() or [""])[0]
+        return {"raised": f"{type(err).__name__}: {text}"[:300]}
+    finally:
+        names["device"] = old
+    found = [result] if isinstance(result, torch.Tensor) else []
+    if isinstance(result, (tuple, list)):
+        found = [t for t in result if isinstance(t, torch.Tensor)]
+    return {"devices": sorted({t.device.type for t in found})}

@@ -134,6 +134,16 @@ RIGHT_ANSWERS = {
                 "    return shared, copy.deepcopy(shared)\n"
             ),
         ),
+        RightAnswer(
+            name="flattened-copy-viewed-back",
+            why="a.flatten() is always a new array (C order), torch.tensor copies it once more, and .view(a.shape) gives back the array's shape; a 0-d array is copied as it is.",
+            code=(
+                "import torch\n"
+                "def shared_and_copied(a):\n"
+                "    copied = torch.tensor(a.flatten()).view(a.shape) if a.ndim else torch.tensor(a)\n"
+                "    return torch.from_numpy(a), copied\n"
+            ),
+        ),
     ],
     "to_nchw": [
         RightAnswer(
@@ -166,6 +176,16 @@ RIGHT_ANSWERS = {
                 "    n, h, w, c = x.shape\n"
                 "    sn, sh, sw, sc = x.stride()\n"
                 "    return x.as_strided((n, c, h, w), (sn, sc, sh, sw), x.storage_offset())\n"
+            ),
+        ),
+        RightAnswer(
+            name="rows-of-pixels-transposed",
+            why="Merges H and W into one axis of pixels, transposes pixels and channels, and splits the pixels again: reshape copies where a permuted or empty x needs it.",
+            code=(
+                "import torch\n"
+                "def to_nchw(x):\n"
+                "    n, h, w, c = x.shape\n"
+                "    return x.reshape(n, h * w, c).transpose(1, 2).reshape(n, c, h, w)\n"
             ),
         ),
     ],
@@ -282,6 +302,29 @@ RIGHT_ANSWERS = {
                 "    return (x - mean) / torch.sqrt(std * std + eps)\n"
             ),
         ),
+        RightAnswer(
+            name="float64-working-copy-cast-back",
+            why="Statistics and result computed in float64 and cast back to x's dtype: more precise than x's own dtype, and the result keeps that dtype, as the text asks.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    xd = x.double()\n"
+                "    mean = xd.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = xd.var(dim=(0, 2, 3), keepdim=True, correction=0)\n"
+                "    return ((xd - mean) / torch.sqrt(var + eps)).to(x.dtype)\n"
+            ),
+        ),
+        RightAnswer(
+            name="two-pass-by-hand",
+            why="The mean first, then the mean of the squared deviations (the population variance written out), both with keepdim=True.",
+            code=(
+                "import torch\n"
+                "def normalize_per_channel(x, eps=1e-5):\n"
+                "    centred = x - x.mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    var = (centred * centred).mean(dim=(0, 2, 3), keepdim=True)\n"
+                "    return centred / torch.sqrt(var + eps)\n"
+            ),
+        ),
     ],
     "pairwise_distances": [
         RightAnswer(
@@ -314,6 +357,16 @@ RIGHT_ANSWERS = {
                 "def pairwise_distances(a, b):\n"
                 "    sq = torch.addmm((a * a).sum(1)[:, None] + (b * b).sum(1)[None], a, b.T, alpha=-2)\n"
                 "    return sq.clamp_min(0).sqrt()\n"
+            ),
+        ),
+        RightAnswer(
+            name="einsum-of-differences",
+            why="The (N, M, D) differences by broadcasting, their squared norms summed over D with einsum, then the square root.",
+            code=(
+                "import torch\n"
+                "def pairwise_distances(a, b):\n"
+                "    diff = a[:, None, :] - b[None, :, :]\n"
+                '    return torch.einsum("nmd,nmd->nm", diff, diff).sqrt()\n'
             ),
         ),
     ],
@@ -445,6 +498,15 @@ RIGHT_ANSWERS = {
                 "    s = k.shape[2]\n"
                 "    out = torch.baddbmm(q.new_zeros(b * h, t, s), q.flatten(0, 1), k.flatten(0, 1).mT, beta=0, alpha=1 / math.sqrt(d))\n"
                 "    return out.unflatten(0, (b, h))\n"
+            ),
+        ),
+        RightAnswer(
+            name="scale-q-first",
+            why="Divides q by sqrt(D) before the product: the same scores, (q / sqrt(D)) @ k^T, with transpose(2, 3), the last two axes of a 4-d k.",
+            code=(
+                "import math\n"
+                "def attention_scores(q, k):\n"
+                "    return (q / math.sqrt(q.shape[-1])) @ k.transpose(2, 3)\n"
             ),
         ),
     ],
