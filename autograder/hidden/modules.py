@@ -114,6 +114,28 @@ def _judge_modes(seen: dict, what: str) -> None:
         seen["train grad"],
         what=_("the gradient that {what} sends back to x").format(what=eval_what),
     )
+    kept = _take(seen, "outputs kept", what, calling=True)
+    if kept > 1:
+        raise CheckError(
+            _(
+                "{what} keeps the outputs of earlier calls: {kept} of 3 outputs the caller had "
+                "dropped are still alive, and each holds its whole graph. Memory then grows "
+                "with every batch. Return the output without storing it on the module."
+            ).format(what=what, kept=kept)
+        )
+    for mode, label in (("train", f"{what} in training mode"), ("eval", eval_what)):
+        unreached = _take(seen, f"{mode} plain no grad", label, calling=True)
+        if unreached:
+            raise CheckError(
+                _(
+                    "{label}, called on an x that does not require grad (the usual training "
+                    "call: only the weights need gradients), left the parameters {names} "
+                    "without a gradient after out.sum().backward(). Do not switch autograd "
+                    "off when x has no gradient (no torch.no_grad() or "
+                    "set_grad_enabled(x.requires_grad), no detached weights): the optimizer "
+                    "needs the weights' gradients whatever x is."
+                ).format(label=label, names=unreached)
+            )
 
 
 # ---------------------------------------------------------------- Exercise: MLP
@@ -202,6 +224,21 @@ def check_MLP(MLP) -> None:
                 "instance activation() for every hidden layer. One instance used after every "
                 "layer shares its parameters between them."
             ).format(what=what, n_prelus=len(prelus), fresh=2)
+        )
+    relu_what = "MLP([3, 5, 4, 2])"
+    relu_seen = observe(
+        probes.probe_MLP, MLP, {"sizes": [3, 5, 4, 2], "activation": "ReLU", "seed": 3}, relu_what
+    )
+    _check_module(relu_seen, relu_what)
+    n_relus = _take(relu_seen, "activations", relu_what)
+    if n_relus != 2:
+        raise CheckError(
+            _(
+                "{what} contains {n} nn.ReLU module(s), expected {fresh}: one fresh instance "
+                "activation() after every layer but the last, registered in the model (even "
+                "for the default nn.ReLU, not F.relu in forward), so that model.modules() and "
+                "forward hooks find them."
+            ).format(what=relu_what, n=n_relus, fresh=2)
         )
     _judge_modes(seen, what)
     unused = _take(seen, "no grad", what)
@@ -585,7 +622,7 @@ def _expected_activations(model, x):
         acts["block.act"] = acts["block"] = torch.relu(acts["block.fc"])
         a, b = acts["block"][..., :3], acts["block"][..., 3:]
         acts["split"] = (a, b)
-        first, last = model.shared(a), model.shared(b)
+        first, last = model.shared(a), model.shared(b * 2.0)  # split's b, doubled in place
         acts["shared"] = last  # the module runs twice: its last output
         acts["shared (first call)"] = first
         acts["out"] = model.out(torch.cat([first, last], dim=-1))
@@ -630,9 +667,18 @@ def _draw_capture(d: Draw) -> Inputs:
     one row included) and some of its module names (none, the model itself '', a module run
     twice, one returning a tuple)."""
     spec = {"seed": d.draw(st.integers(0, 9)), "training": d.draw(st.booleans())}
+    # a submodule in the other mode, a part frozen by the caller: a save-and-restore of the
+    # root's mode, or requires_grad_(True) for everything afterwards, changes them
+    spec["mixed"] = d.draw(st.booleans())
+    spec["frozen"] = d.draw(st.booleans())
     names = [name for name in _HOOK_NAMES if d.draw(st.booleans())]  # each one half the time
     x = d.tensor(d.size(0 if d.family == "edges" else 1, 4, empty_ok=True), 4)
-    model = Build(probes.build_hooked_model, spec, _("a model with forward hooks of its own"))
+    label = _("a model with forward hooks of its own")
+    if spec["mixed"]:
+        label += _(", its block in the other train/eval mode")
+    if spec["frozen"]:
+        label += _(", its inp layer frozen")
+    model = Build(probes.build_hooked_model, spec, label)
     return Inputs((model, x, names))
 
 
@@ -703,6 +749,20 @@ def _compare_capture(got, expected: dict, what: str, inputs: Inputs) -> None:
                     " 'shared' runs twice in one forward pass and you kept its first output; "
                     "keep the last one (let the second call overwrite the entry)."
                 )
+            if (
+                name == "split"
+                and isinstance(value, (tuple, list))
+                and len(value) == 2
+                and all(isinstance(t, torch.Tensor) for t in value)
+                and value[1].shape == expected["split"][1].shape
+                and x.shape[0]
+                and torch.allclose(value[1], expected["split"][1] * 2.0)
+            ):
+                hint = _(
+                    " The model doubles split's second output in place after your hook ran, "
+                    "and that changed the tensors you stored: store copies, "
+                    "tuple(t.detach().clone() for t in output)."
+                )
             if "tuple" in str(err):
                 raise
             raise CheckError(
@@ -717,7 +777,7 @@ CAPTURE_ACTIVATIONS = Contract(
     "capture_activations",
     _reference_capture,
     _draw_capture,
-    families=("values", "edges", "strides"),
+    families=("values", "edges", "strides", "device"),
     compare=_compare_capture,
     arg_names=("model", "x", "names"),
 )
@@ -747,6 +807,14 @@ def check_capture_activations(capture_activations) -> None:
         if call.get("raises"):
             if f"raised {i}" not in seen:
                 _take(seen, f"raised {i}", what)
+            if seen[f"raised {i}"] is None:
+                raise CheckError(
+                    _(
+                        "{what} returned although model(x) raised (x has 7 features, not 4): "
+                        "the caller never hears of the error. Let it propagate: remove the "
+                        "hooks in a finally: block, with no except that swallows it."
+                    ).format(what=what)
+                )
             _judge_hooks_left(
                 seen,
                 i,
@@ -769,6 +837,27 @@ def check_capture_activations(capture_activations) -> None:
                     "registered."
                 ).format(what=what, runs=seen[f"model runs {i}"])
             )
+    what = _(
+        "capture_activations(model, x, ['inp', 'split']) with model and x in float64 on "
+        "another device"
+    )
+    left = _take(seen, "left the device", what)
+    if left:
+        raise CheckError(
+            _(
+                "{what} (standing in for a GPU) stored {names} on the CPU. Store "
+                "output.detach().clone(): the copy stays on the output's device, no .cpu() "
+                "(a caller compares or reuses it on that device)."
+            ).format(what=what, names=left)
+        )
+    cast = _take(seen, "changed dtype", what)
+    if cast:
+        raise CheckError(
+            _(
+                "{what} stored {names} in another dtype than the output's float64. Store "
+                "output.detach().clone() as it is: no .float() or .to(dtype)."
+            ).format(what=what, names=cast)
+        )
 
 
 def _judge_hooks_left(seen: dict, i: int, what: str) -> None:
@@ -879,7 +968,7 @@ INIT_WEIGHTS = Contract(
     "init_weights",
     _reference_init,
     _draw_init,
-    families=("values", "edges"),
+    families=("values", "edges", "device"),
     mutates=(0,),
     compare=lambda got, expected, what, inputs: None,  # what it returns, apply ignores
     arg_names=("module",),
@@ -976,10 +1065,14 @@ def _draw_encoder_parts(d: Draw) -> tuple:
 
 
 def _draw_encoder_classifier(d: Draw) -> Inputs:
-    """Parts in float32, float64 or bfloat16 and x in their dtype (the dtypes family would
+    """Parts in float32, float64 or bfloat16 and x in their dtype, (N, n_in) or (N, L, n_in)
+    (the dtypes family would
     cast the caller's parts, which the engine's snapshot cannot compare across dtypes)."""
     encoder, head = _draw_encoder_parts(d)
-    x = d.tensor(d.size(1, 4, empty_ok=True), encoder.spec["n_in"])
+    # sometimes a sequence axis, (N, L, n_in): the features are then (N, L, hidden), which
+    # the head takes as they are (no flatten, no squeeze of the encoder's output)
+    seq = [d.size(2, 3)] if d.draw(st.booleans()) else []
+    x = d.tensor(d.size(1, 4, empty_ok=True), *seq, encoder.spec["n_in"])
     return Inputs((encoder, head, x.to(getattr(torch, encoder.spec["dtype"]))))
 
 
@@ -1104,6 +1197,17 @@ def check_EncoderClassifier(EncoderClassifier) -> None:
         ref = old_head(encoder(inputs[0]))
     assert_close(out, ref, what=back_what, rtol=1e-5, atol=1e-6)
     _judge_modes(seen, what)
+    plain_what = _(
+        "EncoderClassifier(nn.Sequential(nn.ReLU()), nn.Linear(5, 3)).swap_head(nn.Linear(5, 2)) "
+        "(an encoder without parameters)"
+    )
+    if not _take(seen, "plain swap returned the old head", plain_what):
+        raise CheckError(
+            _(
+                "{what} should return the head it replaced. swap_head needs nothing from the "
+                "encoder: assign self.head = new_head and return the old one."
+            ).format(what=plain_what)
+        )
 
 
 # ---------------------------------------------------------------- Exercise: freeze_except

@@ -2036,3 +2036,327 @@ _REDTEAM = {
 }
 for _key, _extra in _REDTEAM.items():
     MISTAKES[_key] = [*MISTAKES[_key], *_extra]
+
+# Red-team round (fresh answers from the text): autograd left on whatever x is, the
+# caller's modes and flags, copies that stay on the output's device and dtype.
+_ROUND3 = {
+    "MLP": [
+        Mistake(
+            name="no-grad-unless-x-requires-grad",
+            message="forward turned autograd off when x does not require grad, the usual training call: the weights then get no gradient and never train. Leave autograd alone in forward.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                "            layers.append(nn.Linear(a, b))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                layers.append(activation())\n"
+                "        self.net = nn.Sequential(*layers)\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        if not x.requires_grad:\n"
+                "            with torch.no_grad():\n"
+                "                return self.net(x)\n"
+                "        return self.net(x)\n"
+            ),
+        ),
+        Mistake(
+            name="weights-detached-unless-x-requires-grad",
+            message="forward used detached weights when x does not require grad: in an ordinary training step the weights get no gradient. Use the layers as they are.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "        self.acts = nn.ModuleList(activation() for _ in range(len(sizes) - 2))\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        for i, layer in enumerate(self.layers):\n"
+                "            w, b = layer.weight, layer.bias\n"
+                "            if not x.requires_grad:\n"
+                "                w, b = w.detach(), b.detach()\n"
+                "            x = F.linear(x, w, b)\n"
+                "            if i < len(self.acts):\n"
+                "                x = self.acts[i](x)\n"
+                "        return x\n"
+            ),
+        ),
+        Mistake(
+            name="functional-relu-for-default",
+            message="For the default nn.ReLU the model holds no activation module (F.relu in forward): the text asks for a fresh activation() after every hidden layer, registered, so that modules() and hooks find them.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))\n"
+                "        self.use_functional = activation is nn.ReLU\n"
+                "        self.acts = nn.ModuleList([] if self.use_functional else [activation() for _ in range(len(sizes) - 2)])\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        for i, layer in enumerate(self.layers[:-1]):\n"
+                "            x = F.relu(layer(x)) if self.use_functional else self.acts[i](layer(x))\n"
+                "        return self.layers[-1](x)\n"
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        Mistake(
+            name="grad-mode-follows-x",
+            message="torch.set_grad_enabled(x.requires_grad) in forward: on an ordinary batch (x without requires_grad) fc1 and fc2 get no gradient and never train. Leave autograd alone in forward.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        with torch.set_grad_enabled(x.requires_grad):\n"
+                "            return x + self.fc2(F.relu(self.fc1(x)))\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        Mistake(
+            name="grad-mode-follows-x",
+            message="forward switched autograd off when x does not require grad: in an ordinary training step neither the encoder nor the head gets a gradient. Leave autograd alone in forward.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        with torch.set_grad_enabled(x.requires_grad):\n"
+                "            return self.head(self.encoder(x))\n"
+                "\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="flattens-sequence-features",
+            message="forward flattened the encoder's features: with a sequence axis, (N, L, hidden), the head gets (N, L * hidden) and fails. Give the head the features as the encoder returns them.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x).flatten(1))\n"
+                "\n"
+                "    def swap_head(self, new_head):\n"
+                "        old, self.head = self.head, new_head\n"
+                "        return old\n"
+            ),
+        ),
+        Mistake(
+            name="swap-reads-encoder-parameter",
+            message="swap_head read a parameter of the encoder (to move the new head): an encoder without parameters makes it raise StopIteration. swap_head only assigns self.head = new_head and returns the old one.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                "        self.encoder = encoder\n"
+                "        self.head = head\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                "        self.head = new_head.to(next(self.encoder.parameters()).device)\n"
+                "        return old\n"
+            ),
+        ),
+    ],
+    "capture_activations": [
+        Mistake(
+            name="eval-then-train-was",
+            message="model.eval() and then model.train(was) does not put the caller's modes back when a submodule was in the other mode, and the text says to leave the mode alone: no eval() at all.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "        model.train(was)\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="requires-grad-true-after",
+            message="Setting requires_grad_(True) on every parameter afterwards unfreezes what the caller had frozen. Leave requires_grad alone: the hooks detach what they store.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for p in model.parameters():\n"
+                "        p.requires_grad_(False)\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "        for p in model.parameters():\n"
+                "            p.requires_grad_(True)\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="swallows-model-error",
+            message="An except that swallows model(x)'s error hides it from the caller. Remove the hooks in finally: and let the error propagate.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    except Exception:\n"
+                "        pass\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="stores-on-cpu",
+            message="The hook moved the activations to the CPU: store output.detach().clone(), which stays on the output's device.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().cpu().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().cpu().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="stores-float32",
+            message="The hook cast the activations to float32: store output.detach().clone() in the output's own dtype.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().float().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().float().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        Mistake(
+            name="tuple-without-copies",
+            message="For a tuple output the hook stored detached views, not copies: a later in-place operation on them changes what you stored. Store tuple(t.detach().clone() for t in output).",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().clone() if isinstance(o, torch.Tensor) else [t.detach() for t in o]\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+    ],
+}
+for _key, _extra in _ROUND3.items():
+    MISTAKES[_key] = [*MISTAKES[_key], *_extra]
+
+# Red-team round: memory that grows with each call, new tensors off the module's device.
+_ROUND3B = {
+    "MLP": [
+        Mistake(
+            name="keeps-every-output",
+            message="forward appended every output to a list on the model: each output holds its graph, so memory grows with every batch. Return the output without keeping it.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        layers = []\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                "            layers.append(nn.Linear(a, b))\n"
+                "            if i < len(sizes) - 2:\n"
+                "                layers.append(activation())\n"
+                "        self.net = nn.Sequential(*layers)\n"
+                "        self.history = []\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        out = self.net(x)\n"
+                "        self.history.append(out)\n"
+                "        return out\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        Mistake(
+            name="new-cpu-tensors-into-data",
+            message="bias.data = torch.zeros(n) makes a new tensor on the CPU: on a GPU model the bias then lives on another device than the weight. Initialise in place (nn.init.zeros_, ones_), which keeps the device and dtype.",
+            code=_IMPORTS
+            + (
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                '        nn.init.kaiming_normal_(module.weight, nonlinearity="relu")\n'
+                "        if module.bias is not None:\n"
+                "            module.bias.data = torch.zeros(module.out_features, dtype=module.bias.dtype)\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        if module.weight is not None:\n"
+                "            module.weight.data = torch.ones_like(module.weight)\n"
+                "        if module.bias is not None:\n"
+                "            module.bias.data = torch.zeros_like(module.bias)\n"
+            ),
+        ),
+    ],
+}
+for _key, _extra in _ROUND3B.items():
+    MISTAKES[_key] = [*MISTAKES[_key], *_extra]

@@ -10,6 +10,8 @@ code itself. Builders the check needs too (the models handed to the answer) live
 from __future__ import annotations
 
 import contextlib
+import gc
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -91,8 +93,10 @@ def _construct(seen: dict, cls: Any, *args: Any, **kwargs: Any) -> Any:
 def _grads_in_modes(seen: dict, module: nn.Module, x: torch.Tensor) -> None:
     """The module's output and the gradient it sends back to ``x`` (of the output's sum), in
     training mode and then in eval mode: under "train out", "train grad", "eval out",
-    "eval requires_grad" and "eval grad" (None where the output has no graph). The module
-    is left in eval mode."""
+    "eval requires_grad" and "eval grad" (None where the output has no graph); then, called on
+    an x that does not require grad, the names of the parameters left without a gradient, under
+    "train plain no grad" and "eval plain no grad"; how many of three outputs the caller
+    dropped are still alive, under "outputs kept". The module is left in eval mode."""
     for mode in ("train", "eval"):
         module.train(mode == "train")
         xg = x.detach().clone().requires_grad_(True)
@@ -103,6 +107,28 @@ def _grads_in_modes(seen: dict, module: nn.Module, x: torch.Tensor) -> None:
         if has_graph:
             _run(seen, f"{mode} backward", lambda o=out: o.sum().backward())
         seen[f"{mode} grad"] = None if xg.grad is None else xg.grad.clone()
+    # The usual training call: x without requires_grad, only the weights need gradients. An
+    # answer that turns autograd off when x has no gradient to take leaves them without one.
+    for mode in ("train", "eval"):
+        module.train(mode == "train")
+        for p in module.parameters():
+            p.grad = None
+        out = _run(seen, f"{mode} plain out", module, x.detach().clone())
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            _run(seen, f"{mode} plain backward", lambda o=out: o.sum().backward())
+        seen[f"{mode} plain no grad"] = [
+            name for name, p in module.named_parameters() if p.requires_grad and p.grad is None
+        ]
+    # Outputs the caller dropped must go: a module that keeps every one (a list of them, to
+    # look at later) keeps every call's graph alive, and memory grows with each batch.
+    refs = []
+    for _call in range(3):
+        out = _run(seen, "repeated out", module, x.detach().clone())
+        if isinstance(out, torch.Tensor):
+            refs.append(weakref.ref(out))
+        del out
+    gc.collect()
+    seen["outputs kept"] = sum(ref() is not None for ref in refs)
 
 
 # ---------------------------------------------------------------- MLP
@@ -137,6 +163,7 @@ def probe_MLP(MLP, case: dict) -> dict:
         if not _note_type(seen, model):
             return seen
         seen["parameters"] = [[name, list(p.shape)] for name, p in model.named_parameters()]
+        seen["activations"] = sum(isinstance(m, activation) for m in model.modules())
         _grads_in_modes(seen, model, torch.randn(4, case["sizes"][0]))
         seen["no grad"] = [
             name for name, p in model.named_parameters() if p.requires_grad and p.grad is None
@@ -339,16 +366,18 @@ class Block(nn.Module):
 
 
 class Halves(nn.Module):
-    """Returns a tuple: the two halves of the last dimension."""
+    """Returns a tuple: copies of the two halves of the last dimension (copies, so that the
+    in-place doubling after it is autograd's business only)."""
 
     def forward(self, x):
         half = x.shape[-1] // 2
-        return x[..., :half], x[..., half:]
+        return x[..., :half].clone(), x[..., half:].clone()
 
 
 class HookNet(nn.Module):
-    """inp -> block (fc, in-place ReLU) -> split (a tuple) -> shared, used on each half ->
-    out -> tanh."""
+    """inp -> block (fc, in-place ReLU) -> split (a tuple; its second half then doubled in
+    place, which a stored tuple without copies shows) -> shared, used on each half -> out ->
+    tanh."""
 
     def __init__(self):
         super().__init__()
@@ -361,6 +390,7 @@ class HookNet(nn.Module):
 
     def forward(self, x):
         a, b = self.split(self.block(self.inp(x)))
+        b.mul_(2.0)
         return self.tanh(self.out(torch.cat([self.shared(a), self.shared(b)], dim=-1)))
 
 
@@ -372,9 +402,15 @@ def build_hook_model(seed: int) -> nn.Module:
 
 
 def build_hooked_model(spec: dict) -> nn.Module:
-    """build_hook_model(seed) in the spec's mode, with the caller's own forward hooks (on the
-    model and on block.fc) already registered: an answer must leave them where they are."""
+    """build_hook_model(seed) in the spec's mode (``mixed``: block in the other one; ``frozen``:
+    inp frozen by the caller), with the caller's own forward hooks (on the model and on
+    block.fc) already registered: an answer must leave them, the modes and the flags as they
+    are."""
     model = build_hook_model(spec["seed"]).train(spec["training"])
+    if spec.get("mixed"):  # one part in the other mode: model.train(was) does not restore it
+        model.block.train(not spec["training"])
+    if spec.get("frozen"):  # frozen by the caller: requires_grad_(True) afterwards unfreezes it
+        model.inp.requires_grad_(False)
     model.register_forward_hook(_callers_hook)
     model.block.fc.register_forward_hook(_callers_hook)
     return model
@@ -397,7 +433,9 @@ def _global_hooks() -> int:
 def probe_capture_activations(capture_activations, case: dict) -> dict:
     """Each call's result (type, and a copy if it is a dict), the modules left with hooks other
     than the caller's, and what became of the caller's model: its own hooks (one on the model,
-    one on block.fc: still there? how often did they run?), its modes and requires_grad flags.
+    one on block.fc: still there? how often did they run?), its modes and requires_grad flags;
+    last, on a fresh float64 model and x standing in for a GPU, the names stored off that
+    device or in another dtype.
 
     case: seed (for build_hook_model), device, calls (list of {"x": CPU tensor, "names",
     "raises": x has the wrong width, so model(x) raises}), all made on one model, in order.
@@ -445,6 +483,25 @@ def probe_capture_activations(capture_activations, case: dict) -> dict:
             seen[f"model runs {i}"] = runs[""] - before[""]
             seen[f"training {i}"] = all(m.training for m in model.modules())
             seen[f"requires_grad {i}"] = all(p.requires_grad for p in model.parameters())
+        # Last, a model and x "on a GPU" (stand-ins that keep their values): the names whose
+        # stored tensors left that device (a .cpu() in the hook).
+        from autograder.probes import devices
+
+        # The model in float64 too: the names whose stored tensors changed dtype (a .float()).
+        away = devices.stand_in_module(build_hook_model(case["seed"]).double())
+        x = devices.stand_in(case["calls"][0]["x"].double())
+        got = _run(seen, "stand-in call", capture_activations, away, x, ["inp", "split"])
+        stored = got.items() if isinstance(got, dict) else ()
+        seen["left the device"] = sorted(
+            str(name)
+            for name, value in stored
+            if any(not isinstance(t, devices.StandIn) for t in devices.tensors_in(value))
+        )
+        seen["changed dtype"] = sorted(
+            str(name)
+            for name, value in stored
+            if any(t.dtype != torch.float64 for t in devices.tensors_in(value))
+        )
     return seen
 
 
@@ -532,6 +589,7 @@ def probe_swap_head(EncoderClassifier, case: dict) -> dict:
 
     case: seed (for build_encoder_parts), inputs (CPU tensors, run after the swap). Then
     the old head swapped back in: what that returned, and the output on the first input.
+    Last, swap_head on a model whose encoder has no parameters.
     """
     seen: dict = {}
     with _steps(case["seed"]):
@@ -561,6 +619,11 @@ def probe_swap_head(EncoderClassifier, case: dict) -> dict:
         seen["returned the new head"] = back is new_head
         _forward(seen, "back out", model, case["inputs"][0])
         _grads_in_modes(seen, model, case["inputs"][0])
+        # an encoder without parameters (a fixed feature map): nothing to read a device from
+        plain = _construct(seen, EncoderClassifier, nn.Sequential(nn.ReLU()), nn.Linear(5, 3))
+        first = plain.head
+        got = _run(seen, "plain swap", _call_method, plain, "swap_head", nn.Linear(5, 2))
+        seen["plain swap returned the old head"] = got is first
     return seen
 
 

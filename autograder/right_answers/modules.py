@@ -687,3 +687,257 @@ _REDTEAM = {
 }
 for _key, _extra in _REDTEAM.items():
     RIGHT_ANSWERS[_key] = [*RIGHT_ANSWERS[_key], *_extra]
+
+# Red-team round: other APIs for the same answers.
+_ROUND3 = {
+    "MLP": [
+        RightAnswer(
+            name="moduledict-in-order",
+            why="Keeps linear layers and activations in one nn.ModuleDict, run in insertion order.",
+            code=_IMPORTS
+            + (
+                "class MLP(nn.Module):\n"
+                "    def __init__(self, sizes, activation=nn.ReLU):\n"
+                "        super().__init__()\n"
+                "        self.blocks = nn.ModuleDict()\n"
+                "        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):\n"
+                '            self.blocks[f"lin{i}"] = nn.Linear(a, b)\n'
+                "            if i < len(sizes) - 2:\n"
+                '                self.blocks[f"act{i}"] = activation()\n'
+                "\n"
+                "    def forward(self, x):\n"
+                "        for m in self.blocks.values():\n"
+                "            x = m(x)\n"
+                "        return x\n"
+            ),
+        ),
+    ],
+    "ResidualBlock": [
+        RightAnswer(
+            name="functional-linear-clamp",
+            why="Calls F.linear with fc1's and fc2's parameters, clamp_min(0) for the ReLU and torch.add for the skip.",
+            code=_IMPORTS
+            + (
+                "class ResidualBlock(nn.Module):\n"
+                "    def __init__(self, dim, hidden):\n"
+                "        super().__init__()\n"
+                "        self.fc1 = nn.Linear(dim, hidden)\n"
+                "        self.fc2 = nn.Linear(hidden, dim)\n"
+                "\n"
+                "    def forward(self, x):\n"
+                "        h = F.linear(x, self.fc1.weight, self.fc1.bias).clamp_min(0)\n"
+                "        return torch.add(x, F.linear(h, self.fc2.weight, self.fc2.bias))\n"
+            ),
+        ),
+    ],
+    "count_trainable_parameters": [
+        RightAnswer(
+            name="dedup-by-data-ptr",
+            why="Keys a dict by storage address (data_ptr), another way to count a shared weight once.",
+            code=_IMPORTS
+            + (
+                "def count_trainable_parameters(model):\n"
+                "    seen = {}\n"
+                "    for p in model.parameters():\n"
+                "        if p.requires_grad:\n"
+                "            seen[p.data_ptr() if p.numel() else id(p)] = p.numel()\n"
+                "    return int(sum(seen.values()))\n"
+            ),
+        ),
+        RightAnswer(
+            name="math-prod-of-shape",
+            why="math.prod(p.shape) for the element count (1 for a 0-d parameter).",
+            code=_IMPORTS
+            + (
+                "def count_trainable_parameters(model):\n"
+                "    import math\n"
+                "    return sum(math.prod(p.shape) for p in model.parameters() if p.requires_grad)\n"
+            ),
+        ),
+    ],
+    "RunningMean": [
+        RightAnswer(
+            name="ema-as-delta",
+            why="running_mean += momentum * (batch_mean - running_mean) under no_grad: the same EMA written as a step.",
+            code=_IMPORTS
+            + (
+                "class RunningMean(nn.Module):\n"
+                "    def __init__(self, num_features, momentum=0.1):\n"
+                "        super().__init__()\n"
+                "        self.momentum = momentum\n"
+                '        self.register_buffer("running_mean", torch.zeros(num_features))\n'
+                "\n"
+                "    def forward(self, x):\n"
+                "        if self.training and x.shape[0] > 0:\n"
+                "            with torch.no_grad():\n"
+                "                self.running_mean += self.momentum * (x.mean(dim=0) - self.running_mean)\n"
+                "        return x - self.running_mean\n"
+            ),
+        ),
+    ],
+    "capture_activations": [
+        RightAnswer(
+            name="global-module-hook",
+            why="One global forward hook (register_module_forward_hook) that picks the wanted modules by identity, removed in finally.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    wanted = {id(model.get_submodule(n)): [] for n in names}\n"
+                "    for n in names:\n"
+                "        wanted[id(model.get_submodule(n))].append(n)\n"
+                "    acts = {}\n"
+                "    def hook(m, i, o):\n"
+                "        for n in wanted.get(id(m), []):\n"
+                "            acts[n] = o.detach().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().clone() for t in o)\n"
+                "    h = torch.nn.modules.module.register_module_forward_hook(hook)\n"
+                "    try:\n"
+                "        model(x)\n"
+                "    finally:\n"
+                "        h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+        RightAnswer(
+            name="root-from-return-value",
+            why="Takes the '' entry from what model(x) returns instead of a hook on the model.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                '        if name == "":\n'
+                "            continue\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.detach().clone() if isinstance(o, torch.Tensor) else tuple(t.detach().clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        out = model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                '    if "" in names:\n'
+                '        acts[""] = out.detach().clone() if isinstance(out, torch.Tensor) else tuple(t.detach().clone() for t in out)\n'
+                "    return acts\n"
+            ),
+        ),
+        RightAnswer(
+            name="no-grad-clone-only",
+            why="Runs model(x) under torch.no_grad() and stores output.clone(): nothing to detach from.",
+            code=_IMPORTS
+            + (
+                "def capture_activations(model, x, names):\n"
+                "    acts, handles = {}, []\n"
+                "    for name in names:\n"
+                "        def hook(m, i, o, name=name):\n"
+                "            acts[name] = o.clone() if isinstance(o, torch.Tensor) else tuple(t.clone() for t in o)\n"
+                "        handles.append(model.get_submodule(name).register_forward_hook(hook))\n"
+                "    try:\n"
+                "        with torch.no_grad():\n"
+                "            model(x)\n"
+                "    finally:\n"
+                "        for h in handles:\n"
+                "            h.remove()\n"
+                "    return acts\n"
+            ),
+        ),
+    ],
+    "init_weights": [
+        RightAnswer(
+            name="match-leaky-relu-a0",
+            why="A match statement; kaiming_normal_ with nonlinearity='leaky_relu' and a=0, which is ReLU's gain.",
+            code=_IMPORTS
+            + (
+                "def init_weights(module):\n"
+                "    match module:\n"
+                "        case nn.Linear():\n"
+                '            nn.init.kaiming_normal_(module.weight, a=0, mode="fan_in", nonlinearity="leaky_relu")\n'
+                "            if module.bias is not None:\n"
+                "                nn.init.constant_(module.bias, 0.0)\n"
+                "        case nn.LayerNorm():\n"
+                "            for t, v in ((module.weight, 1.0), (module.bias, 0.0)):\n"
+                "                if t is not None:\n"
+                "                    nn.init.constant_(t, v)\n"
+                "        case _:\n"
+                "            pass\n"
+            ),
+        ),
+        RightAnswer(
+            name="layernorm-reset-parameters",
+            why="LayerNorm.reset_parameters() sets ones and zeros (and skips what is None).",
+            code=_IMPORTS
+            + (
+                "def init_weights(module):\n"
+                "    if isinstance(module, nn.Linear):\n"
+                '        nn.init.kaiming_normal_(module.weight.data, nonlinearity="relu")\n'
+                "        if module.bias is not None:\n"
+                "            module.bias.data.zero_()\n"
+                "    elif isinstance(module, nn.LayerNorm):\n"
+                "        module.reset_parameters()\n"
+            ),
+        ),
+    ],
+    "EncoderClassifier": [
+        RightAnswer(
+            name="add-module-and-modules-dict",
+            why="add_module in __init__, swap_head through self._modules['head'].",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                '        self.add_module("encoder", encoder)\n'
+                '        self.add_module("head", head)\n'
+                "\n"
+                "    def forward(self, x):\n"
+                "        features = self.encoder(x)\n"
+                "        return self.head(features)\n"
+                "\n"
+                "    def swap_head(self, new_head):\n"
+                '        old = self._modules["head"]\n'
+                '        self._modules["head"] = new_head\n'
+                "        return old\n"
+            ),
+        ),
+        RightAnswer(
+            name="register-module",
+            why="register_module for both parts and for the new head.",
+            code=_IMPORTS
+            + (
+                "class EncoderClassifier(nn.Module):\n"
+                "    def __init__(self, encoder, head):\n"
+                "        super().__init__()\n"
+                '        self.register_module("encoder", encoder)\n'
+                '        self.register_module("head", head)\n'
+                "\n"
+                "    def forward(self, x):\n"
+                "        return self.head(self.encoder(x))\n"
+                "\n"
+                "    def swap_head(self, new_head):\n"
+                "        old = self.head\n"
+                '        self.register_module("head", new_head)\n'
+                "        return old\n"
+            ),
+        ),
+    ],
+    "freeze_except": [
+        RightAnswer(
+            name="split-name-parts",
+            why="Compares the dotted name's parts with the module name's parts.",
+            code=_IMPORTS
+            + (
+                "def freeze_except(model, trainable):\n"
+                '    wanted = [t.split(".") if t else [] for t in trainable]\n'
+                "    result = []\n"
+                "    for name, p in model.named_parameters():\n"
+                '        parts = name.split(".")\n'
+                "        ok = any(parts[: len(w)] == w and len(parts) > len(w) for w in wanted)\n"
+                "        p.requires_grad_(ok)\n"
+                "        if ok:\n"
+                "            result.append(name)\n"
+                "    return list(result)\n"
+            ),
+        ),
+    ],
+}
+for _key, _extra in _ROUND3.items():
+    RIGHT_ANSWERS[_key] = [*RIGHT_ANSWERS[_key], *_extra]
