@@ -266,6 +266,16 @@ def check_GPTEmbedding(GPTEmbedding) -> None:
                         got=got.get("raised") or _("a result"),
                     )
                 )
+            if got.get("past_table"):
+                raise CheckError(
+                    _(
+                        "{what} raised ValueError only after asking the position table for "
+                        "row {last}, which it does not have ({context} rows): on a CPU that "
+                        "lookup raises IndexError, but on a GPU it is a device-side error that "
+                        "no except catches. Compare start + T with self.context and raise "
+                        "BEFORE looking anything up, as the text says."
+                    ).format(what=what, last=s + t - 1, context=context)
+                )
             continue
         if "raised" in got:
             raise CheckError(
@@ -362,18 +372,34 @@ def _reference_attention(q, k, v):
 
 def _draw_causal_attention(d: Draw) -> Inputs:
     """Leading axes (none to two), T_q <= T_k (one query, several, all), D != D_v; queries
-    moderate or large (scores up to a few hundred: exp without the max subtracted overflows)."""
+    moderate or large (scores up to a few hundred: exp without the max subtracted overflows);
+    or every score below -10000, key 0's the highest by at least 200 (a finite mask value such
+    as -1e4 is then above every score a query may see, and takes the weight; not in half
+    precision, where such scores overflow)."""
     lead = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
     t_k = d.size(1, 6)
     t_q = d.draw(st.integers(1, t_k))
     dim, dim_v = d.size(1, 8), d.size(1, 6)
-    span = d.draw(st.sampled_from([2.0, 40.0]))
+    spans = [2.0, 40.0] if d.family == "dtypes" else [2.0, 40.0, "far"]
+    span = d.draw(st.sampled_from(spans))
+    if span == "far":  # score(i, j) = -2e4 * sqrt(D) * (1 + j / 100): softmax picks key 0
+        q = torch.full((*lead, t_q, dim), 2e4)
+        steps = 1 + torch.arange(t_k, dtype=torch.float32) / 100
+        k = (-steps[:, None]).expand(*lead, t_k, dim).contiguous()
+        return Inputs((q, k, d.tensor(*lead, t_k, dim_v)))
     q = d.tensor(*lead, t_q, dim, low=-span, high=span)
     return Inputs((q, d.tensor(*lead, t_k, dim), d.tensor(*lead, t_k, dim_v)))
 
 
 def _causal_hint(family: str, inputs: Inputs) -> str:
     q, k, v = inputs.args
+    if q.numel() and float(q.abs().max()) > 1e3:
+        return _(
+            "Every score here is below -10000: a finite mask value such as -1e4 is then "
+            "ABOVE the scores of the keys a query may see, and the masked keys take all the "
+            "weight. Mask with -inf (masked_fill(~mask, float('-inf'))), as the text says, or "
+            "use F.scaled_dot_product_attention with a bool mask."
+        )
     if q.numel() and float(q.abs().max()) > 10:
         return _(
             "These scores are large (a sharp attention): mask them with -inf BEFORE a softmax "
@@ -799,6 +825,16 @@ def check_sample_cached(sample_cached) -> None:
         f"temperature={tau}, top_k={top_k}) [inputs on the meta device]"
     )
     seen = observe(probes.probe_sample_cached_on_meta, sample_cached, case, what)
+    if "moved" in seen:
+        raise CheckError(
+            _(
+                "{what}: with the model and the prompt on another device (here PyTorch's "
+                "'meta' device, as a GPU would be), the answer copied a tensor to the CPU "
+                "({call}). On a GPU, torch.multinomial would then draw on the CPU, from another "
+                "generator than sample() uses (or refuse the caller's CUDA generator), and the "
+                "tokens would differ. Keep the probabilities and the tokens on idx's device."
+            ).format(what=what, call=seen["moved"])
+        )
     if "device_mix" in seen:
         raise CheckError(
             _(

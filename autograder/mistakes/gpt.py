@@ -633,6 +633,30 @@ MISTAKES = {
                 "device=idx.device))",
             ),
         ),
+        Mistake(
+            name="value-error-after-the-lookup",
+            message="The ValueError is raised only when the position lookup has failed (an "
+            "IndexError caught and turned into ValueError). On a CPU that works, but on a GPU "
+            "an index out of range is a device-side error that no except catches. Compare "
+            "start + T with self.context and raise BEFORE looking anything up.",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        positions = torch.arange(start, start + t, device=idx.device)\n"
+                "        try:\n"
+                "            pos = self.pos(positions)\n"
+                "        except IndexError as err:\n"
+                "            raise ValueError(f'{start} + {t} > {self.context}') from err\n"
+                "        return self.tok(idx) + pos\n"
+            ),
+        ),
     ],
     "causal_attention": [
         Mistake(
@@ -829,6 +853,19 @@ MISTAKES = {
                 "    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal=t_k - t_q)\n"
                 "    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5\n"
                 "    return scores.masked_fill(~mask, float('-inf')).softmax(dim=-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="finite-mask-minus-1e4",
+            message="masked_fill(..., -1e4) hides the future only while every real score is far "
+            "above -10000: with scores below it (a sharp attention, large activations), the "
+            "masked keys get the highest scores and take the weight. Mask with -inf, as the "
+            "text says.",
+            code=_ATTN.format(
+                body="    mask = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device)"
+                ".tril(diagonal=t_k - t_q)\n"
+                "    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5\n"
+                "    return scores.masked_fill(~mask, -1e4).softmax(dim=-1) @ v"
             ),
         ),
     ],
@@ -1738,6 +1775,18 @@ MISTAKES = {
                 "            new = probs.argmax(dim=-1, keepdim=True)\n"
                 "        else:\n"
                 "            new = torch.multinomial(probs, 1, generator=generator)\n",
+            ),
+        ),
+        Mistake(
+            name="probabilities-moved-to-the-cpu",
+            message="The probabilities go to the CPU (.cpu()) for torch.multinomial and the "
+            "token comes back with .to(idx.device). On a CPU-only machine nothing changes, "
+            "but on a GPU the draw is made on the CPU, from another generator than the one "
+            "sample() draws from (and a CUDA generator is refused): the tokens differ. Keep "
+            "the probabilities on the model's device.",
+            code=_sample().replace(
+                "        new = torch.multinomial(probs, 1, generator=generator)\n",
+                "        new = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)\n",
             ),
         ),
     ],

@@ -10,10 +10,13 @@ call, so that a check can see whether the cache was used.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from autograder.probes import devices
 
@@ -45,13 +48,22 @@ def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
         module = GPTEmbedding(case["vocab_size"], case["context"], case["d_model"])
     module = module.to(case["device"])
     seen = {"calls": []}
+    table = getattr(getattr(module, "pos", None), "weight", None)
     with torch.enable_grad():  # whatever grad mode an earlier cell left switched
         for call in case["calls"]:
             module.zero_grad()
+            lookups = _RowsPastTable(table) if isinstance(table, torch.Tensor) else None
             try:
-                out = module(call["idx"], start=call["start"])
+                with lookups or contextlib.nullcontext():
+                    out = module(call["idx"], start=call["start"])
             except (ValueError, IndexError, RuntimeError) as err:
-                seen["calls"].append({"raised": type(err).__name__, "message": str(err)[:300]})
+                seen["calls"].append(
+                    {
+                        "raised": type(err).__name__,
+                        "message": str(err)[:300],
+                        "past_table": bool(lookups and lookups.hit),
+                    }
+                )
                 continue
             entry = {"tok_grad": None, "pos_grad": None}
             if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == call["w"].shape:
@@ -69,6 +81,50 @@ def probe_GPTEmbedding(GPTEmbedding, case: dict) -> dict:
         big = GPTEmbedding(64, 32, 16)
     seen["init_std"] = [float(big.tok.weight.detach().std()), float(big.pos.weight.detach().std())]
     return seen
+
+
+class _RowsPastTable(TorchFunctionMode):
+    """While active, ``hit`` says whether a lookup asked ``table`` (the position table) for a
+    row it does not have: ``F.embedding``, ``index_select`` or indexing with a tensor. On a
+    CPU that raises IndexError, which an answer can turn into ValueError afterwards; on a GPU
+    it is a device-side assert first, which no ``except`` catches."""
+
+    def __init__(self, table: torch.Tensor):
+        super().__init__()
+        self.table, self.hit = table, False
+
+    def _is_table(self, t) -> bool:
+        return (
+            isinstance(t, torch.Tensor)
+            and t.shape == self.table.shape
+            and t.device == self.table.device
+            and t.data_ptr() == self.table.data_ptr()
+        )
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        pairs = {  # func -> (the table's place, the index's place), positional or keyword
+            F.embedding: ((0, "input"), (1, "weight")),
+            torch.embedding: ((1, "indices"), (0, "weight")),
+            torch.index_select: ((2, "index"), (0, "input")),
+            torch.Tensor.index_select: ((2, "index"), (0, "self")),
+            torch.Tensor.__getitem__: ((1, "indices"), (0, "self")),
+        }
+        if func in pairs:
+            (i, i_name), (w, w_name) = pairs[func]
+            index = args[i] if len(args) > i else kwargs.get(i_name)
+            weight = args[w] if len(args) > w else kwargs.get(w_name)
+            if isinstance(index, tuple) and index:
+                index = index[0]
+            if (
+                self._is_table(weight)
+                and isinstance(index, torch.Tensor)
+                and index.dtype in (torch.int64, torch.int32)
+                and index.numel()
+                and int(index.max()) >= weight.shape[0]
+            ):
+                self.hit = True
+        return func(*args, **kwargs)
 
 
 def _embedding_on_meta(module: nn.Module, case: dict) -> str | None:
@@ -172,17 +228,59 @@ def probe_sample_cached_on_meta(sample_cached, case: dict) -> dict:
                 return {"inconclusive": "next_token_probs: not on meta"}
     except Exception as err:
         return {"inconclusive": f"next_token_probs: {type(err).__name__}"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        seen = devices.on_meta(
-            lambda: sample_cached(
+    left = _LeftMeta()
+
+    def run():
+        with left:
+            return sample_cached(
                 model, idx, case["max_new_tokens"], case["temperature"], case["top_k"], g
             )
-        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen = devices.on_meta(run)
+    if left.moved:
+        return {"moved": left.moved}
     if "result" not in seen:
         return seen
     out = seen["result"]
     return {"device": str(out.device) if isinstance(out, torch.Tensor) else None}
+
+
+class _LeftMeta(TorchFunctionMode):
+    """While active, ``moved`` names the first call that copied a tensor off the meta device
+    (``.cpu()``, ``.to("cpu")``, ``.numpy()``): on a GPU, the sampler's probabilities or
+    tokens would then be on the CPU, drawn from another generator than sample()'s."""
+
+    def __init__(self):
+        super().__init__()
+        self.moved = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.moved is None and args and _on_meta(args[0]):
+            if func in (torch.Tensor.cpu, torch.Tensor.numpy):
+                self.moved = f".{func.__name__}()"
+            elif func is torch.Tensor.to and any(
+                _names_cpu(a) for a in (*args[1:], kwargs.get("device"))
+            ):
+                self.moved = ".to('cpu')"
+        return func(*args, **kwargs)
+
+
+def _on_meta(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.device.type == "meta"
+
+
+def _names_cpu(a) -> bool:
+    if isinstance(a, torch.Tensor):
+        return a.device.type == "cpu"
+    if isinstance(a, (str, torch.device)):
+        try:
+            return torch.device(a).type == "cpu"
+        except RuntimeError:  # not a device name: PyTorch's own error follows
+            return False
+    return False
 
 
 def probe_export_gpt_on_meta(export_gpt, case: dict) -> dict:

@@ -171,6 +171,47 @@ RIGHT_ANSWERS = {
                 "        return self.tok(idx) + self.pos(torch.arange(start, start + t).to(idx.device))\n"
             ),
         ),
+        RightAnswer(
+            name="slice-first-checked-by-its-length",
+            why="slices the position table (a slice past the end is short, never an index out "
+            "of range) and raises ValueError when the slice has fewer than T rows; no lookup "
+            "out of range happens",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        t = idx.shape[1]\n"
+                "        rows = self.pos.weight[start:start + t]\n"
+                "        if rows.shape[0] < t:\n"
+                "            raise ValueError(f'start {start} + T {t} > context {self.context}')\n"
+                "        return self.tok(idx) + rows\n"
+            ),
+        ),
+        RightAnswer(
+            name="token-lookup-before-the-check",
+            why="looks the tokens up first (their ids are in range) and checks the positions "
+            "before the position table is read",
+            code=(
+                "class GPTEmbedding(nn.Module):\n"
+                "    def __init__(self, vocab_size, context, d_model):\n"
+                "        super().__init__()\n"
+                "        self.tok = nn.Embedding(vocab_size, d_model)\n"
+                "        self.pos = nn.Embedding(context, d_model)\n"
+                "        self.context = context\n"
+                "\n"
+                "    def forward(self, idx, start=0):\n"
+                "        x = self.tok(idx)\n"
+                "        t = idx.shape[1]\n"
+                "        if start + t > self.context:\n"
+                "            raise ValueError(f'positions up to {start + t - 1}, context {self.context}')\n"
+                "        return x + self.pos(torch.arange(start, start + t, device=idx.device))\n"
+            ),
+        ),
     ],
     "causal_attention": [
         RightAnswer(
@@ -235,6 +276,19 @@ RIGHT_ANSWERS = {
                 ".triu(diagonal=t_k - t_q + 1)\n"
                 "    w = torch.softmax(s.masked_fill(hidden, float('-inf')), dim=-1)\n"
                 "    return torch.einsum('...qk,...kd->...qd', w, v)\n"
+            ),
+        ),
+        RightAnswer(
+            name="float64-inside-cast-back",
+            why="computes the scores and the softmax in float64 and casts the result back to "
+            "the inputs' dtype",
+            code=(
+                "def causal_attention(q, k, v):\n"
+                "    t_q, t_k = q.shape[-2], k.shape[-2]\n"
+                "    keep = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)\n"
+                "    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    weights = scores.masked_fill(~keep, float('-inf')).softmax(-1)\n"
+                "    return (weights @ v.double()).to(q.dtype)\n"
             ),
         ),
     ],
@@ -471,6 +525,27 @@ RIGHT_ANSWERS = {
                 "        return torch.cat([idx, *new], dim=1)\n"
             ),
         ),
+        RightAnswer(
+            name="one-model-call-per-step-feed-variable",
+            why="one model call at the top of every step, on either the new token with the "
+            "cache or the last context tokens with past=None",
+            code=(
+                "@torch.no_grad()\n"
+                "def sample_cached(model, idx, max_new_tokens, temperature=1.0, top_k=None,\n"
+                "                  generator=None):\n"
+                "    feed, past = idx[:, -model.context:], None\n"
+                "    for _ in range(max_new_tokens):\n"
+                "        logits, past = model(feed, past)\n"
+                "        probs = next_token_probs(logits[:, -1], temperature, top_k)\n"
+                "        new = torch.multinomial(probs, 1, generator=generator)\n"
+                "        idx = torch.cat([idx, new], dim=1)\n"
+                "        if past[0][0].shape[2] < model.context:\n"
+                "            feed = new\n"
+                "        else:\n"
+                "            feed, past = idx[:, -model.context:], None\n"
+                "    return idx\n"
+            ),
+        ),
     ],
     "export_gpt": [
         RightAnswer(
@@ -503,6 +578,19 @@ RIGHT_ANSWERS = {
                 "    model = model.to(example.device)\n"
                 "    seq = Dim('T', min=1, max=model.context)\n"
                 "    return export(model, (example,), dynamic_shapes={'idx': {1: seq}})\n"
+            ),
+        ),
+        RightAnswer(
+            name="under-no-grad-non-strict-decomposed",
+            why="exports under torch.no_grad() with strict=False and returns the program "
+            "after run_decompositions()",
+            code=(
+                "def export_gpt(model, example):\n"
+                "    seq = Dim('seq', min=1, max=model.context)\n"
+                "    with torch.no_grad():\n"
+                "        program = torch.export.export(model, (example,), "
+                "dynamic_shapes=({1: seq},), strict=False)\n"
+                "    return program.run_decompositions()\n"
             ),
         ),
     ],
