@@ -8,6 +8,7 @@ import torch.utils._pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.boundary import usual_modes
+from autograder.probes import seed_cpu
 from autograder.probes.tensors import CountCalls, build
 
 # ---------------------------------------------------------------------------------------------
@@ -79,7 +80,7 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
     torch.optim.Optimizer.__init__ = noting
     try:
         with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
-            torch.manual_seed(2718 + case["num_steps"])
+            seed_cpu(2718 + case["num_steps"])
             rng_before = torch.random.get_rng_state()
             with (
                 torch.enable_grad(),  # as a caller's training code has it

@@ -25,7 +25,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder.boundary import modes_now, usual_modes
-from autograder.probes import devices
+from autograder.probes import devices, seed_cpu
 from autograder.probes.devices import DEVICE_MIX, tensors_in
 
 
@@ -454,7 +454,7 @@ def answer_callable(
     else:
         call = args[k:]
         with torch.random.fork_rng(devices=[]):  # what fill leaves alone, the same every run
-            torch.manual_seed(0)
+            seed_cpu(0)
             with random_watched(watch is not None) as built:
                 obj = answer(*cast_parts(args[:k], call))
         if watch is not None:
@@ -781,7 +781,7 @@ def _on_stand_in(answer: Callable, case: dict, functions: dict) -> dict | None:
         # shuffled loader, dropout), and the caller's random state is left as it was
         with warnings.catch_warnings(), placed, torch.random.fork_rng(devices=[]):
             warnings.simplefilter("ignore")
-            torch.manual_seed(0)
+            seed_cpu(0)
             usual_modes()  # as the meta run started (it may have switched them)
             # built under Placed: what the class makes with device= is placed, as on a GPU
             fn, call, _obj = answer_callable(answer, args, case, place=_to_stand_ins)

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from autograder.boundary import modes_now, usual_modes
+from autograder.probes import seed_cpu
 
 # ---------------------------------------------------------------------------------------
 # Shared helpers
@@ -413,7 +414,7 @@ def build_saved_file(spec: dict) -> str:
     path = os.path.join(tempfile.mkdtemp(prefix="deploy-probe-"), "file.pt")
     if spec["file"] == "whole_model":
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+            seed_cpu(0)
             torch.save(nn.Sequential(nn.Linear(2, 2)), path)
     elif spec["file"] == "runs_code":
         save_payload(path)
@@ -455,7 +456,7 @@ def probe_safe_load(safe_load, case: dict) -> dict:
         save_as_gpu(case["obj"], path)
     elif kind == "whole_model":
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+            seed_cpu(0)
             torch.save(nn.Sequential(nn.Linear(2, 2)), path)
     elif kind == "runs_code":
         save_payload(path)
@@ -544,7 +545,7 @@ def build_gated(case: dict) -> GatedNet:
     with the dim, on case["device"], in training mode unless ``case["train"]`` is False."""
     kind = NegatedGatedNet if case.get("gate") == "negated" else GatedNet
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["dim"])
+        seed_cpu(case["dim"])
         model = kind(case["dim"])
     return model.to(case["device"]).train(case.get("train", True))
 
@@ -668,7 +669,7 @@ def build_quant_model(case: dict) -> nn.Module:
     largest value, and the ordinary features round to a few levels).
     """
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["d_in"])
+        seed_cpu(case["d_in"])
         model = nn.Sequential(
             nn.Linear(case["d_in"], case["hidden"]),
             nn.ReLU(),
@@ -967,7 +968,7 @@ def build_serving(case: dict) -> nn.Module:
     ``case["train"]`` is False."""
     dims = case["dims"]
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["seed"])
+        seed_cpu(case["seed"])
         if case["kind"] == "tied":
             model = TiedLM(*dims)
         elif case["kind"] == "transposed":
