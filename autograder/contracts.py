@@ -27,6 +27,10 @@ The families, each reusable by any exercise whose inputs are tensors:
 - ``memory``: the bytes autograd keeps for backward, at their peak during the call, are at
   most about the reference's: a loop that keeps every batch's graph alive until the end, or
   an evaluation without ``torch.no_grad()``, fails (``probes.contract.SavedTensors``).
+- ``largest``: the largest single tensor the call makes is at most about the reference's,
+  on the largest inputs the contract draws: a Hessian formed where the text says "without
+  forming it", batches joined into one, a low-rank product multiplied out, fail
+  (``probes.contract.LargestMade``).
 
 Arguments that are not data (a model, an optimizer) are :class:`Build` recipes: the kernel
 builds the answer's copy, the grader the reference's; a module counts as changed when its
@@ -67,10 +71,13 @@ from autograder.probes import contract as probe
 from tutorial_lib.checks import CheckError, assert_close
 from tutorial_lib.i18n import _
 
-FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once", "memory")
+FAMILIES = ("values", "edges", "dtypes", "strides", "device", "grad", "once", "memory", "largest")
 # The memory family's allowance: twice the reference's peak of saved activations, plus this
 # (a right answer may save a little more, e.g. x * x keeps x twice where x ** 2 keeps it once).
 MEMORY_SLACK = 2, 1024
+# The largest family's allowance, in elements: twice the reference's largest tensor, plus a
+# few (a right answer may make a temporary the reference does not, of the same size).
+LARGEST_SLACK = 2, 8
 OTHER_DTYPES = (torch.float16, torch.bfloat16, torch.float64)  # what ``dtypes`` draws
 PROBE_BUDGET = 40  # kernel round trips per family, generation and shrinking together
 EXAMPLES = 8  # inputs drawn per family before shrinking
@@ -123,7 +130,8 @@ class Draw:
 
     def size(self, low: int = 1, high: int = 5, empty_ok: bool = False) -> int:
         """One dimension's size; ``edges`` and ``device`` favour 0 (where allowed), 1 and odd sizes;
-        ``strides`` draws 2 or more where it may, so every axis has a stride to get wrong."""
+        ``strides`` draws 2 or more where it may, so every axis has a stride to get wrong;
+        ``largest`` draws the largest."""
         if self.family in ("edges", "device"):  # the smallest allowed, one, odd, the largest
             # (on meta only the code path taken matters, and the rare one is the empty input)
             smallest = 0 if empty_ok else low
@@ -131,6 +139,8 @@ class Draw:
             return self.draw(
                 st.sampled_from(sorted(n for n in sizes if low <= n <= high or n == smallest))
             )
+        if self.family == "largest":  # what grows with the inputs shows best on the largest
+            return high
         if self.family == "strides" and high >= 2:
             low = max(low, 2)  # a size-1 axis has no stride to get wrong
         return self.draw(st.integers(low, high))
@@ -436,8 +446,11 @@ class _Runner:
                 ).format(what=what, names=names)
             )
         theirs = copies(inputs.args)  # the reference's own arguments
-        memory = self.family == "memory"
-        with probe.SavedTensors() if memory else contextlib.nullcontext() as saved:
+        memory, largest = self.family == "memory", self.family == "largest"
+        with (
+            probe.SavedTensors() if memory else contextlib.nullcontext() as saved,
+            probe.LargestMade() if largest else contextlib.nullcontext() as made,
+        ):
             expected, _obj, reference_reseeded = _run_reference(
                 c, theirs, inputs.kwargs, watched=self.family == "values"
             )
@@ -445,6 +458,8 @@ class _Runner:
             expected = wire.roundtrip(c.view(expected))
         if memory:
             _compare_memory(c, seen.get("saved_peak", 0), saved.peak, what, inputs)
+        if largest:
+            _compare_largest(c, seen.get("made_peak", 0), made.peak, what, inputs)
         if self.family == "device":
             _compare_on_meta(seen.get("result"), expected, what)
             return
@@ -674,6 +689,9 @@ def _compare_on_meta(got: Any, expected: Any, what: str) -> None:
     elif isinstance(expected, (tuple, list)) and isinstance(got, (tuple, list)):
         for i, (g, e) in enumerate(zip(got, expected, strict=False)):
             _compare_on_meta(g, e, f"{what}[{i}]")
+    elif isinstance(expected, dict) and isinstance(got, dict):  # (the values family: the keys)
+        for key in [k for k in expected if k in got]:
+            _compare_on_meta(got[key], expected[key], f"{what}[{key!r}]")
 
 
 def _compare_memory(c: Contract, got: int, reference: int, what: str, inputs: Inputs) -> None:
@@ -689,6 +707,22 @@ def _compare_memory(c: Contract, got: int, reference: int, what: str, inputs: In
                 " {hint}"
             )
             .format(what=what, got=got, reference=reference, hint=hint)
+            .strip()
+        )
+
+
+def _compare_largest(c: Contract, got: int, reference: int, what: str, inputs: Inputs) -> None:
+    factor, slack = LARGEST_SLACK
+    if got > factor * reference + slack:
+        rule = c.rule_text() if c.rule_text else ""
+        hint = c.hint("largest", inputs) if c.hint else ""
+        raise CheckError(
+            _(
+                "{what} made a tensor of {got:,} numbers at once, where the largest this "
+                "task needs holds {reference:,}: it built something whole that the text asks "
+                "you to avoid. {rule} {hint}"
+            )
+            .format(what=what, got=got, reference=reference, rule=rule, hint=hint)
             .strip()
         )
 

@@ -294,56 +294,14 @@ def probe_hvp_calls(hvp, case: dict) -> dict:
     """How many torch calls hvp makes for f = x @ A @ x with x of each size in ``case["sizes"]``:
     two differentiations make as many for any size, a Hessian formed row by row one more per
     row."""
-    counts, largest = [], []
+    counts = []
     for n in case["sizes"]:
         g = torch.Generator().manual_seed(n)
         a, x, v = (torch.randn(shape, generator=g, dtype=torch.float64) for shape in [(n, n), n, n])
-        with CountCalls() as mode, LargestNew() as made:
+        with CountCalls() as mode:
             hvp(lambda t, a=a: t @ a @ t, x, v)
         counts.append(mode.calls)
-        largest.append(made.largest)
-    return {"calls": counts, "largest": largest}
-
-
-class LargestNew(TorchDispatchMode):
-    """While active, the largest number of elements of a tensor an operation made in new
-    memory (views of their inputs left out): D * D where a Hessian is formed, even batched
-    (vmap, is_grads_batched) in one call."""
-
-    def __init__(self):
-        super().__init__()
-        self.largest = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        inputs = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if _is_tensor(t)]
-        ptrs = {_storage(t) for t in inputs}
-        for t in torch.utils._pytree.tree_leaves(out):
-            if _is_tensor(t) and _storage(t) not in ptrs:
-                self.largest = max(self.largest, _allocated(t))
-        return out
-
-
-def _is_tensor(t) -> bool:
-    return isinstance(t, torch.Tensor)
-
-
-def _allocated(t: torch.Tensor) -> int:
-    """How many elements ``t``'s memory holds (0 for PyTorch's zero tensors, one row for an
-    expanded one): what was made, not how big it looks."""
-    try:
-        if t._is_zerotensor():
-            return 0
-        return t.untyped_storage().nbytes() // max(t.element_size(), 1)
-    except Exception:  # a tensor without storage (a functorch wrapper): not memory of its own
-        return 0
-
-
-def _storage(t: torch.Tensor) -> int:
-    try:
-        return t.untyped_storage().data_ptr()
-    except Exception:  # a tensor without storage (a functorch wrapper): count it as new
-        return -id(t)
+    return {"calls": counts}
 
 
 # ---------------------------------------------------------------------------------------------

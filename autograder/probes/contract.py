@@ -574,6 +574,43 @@ def same_snapshot(a: Any, b: Any) -> bool:
     return a == b
 
 
+class LargestMade(TorchDispatchMode):
+    """The ``largest`` family's measure: the most elements any one tensor an operation made
+    in new memory held while the block ran (a view of an operation's input is not new, nor
+    PyTorch's zero tensors; an expanded tensor counts its one row). A Hessian formed, even
+    batched in one call (vmap, is_grads_batched), makes D * D; batches joined with torch.cat
+    make all of them at once; a low-rank update multiplied out makes the full matrix."""
+
+    def __init__(self):
+        super().__init__()
+        self.peak = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        given = {_storage(t) for t in tensors_in((args, kwargs))}
+        for t in tensors_in(out):
+            if _storage(t) not in given:
+                self.peak = max(self.peak, _allocated(t))
+        return out
+
+
+def _allocated(t: torch.Tensor) -> int:
+    """How many elements ``t``'s memory holds: what was made, not how big it looks."""
+    try:
+        if t._is_zerotensor():
+            return 0
+        return t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    except Exception:  # a tensor without storage (a functorch wrapper): no memory of its own
+        return 0
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:  # a tensor without storage (a functorch wrapper): count it as new
+        return -id(t)
+
+
 class SavedTensors:
     """Counts the bytes autograd keeps for backward while a block runs, and their peak.
 
@@ -659,6 +696,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             one_device = devices.OneDevice() if family == "device" else nullcontext()
             with (
                 SavedTensors() if family == "memory" else nullcontext() as saved,
+                LargestMade() if family == "largest" else nullcontext() as made,
                 one_device,
                 random_watched(family == "values") as random_seen,
             ):
@@ -692,6 +730,8 @@ def probe_contract(answer: Callable, case: dict) -> dict:
         seen["modes"] = [modes, modes_after]
     if saved is not None:
         seen["saved_peak"] = saved.peak
+    if made is not None:
+        seen["made_peak"] = made.peak
     if family == "values":
         seen["reseeded"] = random_seen.reseeded or construction.reseeded
     if family not in ("device", "grad") and case.get("mutates"):  # what it may change, as it is now

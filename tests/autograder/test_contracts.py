@@ -783,6 +783,64 @@ def test_the_memory_family_rejects_graphs_kept_alive_together():
     assert "bytes of saved activations" in failure(one_backward_at_the_end, ROW_BY_ROW)
 
 
+def reference_dot(x, v):
+    """The dot product of two vectors, with no tensor bigger than they are."""
+    return (x * v).sum()
+
+
+def draw_two_vectors(d: Draw) -> Inputs:
+    n = d.size(1, 16)
+    return Inputs((d.tensor(n), d.tensor(n)))
+
+
+DOT = Contract(
+    "dot",
+    reference_dot,
+    draw_two_vectors,
+    families=("values", "largest"),
+    arg_names=("x", "v"),
+)
+
+
+def test_the_largest_family_rejects_a_tensor_that_grows_past_the_references():
+    DOT.check(reference_dot)
+    DOT.check(torch.dot)
+    DOT.check(lambda x, v: torch.einsum("i,i->", x, v))
+
+    def via_the_outer_product(x, v):  # right values, an (n, n) tensor made on the way
+        return torch.outer(x, v).diagonal().sum()
+
+    assert "made a tensor of 256 numbers" in failure(via_the_outer_product, DOT)
+
+
+def reference_moments(x):
+    """A dict of tensors: the device family compares each entry's device."""
+    return {"mean": x.mean(-1), "spread": x.max(-1).values - x.min(-1).values}
+
+
+MOMENTS = Contract(
+    "moments",
+    reference_moments,
+    lambda d: Inputs((d.tensor(d.size(1, 3), d.size(1, 4)),)),
+    families=("values", "device"),
+    arg_names=("x",),
+)
+
+
+def test_the_device_family_looks_inside_a_dict_result():
+    MOMENTS.check(reference_moments)
+
+    def spread_made_on_the_cpu(x):
+        spread = torch.tensor([(row.max() - row.min()).item() for row in x]) if x.numel() else x
+        return {"mean": x.mean(-1), "spread": spread}
+
+    def spread_moved_to_the_cpu(x):
+        return {"mean": x.mean(-1), "spread": (x.max(-1).values - x.min(-1).values).cpu()}
+
+    assert "['spread']" in failure(spread_made_on_the_cpu, MOMENTS)
+    assert "['spread']" in failure(spread_moved_to_the_cpu, MOMENTS)
+
+
 def reference_grad_of_sum(w, x):
     """The gradient of (w * x).sum() with respect to w; w.grad may be left any way."""
     w.grad = None
