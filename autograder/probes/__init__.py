@@ -20,5 +20,9 @@ def seed_cpu(seed: int) -> None:
     PyTorch's CUDA wheel) it queues that seeding with a formatted copy of the call stack for
     each kind of accelerator: a millisecond or more in a kernel's deep stack, where a
     lesson's probes seed over a thousand times.
+
+    Only for what is built and run on the CPU (the contracts' probes, builders that make a
+    module there). A probe that runs on the case's device, a GPU where the grader has one,
+    draws its dropout masks from that device's generator: it seeds with torch.manual_seed.
     """
     torch.default_generator.manual_seed(seed)

@@ -545,7 +545,7 @@ def build_gated(case: dict) -> GatedNet:
     with the dim, on case["device"], in training mode unless ``case["train"]`` is False."""
     kind = NegatedGatedNet if case.get("gate") == "negated" else GatedNet
     with torch.random.fork_rng(devices=[]):
-        seed_cpu(case["dim"])
+        torch.manual_seed(case["dim"])
         model = kind(case["dim"])
     return model.to(case["device"]).train(case.get("train", True))
 
@@ -669,7 +669,7 @@ def build_quant_model(case: dict) -> nn.Module:
     largest value, and the ordinary features round to a few levels).
     """
     with torch.random.fork_rng(devices=[]):
-        seed_cpu(case["d_in"])
+        torch.manual_seed(case["d_in"])
         model = nn.Sequential(
             nn.Linear(case["d_in"], case["hidden"]),
             nn.ReLU(),
@@ -968,7 +968,7 @@ def build_serving(case: dict) -> nn.Module:
     ``case["train"]`` is False."""
     dims = case["dims"]
     with torch.random.fork_rng(devices=[]):
-        seed_cpu(case["seed"])
+        torch.manual_seed(case["seed"])
         if case["kind"] == "tied":
             model = TiedLM(*dims)
         elif case["kind"] == "transposed":

@@ -23,7 +23,7 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.flop_counter import FlopCounterMode
 
-from autograder.probes import devices, seed_cpu
+from autograder.probes import devices
 from tutorial_lib.checks import is_stub
 from tutorial_lib.data import load_digits, train_val_split
 
@@ -78,7 +78,7 @@ def classification_data(n: int, features: int, classes: int, seed: int) -> Tenso
 
 
 def build_mlp(features: int, classes: int, dropout: float, seed: int, device) -> nn.Module:
-    seed_cpu(seed)
+    torch.manual_seed(seed)
     return nn.Sequential(
         nn.Linear(features, 16), nn.ReLU(), nn.Dropout(dropout), nn.Linear(16, classes)
     ).to(device)
@@ -102,7 +102,7 @@ def build_contract_model(spec: dict) -> nn.Module:
     the caller's gradients (accumulated over earlier batches, say). The global random state
     is left as it was."""
     with torch.random.fork_rng(devices=[]):
-        seed_cpu(spec["seed"])
+        torch.manual_seed(spec["seed"])
         model = nn.Sequential(
             nn.Linear(4, 16),
             nn.ReLU(),
@@ -304,7 +304,7 @@ def probe_train_one_epoch(train_one_epoch, case: dict) -> dict:
             return real_step(*args, **kwargs)
 
         scheduler.step = counted_step
-    seed_cpu(case["seed"] + 1000)  # the dropout masks the grader's run uses too
+    torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
     settings = loss_settings(loss_fn)
     with warnings.catch_warnings():  # e.g. "lr_scheduler.step() before optimizer.step()"
         warnings.simplefilter("ignore")
@@ -365,7 +365,7 @@ def probe_evaluate(evaluate, case: dict) -> dict:
     model, loader, loss_fn = build_eval_run(case)
     if case.get("once"):
         loader = ReadOnceLoader(loader)
-    seed_cpu(case["seed"] + 2000)
+    torch.manual_seed(case["seed"] + 2000)
     rng_before = torch.get_rng_state()
     grad_before = torch.is_grad_enabled()
     settings = loss_settings(loss_fn)
@@ -424,7 +424,7 @@ def build_lr_groups(spec: dict) -> torch.optim.SGD:
 
 def build_stop_model(seed: int, device) -> nn.Module:
     """A small model with buffers next to its parameters (batch norm's running statistics)."""
-    seed_cpu(seed)
+    torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).to(device)
 
 
@@ -519,7 +519,7 @@ def _probe_stopping(EarlyStopping, case: dict) -> dict:
 def build_resume_objects(device, init_seed: int, lr_factors: list[float]):
     """(model, optimizer, scheduler) of the small resumable training run; the model has a
     batch norm, so its state_dict holds buffers as well as parameters."""
-    seed_cpu(init_seed)
+    torch.manual_seed(init_seed)
     model = nn.Sequential(nn.Linear(5, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3)).to(
         device
     )
@@ -544,7 +544,7 @@ def build_contract_checkpoint(spec: dict) -> str:
     and a moved schedule), with ``spec["epoch"]``; returns its path. The global random state
     is left as it was (the contract of load_checkpoint)."""
     with torch.random.fork_rng(devices=[]):
-        seed_cpu(spec["seed"])
+        torch.manual_seed(spec["seed"])
         model = build_contract_model(
             {"seed": spec["seed"] + 1000, "classes": 3, "dropout": 0.0, "training": True}
         )
@@ -719,7 +719,7 @@ def build_digits_batch(spec: dict) -> torch.Tensor:
     """A seeded batch (n, 1, 8, 8) of pixels in [0, 1] in ``spec["dtype"]``, for the contract
     of DigitsCNN. It seeds the global random state too: the model the probe builds right
     after it starts from the same weights on every run."""
-    seed_cpu(spec["seed"])
+    torch.manual_seed(spec["seed"])
     g = torch.Generator().manual_seed(spec["seed"])
     x = torch.rand(spec["n"], 1, 8, 8, generator=g)
     return x.to(getattr(torch, spec["dtype"]))
@@ -732,7 +732,7 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
     what the forward pass raised). Each batch is handed over in the memory layout that
     ``case["layouts"]`` names for it ("contiguous", "transposed" or "channels_last"),
     holding the same values."""
-    seed_cpu(case["seed"])
+    torch.manual_seed(case["seed"])
     model = DigitsCNN()
     seen = {"is_module": isinstance(model, nn.Module), "type": type(model).__name__}
     if not seen["is_module"]:
@@ -801,7 +801,7 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
 def probe_DigitsCNN_training(DigitsCNN, case: dict) -> dict:
     """Train a fresh DigitsCNN with the recipe in the case; its outputs on the validation set."""
     recipe, device = case["recipe"], case["device"]
-    seed_cpu(recipe["seed"])
+    torch.manual_seed(recipe["seed"])
     model = DigitsCNN().to(device)
     train_loader, val_loader = digits_loaders(recipe)
     optimizer = torch.optim.AdamW(
@@ -952,7 +952,7 @@ def probe_train_logged(train_logged, case: dict) -> dict:
     log_dir = tempfile.mkdtemp(prefix="train_logged_")
     try:
         writer = _recording_writer(log_dir)
-        seed_cpu(case["seed"] + 1000)  # the dropout masks the grader's run uses too
+        torch.manual_seed(case["seed"] + 1000)  # the dropout masks the grader's run uses too
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = train_logged(
