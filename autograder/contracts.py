@@ -234,7 +234,7 @@ class Contract:
     examples: int = EXAMPLES
     construct: int | None = None
     method: str | None = None
-    fill: bool = True
+    fill: bool | str = True  # or "by name", where the text names every parameter
     view: Callable[[Any], Any] | None = None
     # The answer may reseed the global random generators where the reference does not:
     # seeding them is the exercise.
@@ -389,7 +389,17 @@ class _Runner:
             "view": [c.view.__module__, c.view.__name__] if c.view else None,
         }
         if self.family == "grad":
-            graph = _reference_graph(c, inputs, grad_args)
+            graph = None
+            if self.probes % 2 == 0:
+                # Every other draw, where the reference trains parameters, its inputs do not
+                # require grad, as plain data in a training step does not: the parameters
+                # must get their gradients all the same (an answer that switches autograd
+                # off unless x asks for it, torch.set_grad_enabled(x.requires_grad), does not).
+                graph = _reference_graph(c, inputs, [])
+                if graph is not None:
+                    grad_args = case["grad_args"] = []
+            if graph is None:
+                graph = _reference_graph(c, inputs, grad_args)
             if graph is None:
                 return  # the reference's result has no graph either: nothing to compare
             case["grad_outputs"] = graph.outputs
@@ -439,7 +449,8 @@ class _Runner:
             names = ", ".join(_arg_name(c, i) for i in changed)
             raise CheckError(
                 _(
-                    "{what} changed its argument {names} (a tensor's values, shape or requires_grad; "
+                    "{what} changed its argument {names} (a tensor's values, shape, requires_grad or "
+                    "memory, as x.data = ... does; "
                     "a module's weights, train/eval mode, gradients or hooks). The caller still "
                     "needs it as it was: compute on a copy or with out-of-place operations "
                     "(x = x - m, not x -= m), and put back any mode you change."
@@ -744,7 +755,7 @@ def _reference_graph(c: Contract, inputs: Inputs, grad_args: list[int]) -> _Grap
     result, obj, _reseeded = _run_reference(c, args, inputs.kwargs)
     outs = [t for t in probe.tensors_in(result) if t.is_floating_point()]
     positions = [k for k, t in enumerate(outs) if t.requires_grad]
-    params = probe.trained_parameters([*args, obj])
+    params = probe.trained_parameters([*args, obj], by_name=c.fill == "by name")
     if not positions or not (grad_args or params):
         return None
     total = sum((outs[k] * probe.grad_weights(outs[k])).sum() for k in positions)

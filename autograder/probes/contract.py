@@ -14,6 +14,7 @@ import importlib
 import random
 import sys
 import warnings
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -401,14 +402,18 @@ def built_all(args: list) -> list:
     return done
 
 
-def fill_parameters(obj: Any, seed: int = 0) -> Any:
+def fill_parameters(obj: Any, seed: int = 0, by_name: bool = False) -> Any:
     """A module's parameters filled, in registration order, with values from ``seed``: the
     learner's module and the reference's hold the same weights wherever their parameters
-    have the same shapes in the same order (what their texts ask), however each was built."""
+    have the same shapes in the same order (what their texts ask), however each was built.
+    ``by_name``, where the text names every parameter (``self.lora_A``): each from a seed of
+    its name's, so the order in which the answer registered them does not matter."""
     if isinstance(obj, torch.nn.Module):
         g = torch.Generator().manual_seed(seed)
         with torch.no_grad():
-            for p in obj.parameters():
+            for name, p in obj.named_parameters():
+                if by_name:
+                    g = torch.Generator().manual_seed(seed + zlib.crc32(name.encode()))
                 p.copy_(torch.randn(p.shape, generator=g) * 0.5)
     return obj
 
@@ -460,7 +465,7 @@ def answer_callable(
         if watch is not None:
             watch.reseeded = built.reseeded
         if case.get("fill", True):
-            fill_parameters(obj)
+            fill_parameters(obj, by_name=case.get("fill") == "by name")
         if isinstance(obj, torch.nn.Module):
             (place or _to_call)(obj, call)
     return (getattr(obj, case["method"]) if case.get("method") else obj), call, obj
@@ -474,15 +479,16 @@ def _to_stand_ins(obj: torch.nn.Module, call: list) -> None:
     devices.stand_in_module(obj.to(dtype=call_dtype(call)))
 
 
-def trained_parameters(objects: list) -> list[torch.nn.Parameter]:
-    """The parameters that require grad of every module among ``objects``, in order: the
-    ``grad`` family compares their gradients too (a weight read through .data or .detach()
-    gives the right values and trains nothing)."""
+def trained_parameters(objects: list, by_name: bool = False) -> list[torch.nn.Parameter]:
+    """The parameters that require grad of every module among ``objects``, in order (of
+    their names, ``by_name``): the ``grad`` family compares their gradients too (a weight
+    read through .data or .detach() gives the right values and trains nothing)."""
     seen: set[int] = set()
     params = []
     for o in objects:
         if isinstance(o, torch.nn.Module):
-            for p in o.parameters():
+            named = list(o.named_parameters())
+            for _name, p in sorted(named, key=lambda item: item[0]) if by_name else named:
                 if p.requires_grad and id(p) not in seen:
                     seen.add(id(p))
                     params.append(p)
@@ -519,14 +525,16 @@ def effect(arg: Any) -> Any:
 
 
 def snapshot(arg: Any) -> Any:
-    """What the caller can see of an argument: a tensor's values, shape and requires_grad; a
-    module's state, modes, requires_grad flags, gradients and hooks; a list's, tuple's or
-    dict's items. None for the rest."""
+    """What the caller can see of an argument: a tensor's values, shape, requires_grad and
+    memory (its dtype, layout and storage: ``x.data = ...`` or ``x.set_(...)`` swap them
+    under the caller's name); a module's state, modes, requires_grad flags, gradients and
+    hooks; a list's, tuple's or dict's items. None for the rest."""
     if isinstance(arg, torch.Tensor):
         values = None if arg.device.type == "meta" else arg.detach().clone()
         leaf_grad = arg.grad if arg.is_leaf else None  # (a non-leaf's .grad only warns)
         grad = None if leaf_grad is None or values is None else leaf_grad.clone()
-        return ("tensor", values, tuple(arg.shape), arg.requires_grad, grad)
+        memory = (arg.dtype, arg.stride(), arg.storage_offset(), _storage(arg))
+        return ("tensor", values, tuple(arg.shape), arg.requires_grad, grad, memory)
     if isinstance(arg, (list, tuple)):
         return (type(arg).__name__, len(arg), [snapshot(a) if _watched(a) else a for a in arg])
     if isinstance(arg, dict):
@@ -751,7 +759,7 @@ def probe_contract(answer: Callable, case: dict) -> dict:
             # gradient itself, so a backward that changes its grad_output in place shows.
             weights = [grad_weights(t) for t in chosen]
             kept = [w.clone() for w in weights]
-            params = trained_parameters([*args, obj])
+            params = trained_parameters([*args, obj], by_name=case.get("fill") == "by name")
             wrt = [args[i] for i in grad_args] + params
             grads = []
             if wrt:

@@ -75,6 +75,11 @@ def wrong_in_place(x):  # the caller's tensor changed
     return x
 
 
+def wrong_memory_swapped(x):  # same values, but the caller's x now has new memory in it
+    x.data = x.data.contiguous().clone()
+    return x - x.mean(-1, keepdim=True)
+
+
 def wrong_grad_left_off(x):  # autograd switched off for the caller's later code
     torch.set_grad_enabled(False)
     return x - x.mean(-1, keepdim=True)
@@ -208,6 +213,7 @@ def test_right_answers_pass_every_family(answer):
         (wrong_no_grad, "no gradient history"),
         (wrong_detached_mean, "gradient that flows back to x"),
         (wrong_in_place, "changed its argument x"),
+        (wrong_memory_swapped, "changed its argument x"),
         (wrong_grad_left_off, "torch.is_grad_enabled(): True -> False"),
         (wrong_default_device, "torch.get_default_device(): cpu -> meta"),
         (wrong_anomaly_left_on, "torch.is_anomaly_enabled(): False -> True"),
@@ -585,6 +591,16 @@ class AffineReadingValuesOnCpu(ReferenceAffine):  # device: then adds a tensor m
     def forward(self, x):
         scale = self.weight.abs().max().item()
         return x * self.weight + self.bias + torch.zeros(x.shape[-1], dtype=x.dtype) * scale
+
+
+class AffineTrainedOnlyForGradInputs(ReferenceAffine):  # grad: plain data trains nothing
+    def forward(self, x):
+        with torch.set_grad_enabled(x.requires_grad):
+            return super().forward(x)
+
+
+def test_the_grad_family_also_trains_on_inputs_that_do_not_require_grad():
+    assert "no gradient history" in failure(AffineTrainedOnlyForGradInputs, AFFINE)
 
 
 def test_a_class_is_built_on_both_sides_with_the_same_weights():
