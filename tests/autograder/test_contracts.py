@@ -8,6 +8,8 @@ that the feedback names the smallest failing input Hypothesis shrank to.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -597,6 +599,20 @@ class AffineTrainedOnlyForGradInputs(ReferenceAffine):  # grad: plain data train
     def forward(self, x):
         with torch.set_grad_enabled(x.requires_grad):
             return super().forward(x)
+
+
+class AffineBiasFirst(ReferenceAffine):  # right where the text names the parameters
+    def __init__(self, n: int):
+        torch.nn.Module.__init__(self)
+        self.bias = torch.nn.Parameter(torch.zeros(n))
+        self.weight = torch.nn.Parameter(torch.ones(n))
+
+
+def test_parameters_the_text_names_are_filled_by_name_whatever_their_order():
+    by_name = dataclasses.replace(AFFINE, fill="by name")
+    by_name.check(ReferenceAffine)
+    by_name.check(AffineBiasFirst)  # values and each parameter's gradient
+    assert "differs from the expected values" in failure(AffineBiasFirst, AFFINE)
 
 
 def test_the_grad_family_also_trains_on_inputs_that_do_not_require_grad():
