@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from autograder.probes import seed_cpu
+
 # The activation classes an MLP is built with; the case names one.
 ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "GELU": nn.GELU, "PReLU": nn.PReLU}
 
@@ -31,7 +33,7 @@ class _Stop(Exception):
 def _steps(seed: int) -> Iterator[None]:
     """Seed the random generators (restored afterwards) and end quietly at a raised step."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         with contextlib.suppress(_Stop):
             yield
 
@@ -139,14 +141,14 @@ def build_activation(spec: dict) -> type[nn.Module]:
     build_seeded, it seeds the global random generator: whatever an answer draws in its
     constructor (layers it does not register, so that no fill reaches them) is then the same
     on every run, and so is the verdict."""
-    torch.manual_seed(spec.get("seed", 0))
+    seed_cpu(spec.get("seed", 0))
     return ACTIVATIONS[spec["name"]]
 
 
 def build_seeded(spec: dict) -> Any:
     """``spec["value"]`` (a list copied, so the caller's stays the caller's), after seeding the
     global random generator (see build_activation)."""
-    torch.manual_seed(spec.get("seed", 0))
+    seed_cpu(spec.get("seed", 0))
     value = spec["value"]
     return list(value) if isinstance(value, list) else value
 
@@ -275,7 +277,7 @@ def build_count_parts(spec: dict) -> nn.Module:
     side in a Sequential, ``root`` a Parameter registered on the model itself, ``frozen`` the
     positions (in model.parameters()) of the parameters frozen, ``training`` its mode."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.get("seed", 0))
+        seed_cpu(spec.get("seed", 0))
         model = nn.Sequential(*[build_count_model(name) for name in spec["parts"]])
         if spec.get("root"):
             model.cls_token = nn.Parameter(torch.zeros(1, 1, 3))
@@ -397,7 +399,7 @@ class HookNet(nn.Module):
 def build_hook_model(seed: int) -> nn.Module:
     """The model capture_activations is tried on (on the CPU), seeded."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         return HookNet()
 
 
@@ -516,7 +518,7 @@ def build_init_layer(spec: dict) -> nn.Module:
     draw the same numbers, so Kaiming weights compare value for value."""
     n, m = spec["n"], spec["m"]
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec["seed"])
+        seed_cpu(spec["seed"])
         kind = spec["kind"]
         if kind == "linear":
             module: nn.Module = nn.Linear(n, m, bias=spec["bias"])
@@ -538,7 +540,7 @@ def build_init_layer(spec: dict) -> nn.Module:
     module = module.to(getattr(torch, spec["dtype"]))
     if spec.get("frozen"):  # frozen by the caller: initialised in place, still frozen
         module.requires_grad_(False)
-    torch.manual_seed(1000 + spec["seed"])
+    seed_cpu(1000 + spec["seed"])
     return module
 
 
@@ -548,7 +550,7 @@ def build_init_layer(spec: dict) -> nn.Module:
 def build_encoder_parts(seed: int) -> tuple[nn.Module, nn.Module, nn.Module]:
     """(encoder, head, new_head) on the CPU, seeded."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         encoder = nn.Sequential(nn.Linear(5, 8), nn.ReLU())
         head = nn.Linear(8, 3)
         new_head = nn.Sequential(nn.Linear(8, 4), nn.Tanh())
@@ -569,7 +571,7 @@ def build_encoder_part(spec: dict) -> nn.Module:
     its output: ``part`` "encoder" (Linear(n_in, hidden), ReLU; the hook adds 0.5) or "head"
     (Linear(hidden, classes); the hook doubles), in ``dtype``."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.get("seed", 0))
+        seed_cpu(spec.get("seed", 0))
         if spec["part"] == "encoder" and spec.get("plain_encoder"):  # no parameters at all
             part: nn.Module = nn.Sequential(nn.ReLU())
             part.register_forward_hook(_shift_output)
@@ -681,7 +683,7 @@ def build_freeze(spec: dict) -> nn.Module:
     positions ``frozen`` (in named_parameters() order) already frozen by an earlier call, in
     ``training`` mode."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.get("seed", 0))
+        seed_cpu(spec.get("seed", 0))
         model = build_freeze_model(spec["kind"])
     params = list(model.parameters())
     for i in spec.get("frozen", []):
