@@ -14,7 +14,7 @@ import torch
 from hypothesis import strategies as st
 
 from autograder.boundary import observe
-from autograder.contracts import TOLERANCE, Build, Contract, Draw, Inputs, uses
+from autograder.contracts import FLOAT64_EXACT, TOLERANCE, Build, Contract, Draw, Inputs, uses
 from autograder.probes import welcome as probes
 from tutorial_lib.checks import (
     CheckError,
@@ -124,14 +124,15 @@ def _reference_halve(x: torch.Tensor, limit: float) -> torch.Tensor:
 
 def _draw_halving(d: Draw) -> Inputs:
     """x of shape (D,) and a limit: a norm exactly at the limit after some halvings (3-4-5,
-    exact in every dtype; in float32 also 24 and 60 halvings, past a loop capped at 10 or 20
-    tries, and still far from float32's overflow in x.norm(); in float64 a norm just over the
+    exact in every dtype; in float32 also 24, 60 and 61 halvings, past a loop capped at 10,
+    20 or 60 tries, and still far from float32's overflow in x.norm(); in float64 a norm just over the
     limit that a float32 norm rounds down to it), or random values under, near and far over
     the limit."""
     if d.draw(st.booleans()):
         # float16 ends at 65504: the far ones only where the family keeps x's dtype
-        # (no more than 62: x / 2**k, a right answer, cannot divide by an int past int64)
-        far = [] if d.family == "dtypes" else [24, 60, "float64 just over"]
+        # (no more than 62: x / 2**k, a right answer, cannot divide by an int past int64; and
+        # no more than 61: at 62, a squared-norm answer's x * x overflows float32 and never ends)
+        far = [] if d.family == "dtypes" else [24, 60, 61, "float64 just over"]
         k = d.draw(st.sampled_from([0, 1, 2, 3, *far]))
         if k == "float64 just over":  # a norm of 5 * (1 + 2**-40): over 5, though not in float32
             return Inputs((torch.tensor([3.0, 4.0], dtype=torch.float64) * (1 + 2.0**-40), 5.0))
@@ -185,7 +186,45 @@ HALVE_UNTIL_SMALL = Contract(
 @uses(HALVE_UNTIL_SMALL)
 def check_halve_until_small(halve_until_small) -> None:
     """The contract: norms at, under and far over the limit, every dtype, non-contiguous,
-    with gradients (0.5 ** k back to x); the caller's x left as it was."""
+    with gradients (0.5 ** k back to x); the caller's x left as it was. Then what the
+    contract does not draw: an x that is the result of other operations (not a leaf), which
+    autograd lets an answer change in place, and which must keep its values too."""
+    device = get_device()
+    for values, limit in (([3.0, 4.0], 1.0), ([6.0, -8.0, 0.0], 100.0)):
+        x = torch.tensor(values, device=device)
+        what = _(
+            "halve_until_small(x, {limit}) with x = {values}, the result of other operations "
+            "(x = leaf * 1, not a leaf)"
+        ).format(limit=limit, values=values)
+        seen = observe(
+            probes.probe_halve_until_small,
+            halve_until_small,
+            {"x": x, "limit": limit, "kind": "nonleaf"},
+            what,
+        )
+        if not torch.equal(seen["x_after"].cpu(), x.cpu()):
+            raise CheckError(
+                _(
+                    "{what} changed the caller's x: in-place halving (x /= 2, x.div_(2), "
+                    "x.mul_(0.5)) is allowed by autograd on a tensor that is not a leaf, but it "
+                    "writes into the caller's tensor. Build a new tensor at each halving: "
+                    "x = x / 2."
+                ).format(what=what)
+            )
+        expected = _reference_halve(x, limit)
+        assert_close(seen["out"], expected, what=what)
+        if not seen["requires_grad"] or seen.get("grad") is None:
+            raise CheckError(
+                _("{what}: the result is not connected to x's leaf in autograd's graph.").format(
+                    what=what
+                )
+            )
+        steps = round(math.log2(float(x.norm()) / float(expected.norm()))) if x.norm() else 0
+        assert_close(
+            seen["grad"],
+            torch.full_like(x, 0.5**steps),
+            what=_("the gradient of {what}").format(what=what),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,6 +244,11 @@ def _draw_function_and_point(d: Draw) -> Inputs:
     name = d.draw(st.sampled_from(list(probes.FUNCTIONS)))
     shape = [d.size(1, 4) for _dim in range(d.draw(st.integers(1, 2)))]
     f = Build(probes.build_function, {"name": name}, _function_words(name))
+    if d.family == "values" and d.draw(st.booleans()):
+        # float64 values that float32 cannot hold (1 + 2**-30 rounds to 1 there): a float32
+        # working copy, or a value rounded through float32, shows beyond float64's tolerance
+        x = d.tensor(*shape).double() + 2.0**-30
+        return Inputs((f, x))
     return Inputs((f, d.tensor(*shape)))
 
 
@@ -225,7 +269,8 @@ def _compare_value_and_grad(got, expected: tuple, what: str, inputs: Inputs) -> 
             )
         )
     check_type(value, float, vwhat)
-    rtol, atol = TOLERANCE[x.dtype]
+    # float64: as exact as float64 computes it (a float32 copy is off by 1e-8 and more)
+    rtol, atol = {**TOLERANCE, **FLOAT64_EXACT}[x.dtype]
     if abs(value - expected[0]) > atol + rtol * abs(expected[0]):
         raise CheckError(
             _(
@@ -241,7 +286,7 @@ def _compare_value_and_grad(got, expected: tuple, what: str, inputs: Inputs) -> 
                 "x.detach().clone(), which keeps its dtype, rather than .float()."
             ).format(gwhat=gwhat, got=grad.dtype, expected=x.dtype)
         )
-    assert_close(grad, expected[1], *TOLERANCE[x.dtype], what=gwhat)
+    assert_close(grad, expected[1], *{**TOLERANCE, **FLOAT64_EXACT}[x.dtype], what=gwhat)
 
 
 # No grad family: the reference's result has no graph (a float and a .grad), so the engine
@@ -283,6 +328,8 @@ def _caller_cases() -> list[tuple[str, torch.Tensor, str, torch.Tensor | None]]:
     g = torch.Generator().manual_seed(1)
     return [
         ("sum of sin", torch.randn(3, generator=g), "plain", None),  # no .grad left on it
+        # the same shape again at once: a leaf kept from the call before adds its .grad
+        ("sum of squares", torch.randn(3, generator=g), "plain", None),
         ("sum of squares", torch.randn(2, 3, generator=g), "leaf", None),
         ("sum of sin", torch.randn(4, generator=g), "leaf", torch.full((4,), 7.0)),
         ("weighted sum", torch.randn(2, 3, generator=g), "leaf", torch.full((2, 3), 7.0)),
@@ -334,6 +381,17 @@ def check_value_and_grad(value_and_grad) -> None:
             )
         check_type(grad, torch.Tensor, gwhat)
         check_shape(grad, tuple(x.shape), what=gwhat)
+        if seen.get("grad_requires_grad"):
+            raise CheckError(
+                _(
+                    "{gwhat} requires grad: it carries a graph back through f (create_graph=True, "
+                    "or a gradient computed from tensors that require grad), which keeps f's "
+                    "intermediate tensors alive as long as the caller holds the gradient, and "
+                    "makes every later use of it record operations. Return plain numbers: "
+                    "leaf.grad after y.backward(), or torch.autograd.grad(y, leaf) without "
+                    "create_graph."
+                ).format(gwhat=gwhat)
+            )
         try:
             assert_close(grad, _DERIVATIVES[name](x), what=gwhat, rtol=1e-4, atol=1e-5)
         except CheckError as err:

@@ -311,6 +311,33 @@ MISTAKES = {
                 "    return x * 0.5 ** k if k else x\n"
             ),
         ),
+        Mistake(
+            name="in-place-when-not-a-leaf",
+            message="A clone only for a leaf, then x.div_(2): on an x that is the result of other "
+            "operations (not a leaf) autograd allows the in-place halving, and it writes into "
+            "the caller's tensor. Write x = x / 2, a new tensor at each halving.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    if x.is_leaf:\n"
+                "        x = x.clone()  # autograd refuses in-place changes to a leaf\n"
+                "    while x.norm() > limit:\n"
+                "        x.div_(2)\n"
+                "    return x\n"
+            ),
+        ),
+        Mistake(
+            name="capped-at-60",
+            message="A loop capped at 60 halvings stops early on an x 2**61 times over the limit: "
+            "keep halving while the norm is over the limit, however many halvings that takes.",
+            code=(
+                "def halve_until_small(x, limit):\n"
+                "    for _ in range(60):  # a safety cap\n"
+                "        if not x.norm() > limit:\n"
+                "            break\n"
+                "        x = x / 2\n"
+                "    return x\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         Mistake(
@@ -529,6 +556,45 @@ MISTAKES = {
                 "    y = f(leaf)\n"
                 "    y.backward()\n"
                 "    return y.item(), leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="float32-copy-cast-back",
+            message="A float32 copy of a float64 x, with the gradient cast back to float64: the "
+            "dtype is right, but the value and gradient carry float32's rounding (off by about "
+            "1e-8). x.detach().clone() keeps x's dtype.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().float().clone().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return y.item(), leaf.grad.to(x.dtype)\n"
+            ),
+        ),
+        Mistake(
+            name="value-through-float32",
+            message="float(y.float()) rounds a float64 value to float32 before it becomes a Python "
+            "float: y.item() (or float(y)) keeps every digit.",
+            code=(
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    y.backward()\n"
+                "    return float(y.float()), leaf.grad\n"
+            ),
+        ),
+        Mistake(
+            name="grad-with-create-graph",
+            message="create_graph=True returns a gradient that requires grad: it keeps f's graph "
+            "alive as long as the caller holds it, and every later use of it records operations. "
+            "torch.autograd.grad(y, leaf) without create_graph, or leaf.grad, is plain numbers.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    leaf = x.detach().clone().requires_grad_(True)\n"
+                "    y = f(leaf)\n"
+                "    (grad,) = torch.autograd.grad(y, leaf, create_graph=True)\n"
+                "    return y.item(), grad\n"
             ),
         ),
     ],

@@ -133,6 +133,9 @@ def probe_value_and_grad(value_and_grad, case: dict) -> dict:
             "leaf_grad": leaf.grad if (leaf is not None and leaf is not x) else None,
             "x_after": x.detach().clone(),
         }
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        grad = result[1]
+        seen["grad_requires_grad"] = isinstance(grad, torch.Tensor) and grad.requires_grad
     return seen
 
 

@@ -122,6 +122,22 @@ RIGHT_ANSWERS = {
                 "    return x / 2 ** k\n"
             ),
         ),
+        RightAnswer(
+            name="factor-counted-without-grad",
+            why="Counts the halvings on a copy under torch.no_grad(), then multiplies x once by a "
+            "0-d tensor of 0.5 ** k: a 0-d CPU tensor neither changes x's dtype nor its device.",
+            code=(
+                "import torch\n"
+                "def halve_until_small(x, limit):\n"
+                "    k = 0\n"
+                "    with torch.no_grad():\n"
+                "        y = x.clone()\n"
+                "        while y.norm() > limit:\n"
+                "            y = y / 2\n"
+                "            k += 1\n"
+                "    return x * torch.tensor(0.5**k)\n"
+            ),
+        ),
     ],
     "value_and_grad": [
         RightAnswer(
@@ -196,6 +212,19 @@ RIGHT_ANSWERS = {
                 "        y = f(leaf)\n"
                 "        (grad,) = torch.autograd.grad(y, leaf)\n"
                 "    return float(y.detach()), grad\n"
+            ),
+        ),
+        RightAnswer(
+            name="empty-like-copy-and-sum",
+            why="A fresh leaf made with torch.empty_like(x).copy_(x.detach()) (x's dtype, device and "
+            "shape), f's one-element result summed to a 0-d tensor, and float() of it.",
+            code=(
+                "import torch\n"
+                "def value_and_grad(f, x):\n"
+                "    leaf = torch.empty_like(x).copy_(x.detach()).requires_grad_()\n"
+                "    y = f(leaf).sum()\n"
+                "    y.backward()\n"
+                "    return float(y.detach()), leaf.grad\n"
             ),
         ),
     ],
