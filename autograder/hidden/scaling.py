@@ -205,7 +205,9 @@ _ROW_KEYS = (
     "step",
     "stepper",
     "load",
-    "concatenate",  # a label with "aten" inside: 'aten' in key is not startswith('aten::')
+    # a label with "aten" inside, at its start even: 'aten' in key, or startswith('aten')
+    # without the colons, is not startswith('aten::')
+    "aten_concatenate",
     "wrap(aten::mm)",  # a label with "aten::" inside: 'aten::' in key is not startswith either
 )
 
@@ -641,11 +643,28 @@ def check_average_gradients(average_gradients) -> None:
     if seen["replaced"]:
         raise CheckError(
             _(
-                "{what} replaced the .grad of {names} with a new tensor: divide in place "
+                "{what} replaced the .grad of {names} with a new tensor (or gave it new memory: "
+                "p.grad.data = ...): divide in place "
                 "(p.grad /= world_size or p.grad.div_(world_size)), as the text asks. DDP's "
                 "gradient buckets and any hook or optimizer holding the gradient keep the old "
                 "tensor, which then holds the sum, not the average."
             ).format(what=what, names=", ".join(seen["replaced"]))
+        )
+
+    what = _("average_gradients(model, 3, all_reduce) on a model on a GPU")
+    seen = observe(
+        probes.probe_average_on_meta,
+        average_gradients,
+        {"model": spec, "world_size": 3},
+        what,
+    )
+    if "device_mix" in seen:
+        raise CheckError(
+            _(
+                "{what} mixed devices ({error}): a tensor made without device= (torch.tensor("
+                "[world_size]), say) sits on the CPU while the gradients are on the GPU. "
+                "Divide by the number itself: p.grad /= world_size."
+            ).format(what=what, error=seen["device_mix"])
         )
 
 
@@ -992,6 +1011,8 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
         ["_orig_mod.half.weight", torch.randn(2, 3, generator=g), True, "float16"],
         ["module.emb.weight", torch.randn(3, 2, generator=g), False, "param"],
         ["module._orig_mod.gpu.weight", torch.randn(2, 2, generator=g), False, "gpu"],
+        # nine wrappers deep: a loop of a fixed number of passes stops before the name
+        ["module._orig_mod." * 4 + "module.deeper.w", torch.randn(2, generator=g), False],
     ]
     plain = [
         ["fc.weight", torch.randn(2, 3, generator=g), True],
@@ -1025,6 +1046,16 @@ def check_strip_wrapper_prefixes(strip_wrapper_prefixes) -> None:
                 ).format(call=call)
             )
         expected = [_reference_unwrap(key) for key in keys_before]
+        for before, after, want in zip(keys_before, seen["keys"] or [], expected, strict=False):
+            if after != want:
+                raise CheckError(
+                    _(
+                        "{call} turned the key {before!r} into {after!r}, expected {want!r}: "
+                        "remove leading 'module.' and '_orig_mod.' for as long as the key starts "
+                        "with one (a loop that ends when nothing changes), not a fixed number of "
+                        "times."
+                    ).format(call=call, before=before, after=after, want=want)
+                )
         for i, (key, value) in enumerate(zip(expected, seen["values"] or [], strict=False)):
             if i not in value["is_of"]:
                 how = (

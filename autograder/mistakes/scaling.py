@@ -1095,3 +1095,86 @@ for _grade_id, _extra in _MORE_3.items():
 
 for _grade_id, _extra in _MORE.items():
     MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra
+
+# Fifth red-team round: new memory behind the same .grad, a fixed number of stripping passes,
+# and non-persistent buffers saved.
+_MORE_4 = {
+    "average_gradients": [
+        Mistake(
+            name="grad-data-reassigned",
+            message="p.grad.data = p.grad.data / world_size keeps the .grad object but gives it new "
+            "memory: DDP's buckets and anything holding that memory keep the sum. Divide in place: "
+            "p.grad /= world_size.",
+            code=(
+                "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+                "    for p in model.parameters():\n"
+                "        if p.grad is not None:\n"
+                "            all_reduce(p.grad)\n"
+                "            p.grad.data = p.grad.data / world_size\n"
+            ),
+        ),
+    ],
+    "strip_wrapper_prefixes": [
+        Mistake(
+            name="four-stripping-passes",
+            message="Four passes strip at most eight prefixes: a key wrapped deeper keeps some. Loop "
+            "until the key starts with neither prefix.",
+            code=(
+                "def strip_wrapper_prefixes(state_dict):\n"
+                "    out = {}\n"
+                "    for k, v in state_dict.items():\n"
+                "        for _ in range(4):\n"
+                "            for p in ('module.', '_orig_mod.'):\n"
+                "                if k.startswith(p):\n"
+                "                    k = k[len(p):]\n"
+                "        out[k] = v\n"
+                "    return out\n"
+            ),
+        ),
+    ],
+    "save_checkpoint": [
+        Mistake(
+            name="saves-every-buffer",
+            message="named_buffers() lists non-persistent buffers too, which state_dict() leaves out: "
+            "the file then has keys a plain model does not accept. Save inner.state_dict().",
+            code=(
+                "def save_checkpoint(model, path, rank):\n"
+                "    if rank != 0:\n"
+                "        return False\n"
+                "    inner = model.module if hasattr(model, 'module') else model\n"
+                "    sd = {**{n: p.detach() for n, p in inner.named_parameters()}, **dict(inner.named_buffers())}\n"
+                "    torch.save(sd, path)\n"
+                "    return True\n"
+            ),
+        ),
+    ],
+}
+_MORE_4["top_ops"] = [
+    Mistake(
+        name="startswith-aten-without-colons",
+        message="startswith('aten') also keeps a label such as 'aten_concatenate': the operators' "
+        "names start with 'aten::', colons included.",
+        code=(
+            "def top_ops(prof, k=5):\n"
+            "    ops = [e for e in prof.key_averages() if e.key.startswith('aten')]\n"
+            "    ops.sort(key=lambda e: e.self_cpu_time_total, reverse=True)\n"
+            "    return [(e.key, e.self_cpu_time_total / 1000) for e in ops[:k]]\n"
+        ),
+    )
+]
+_MORE_4["average_gradients"].append(
+    Mistake(
+        name="divisor-tensor-on-cpu",
+        message="torch.tensor([world_size]) is made on the CPU: dividing a GPU gradient by it "
+        "fails. Divide by the number itself: p.grad /= world_size.",
+        code=(
+            "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+            "    for p in model.parameters():\n"
+            "        if p.grad is not None:\n"
+            "            all_reduce(p.grad)\n"
+            "            p.grad.div_(torch.tensor([world_size], dtype=p.grad.dtype))\n"
+        ),
+    )
+)
+for _grade_id, _extra in _MORE_4.items():
+    MISTAKES[_grade_id] = MISTAKES.get(_grade_id, []) + _extra

@@ -204,6 +204,8 @@ def probe_average_zero_grads(average_gradients, case: dict) -> dict:
         p.grad = torch.zeros_like(p)
     named = [(name, p) for name, p in model.named_parameters() if p.grad is not None]
     grads = [p.grad for _name, p in named]
+    # the memory too: p.grad.data = p.grad / n keeps the tensor object but not its memory
+    memory = [g.data_ptr() for g in grads]
     log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
     average_gradients(model, case["world_size"], fake_all_reduce(case["world_size"], log))
     reduced = 0
@@ -212,8 +214,28 @@ def probe_average_zero_grads(average_gradients, case: dict) -> dict:
     return {
         "reduced": reduced,
         "grad_elements": sum(g.numel() for g in grads),
-        "replaced": [name for (name, p), g in zip(named, grads, strict=True) if p.grad is not g],
+        "replaced": [
+            name
+            for (name, p), g, ptr in zip(named, grads, memory, strict=True)
+            if p.grad is not g or p.grad.data_ptr() != ptr
+        ],
     }
+
+
+def probe_average_on_meta(average_gradients, case: dict) -> dict:
+    """average_gradients on ``build_grad_model(case["model"])`` moved to the meta device (a
+    stand-in for a GPU), gradients included, with the simulated all_reduce: whether the
+    answer mixed in a tensor of another device (a divisor made with torch.tensor([n]) on the
+    CPU, say). See ``devices.on_meta``."""
+    from autograder.probes import devices
+
+    model = build_grad_model(case["model"]).to("meta")  # built outside the one-device mode
+    for p in model.parameters():
+        p.grad = torch.ones_like(p) if p.requires_grad else None
+    log: dict = {"calls": [], "misuse": None, "pending": 0, "changed_before_wait": False}
+    reduce = fake_all_reduce(case["world_size"], log)
+    seen = devices.on_meta(lambda: average_gradients(model, case["world_size"], reduce))
+    return {key: seen[key] for key in ("device_mix", "inconclusive") if key in seen}
 
 
 def build_all_reduce(spec: dict):
@@ -312,7 +334,8 @@ def ddp_wrapped(module: nn.Module) -> nn.Module:
 
 
 class CheckpointNet(nn.Module):
-    """A plain model with nested parts, buffers and a parameter on the root module; one part's
+    """A plain model with nested parts, buffers (one not persistent) and a parameter on the root
+    module; one part's
     name contains "module." in its keys (``encoder_module.0.weight``)."""
 
     def __init__(self):
@@ -320,9 +343,11 @@ class CheckpointNet(nn.Module):
         self.encoder_module = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
         self.scale = nn.Parameter(torch.tensor([1.5, -0.5, 2.0, 0.25]))
         self.head = nn.Linear(4, 2)
+        # not part of the state_dict: a checkpoint that saves it does not load strictly
+        self.register_buffer("mask", torch.ones(4), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.encoder_module(x) * self.scale)
+        return self.head(self.encoder_module(x) * self.scale * self.mask)
 
     def _apply(self, fn, recurse=True):
         """Counts conversions (.cpu(), .to(), .float(), ...; each goes through _apply), so that

@@ -357,3 +357,39 @@ RIGHT_ANSWERS["top_ops"].append(
         ),
     )
 )
+
+RIGHT_ANSWERS["shards_for_epoch"].append(
+    RightAnswer(
+        name="one-sampler-rank-attribute",
+        why="One DistributedSampler, set_epoch once, its rank attribute changed before each "
+        "read: __iter__ reads self.rank, so each read gives that rank's shard.",
+        code=(
+            "from torch.utils.data import DistributedSampler\n"
+            "def shards_for_epoch(n, world_size, epoch, seed=0):\n"
+            "    s = DistributedSampler(list(range(n)), num_replicas=world_size, rank=0, shuffle=True, seed=seed)\n"
+            "    s.set_epoch(epoch)\n"
+            "    out = []\n"
+            "    for r in range(world_size):\n"
+            "        s.rank = r\n"
+            "        out.append([int(i) for i in iter(s)])\n"
+            "    return out\n"
+        ),
+    )
+)
+RIGHT_ANSWERS["average_gradients"].append(
+    RightAnswer(
+        name="torch-div-out",
+        why="torch.div(g, world_size, out=g) divides in place, into the gradient's own memory.",
+        code=(
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "def average_gradients(model, world_size, all_reduce=dist.all_reduce):\n"
+            "    for _name, p in model.named_parameters():\n"
+            "        g = p.grad\n"
+            "        if g is None:\n"
+            "            continue\n"
+            "        all_reduce(g)\n"
+            "        torch.div(g, world_size, out=g)\n"
+        ),
+    )
+)
