@@ -296,7 +296,15 @@ def check_TensorPairDataset(TensorPairDataset) -> None:
 
 # ---------------------------------------------------------------- DigitFolder
 
-OTHER_FILES = ["notes.txt", "labels.csv", "old.pt.bak", "weights.pth", "backup/item_000.pt"]
+# SCAN.PT: a name ends in ".pt" or it does not; a case-insensitive match counts one file too many.
+OTHER_FILES = [
+    "notes.txt",
+    "labels.csv",
+    "old.pt.bak",
+    "weights.pth",
+    "SCAN.PT",
+    "backup/item_000.pt",
+]
 OTHER_FILES_ONLY = OTHER_FILES[:2]  # no subfolder
 
 
@@ -337,6 +345,8 @@ def _draw_folder(d: Draw, n_low: int = 1) -> Build:
         "others": d.draw(st.sampled_from([OTHER_FILES, OTHER_FILES_ONLY, []])),
         "as_path": d.draw(st.booleans()),
         "plain_names": d.draw(st.booleans()),
+        # The labels' dtype too: "as the file holds them" holds for y as for x.
+        "y_dtype": d.draw(st.sampled_from(["int64", "int32", "uint8"])),
     }
     label = _("{folder} of {n} .pt files ({dtype} {shape}) and {others} other files").format(
         folder=_("a pathlib.Path") if spec["as_path"] else _("a str path"),
@@ -345,6 +355,8 @@ def _draw_folder(d: Draw, n_low: int = 1) -> Build:
         shape=tuple(shape),
         others=len(spec["others"]),
     )
+    if spec["y_dtype"] != "int64":
+        label += _(", labels stored as {dtype}").format(dtype=spec["y_dtype"])
     names = [probes.digit_file_name(i, spec["plain_names"]) for i in range(min(n, 3))]
     subfolder = [other for other in spec["others"] if "/" in other]
     label += f" ({', '.join(names + (['...'] if n > 3 else []) + subfolder)})"
@@ -431,6 +443,11 @@ DIGIT_FOLDER_LEN = Contract(
             "name.endswith('.pt'), not '.pt' in name."
         )
         + (_FOLDER_SUBFOLDER_HINT() if any("/" in o for o in inputs.args[0].spec["others"]) else "")
+        + (
+            _(" Case matters: SCAN.PT does not end in '.pt', so it is not a sample.")
+            if "SCAN.PT" in inputs.args[0].spec["others"]
+            else ""
+        )
     ),
     construct=1,
     method="__len__",
@@ -994,10 +1011,17 @@ def check_make_loaders(make_loaders) -> None:
 
 
 def _reference_stats(batches: list) -> tuple[torch.Tensor, torch.Tensor]:
-    x = torch.cat([b[0].cpu() for b in batches]).double()  # (N, C, H, W)
-    mean = x.mean(dim=(0, 2, 3))
-    std = x.std(dim=(0, 2, 3), correction=0)
-    return mean.float(), std.float()
+    """Two passes in float64, one batch at a time: the largest family compares the biggest
+    tensor an answer makes with this one's, a batch (the text: without concatenating)."""
+    n, total = 0, 0.0
+    for x, *_rest in batches:
+        n += x.numel() // x.shape[1]
+        total = total + x.double().sum(dim=(0, 2, 3))
+    mean = total / n
+    squares = 0.0
+    for x, *_rest in batches:
+        squares = squares + ((x.double() - mean[:, None, None]) ** 2).sum(dim=(0, 2, 3))
+    return mean.float(), (squares / n).sqrt().float()
 
 
 def _draw_stats(d: Draw) -> Inputs:
@@ -1101,9 +1125,18 @@ CHANNEL_STATS = Contract(
     # No ``once``: the text allows reading the loader twice (right answer two-pass). No
     # ``device``/``grad``: the text promises neither. The batches are a list the engine cannot
     # snapshot, so the check below watches them for in-place changes.
-    families=("values", "edges", "dtypes", "strides"),
+    families=("values", "edges", "dtypes", "strides", "largest"),
     compare=_compare_stats,
     arg_names=("loader",),
+    hint=lambda family, inputs: (
+        _(
+            "The batches were joined (torch.cat, torch.stack) into one tensor, which the "
+            "text asks you not to do: a data set that does not fit in memory cannot be "
+            "joined. Keep running sums per channel and add each batch's to them."
+        )
+        if family == "largest"
+        else ""
+    ),
 )
 
 
@@ -1132,17 +1165,6 @@ def check_channel_stats(channel_stats) -> None:
                 "edits the caller's data: use out-of-place operations (x ** 2)."
             ).format(what=what)
         )
-    largest = max(b["x"].numel() for b in batches)
-    if seen.get("largest", 0) > largest:
-        raise CheckError(
-            _(
-                "{what} made a tensor of {got} values, more than the largest batch holds "
-                "({largest}): the batches were joined (torch.cat, torch.stack) into one tensor. "
-                "The text asks for the statistics without concatenating: a data set that does "
-                "not fit in memory cannot be joined. Keep running sums per channel and add "
-                "each batch's to them."
-            ).format(what=what, got=seen["largest"], largest=largest)
-        )
     result = seen["result"]
     if isinstance(result, (tuple, list)) and len(result) == 2:
         std = result[1]
@@ -1166,6 +1188,14 @@ def check_channel_stats(channel_stats) -> None:
         {"shapes": [[3, 2, 3, 2], [2, 2, 3, 2]]},
         what,
     )
+    if "numpy" in meta:
+        raise CheckError(
+            _(
+                "{what}, with the batches on another device (here PyTorch's 'meta' device, as a "
+                "GPU would be), raised {error}: .numpy() works on CPU tensors only, so on a GPU "
+                "it fails. Keep the sums in torch (x.double().sum(dim=(0, 2, 3)))."
+            ).format(what=what, error=meta["numpy"])
+        )
     cpu = [device for device in meta.get("devices", []) if device != "meta"]
     if "device_mix" in meta or cpu:
         raise CheckError(
@@ -1214,6 +1244,10 @@ def check_make_transforms(make_transforms) -> None:
         zeros = [torch.zeros(c, h, w, device=device) for h, w in sizes]
         levels = torch.tensor([0.8, 0.6, 0.9][:c], device=device).view(c, 1, 1)
         flats = [levels.expand(c, h, w).clone() for h, w in sizes]
+        # Every channel the same pattern: one geometric move for the whole image keeps them so.
+        twins = [
+            torch.rand(1, h, w, generator=g).to(device).expand(c, h, w).clone() for h, w in sizes
+        ]
         what = f"make_transforms(mean={mean}, std={std})"
         case = {
             "mean": mean,
@@ -1221,6 +1255,7 @@ def check_make_transforms(make_transforms) -> None:
             "images": images,
             "zeros": zeros,
             "flats": flats,
+            "twins": twins,
             "global_seed": 100 + k,
         }
         seen = observe(probes.probe_make_transforms, make_transforms, case, what)
@@ -1348,6 +1383,24 @@ def check_make_transforms(make_transforms) -> None:
                             "RandomErasing, which blanks a rectangle, is not geometric."
                         ).format(shape=shape)
                     )
+            for o in outs.get("train_twins", []):
+                check_shape(
+                    o,
+                    (c, h, w),
+                    names="C H W",
+                    what=_("train_tf of a {shape} image").format(shape=shape),
+                )
+                raw = o.detach().to(device).double() * s + m  # undo the normalisation
+                if bool(((raw - raw[:1]).abs() > 1e-4).any()):
+                    raise CheckError(
+                        _(
+                            "train_tf of a {shape} image whose channels all hold the same "
+                            "picture gave channels that no longer match: each channel was moved "
+                            "by its own random augmentation. An image's channels belong "
+                            "together: apply the augmentation to the whole (C, H, W) image at "
+                            "once, so one set of random parameters moves every channel."
+                        ).format(shape=shape)
+                    )
 
     # On another device (PyTorch's meta device stands in for a GPU): no CPU tensor mixed in.
     what = "make_transforms(mean=[0.5, 0.4, 0.1], std=[0.25, 0.5, 2.0])"
@@ -1364,6 +1417,14 @@ def check_make_transforms(make_transforms) -> None:
                     "with device=img.device, or use v2.Normalize, which does."
                 ).format(
                     name=name, what=what, error=outcome.get("device_mix", outcome.get("device"))
+                )
+                + (
+                    _(
+                        " The result is on the CPU: img.cpu() (or .to('cpu')) moved the image "
+                        "off its device. Keep the work, and the result, on img.device."
+                    )
+                    if outcome.get("device") == "cpu"
+                    else ""
                 )
             )
 
@@ -1402,12 +1463,17 @@ def _draw_pad_collate(d: Draw) -> Inputs:
         ),
         "transposed": d.family == "strides",
         "zero_tail": d.draw(st.booleans()),
+        # A missing value (nan) in the data is data too: it must come through as it is.
+        "nan_step": d.draw(st.booleans()),
         "label_dtype": d.draw(st.sampled_from([None, "int64", "int32"])),
     }
-    pad_value = d.draw(st.sampled_from([None, -1.0, 7.5, float("-inf")]))
+    # 0.1 is not a float32 number: a padding filled in float32 and cast shows in float64.
+    pad_value = d.draw(st.sampled_from([None, -1.0, 7.5, float("-inf"), 0.1]))
     extras = [spec["dtype"]]
     if spec["zero_tail"]:
         extras.append("each ending with a step of zeros")
+    if spec["nan_step"]:
+        extras.append("a nan in the first step of item 0")
     if spec["label_dtype"]:
         extras.append(f"labels as 0-d {spec['label_dtype']} tensors")
     label = f"items of lengths {spec['lengths']}, F={spec['f']}, {', '.join(extras)}"
@@ -1504,6 +1570,13 @@ def _compare_pad_collate(got: object, expected: tuple, what: str, inputs: Inputs
             if "pad_value" not in inputs.kwargs
             else ""
         )
+        rounded = ""
+        if value != pad_value and abs(value - pad_value) < 1e-6:
+            rounded = _(
+                " The value is pad_value rounded to float32: fill the padding in the "
+                "sequences' dtype (torch.full(..., dtype=seq.dtype), pad_sequence), not in "
+                "float32 and then cast."
+            )
         raise CheckError(
             _(
                 "padded from {what} holds {value!r} at {where}, after the end of item {i} "
@@ -1518,6 +1591,7 @@ def _compare_pad_collate(got: object, expected: tuple, what: str, inputs: Inputs
                 pad_value=pad_value,
                 default=default,
             )
+            + rounded
         )
     if isinstance(labs, wire.Unsendable) or not isinstance(labs, torch.Tensor):
         raise _wrong_type(wire.type_name(labs), "Tensor", _("labels from {what}").format(what=what))
@@ -1584,6 +1658,21 @@ def check_pad_collate(pad_collate) -> None:
                 "tensor, with no in-place operations on the items."
             ).format(what=what)
         )
+    # float64 items and a pad value that float32 cannot hold: the padding comes out exact
+    # only when it is filled in the items' dtype.
+    seqs = [torch.randn(n, 2, generator=g, dtype=torch.float64) for n in (3, 1)]
+    case = {"seqs": seqs, "labels": [0, 1], "label_dtype": None, "pad_value": 0.1}
+    what = _("pad_collate(batch of lengths {lengths}{pad}) ({extras})").format(
+        lengths=[3, 1], pad=", pad_value=0.1", extras=_("{dtype} sequences").format(dtype="float64")
+    )
+    seen = observe(probes.probe_pad_collate, pad_collate, case, what)
+    batch = list(zip(seqs, case["labels"], strict=True))
+    _compare_pad_collate(
+        seen["result"],
+        _reference_pad_collate(batch, pad_value=0.1),
+        what,
+        Inputs((batch,), {"pad_value": 0.1}),
+    )
 
 
 # ---------------------------------------------------------------- balanced_sampler

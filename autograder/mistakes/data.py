@@ -2108,3 +2108,145 @@ MISTAKES["confusion_matrix"] += [
         ),
     ),
 ]
+MISTAKES["DigitFolder"] += [
+    Mistake(
+        name="label-cast-to-int64",
+        message="Return the label as the file holds it: .long() turns an int32 or uint8 label "
+        "into int64, which the text rules out (no dtype conversion).",
+        code=(
+            "import torch\n"
+            "from pathlib import Path\n"
+            "from torch.utils.data import Dataset\n"
+            "class DigitFolder(Dataset):\n"
+            "    def __init__(self, folder, transform=None):\n"
+            "        self.paths = sorted(p for p in Path(folder).iterdir() if p.name.endswith('.pt'))\n"
+            "        self.transform = transform\n"
+            "    def __len__(self):\n"
+            "        return len(self.paths)\n"
+            "    def __getitem__(self, i):\n"
+            "        item = torch.load(self.paths[i])\n"
+            "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+            "        return x, torch.as_tensor(item['y']).long()\n"
+        ),
+    ),
+    Mistake(
+        name="case-insensitive-suffix",
+        message="Only names that end in '.pt' are samples: lowering the name first also counts "
+        "SCAN.PT. Match the suffix exactly.",
+        code=(
+            "import torch\n"
+            "from pathlib import Path\n"
+            "from torch.utils.data import Dataset\n"
+            "class DigitFolder(Dataset):\n"
+            "    def __init__(self, folder, transform=None):\n"
+            "        self.paths = sorted(\n"
+            "            p for p in Path(folder).iterdir()\n"
+            "            if p.is_file() and p.name.lower().endswith('.pt')\n"
+            "        )\n"
+            "        self.transform = transform\n"
+            "    def __len__(self):\n"
+            "        return len(self.paths)\n"
+            "    def __getitem__(self, i):\n"
+            "        item = torch.load(self.paths[i])\n"
+            "        x = item['x'] if self.transform is None else self.transform(item['x'])\n"
+            "        return x, item['y']\n"
+        ),
+    ),
+]
+MISTAKES["channel_stats"] += [
+    Mistake(
+        name="numpy-sums",
+        message="x.numpy() works on CPU tensors only: on batches on a GPU it raises. Keep the "
+        "running sums in torch (x.double().sum(dim=(0, 2, 3))).",
+        code=(
+            "import numpy as np\n"
+            "import torch\n"
+            "def channel_stats(loader):\n"
+            "    n, s1, s2 = 0, 0.0, 0.0\n"
+            "    for x, _ in loader:\n"
+            "        a = x.detach().numpy().astype(np.float64)\n"
+            "        s1 = s1 + a.sum(axis=(0, 2, 3))\n"
+            "        s2 = s2 + (a * a).sum(axis=(0, 2, 3))\n"
+            "        n += a.shape[0] * a.shape[2] * a.shape[3]\n"
+            "    mean = s1 / n\n"
+            "    std = np.sqrt(np.maximum(s2 / n - mean**2, 0))\n"
+            "    return torch.from_numpy(mean).float(), torch.from_numpy(std).float()\n"
+        ),
+    ),
+]
+MISTAKES["make_transforms"] += [
+    Mistake(
+        name="image-moved-to-cpu",
+        message="img.cpu() takes an image off its GPU, and the result stays on the CPU: make "
+        "mean and std with device=img.device (or use v2.Normalize) and keep the image where "
+        "it is.",
+        code=(
+            "import torch\n"
+            "from torchvision.transforms import v2\n"
+            "def make_transforms(mean, std):\n"
+            "    m = torch.tensor(mean).view(-1, 1, 1)\n"
+            "    s = torch.tensor(std).view(-1, 1, 1)\n"
+            "    augment = v2.RandomAffine(degrees=15, translate=(0.1, 0.1))\n"
+            "    def eval_tf(img):\n"
+            "        return (img.cpu() - m) / s\n"
+            "    def train_tf(img):\n"
+            "        return eval_tf(augment(img))\n"
+            "    return train_tf, eval_tf\n"
+        ),
+    ),
+    Mistake(
+        name="per-channel-augmentation",
+        message="Each channel got its own random move, so the channels of one image no longer "
+        "line up: apply the augmentation to the whole (C, H, W) image at once.",
+        code=(
+            "import torch\n"
+            "from torchvision.transforms import v2\n"
+            "def make_transforms(mean, std):\n"
+            "    augment = v2.RandomAffine(degrees=15, translate=(0.1, 0.1))\n"
+            "    normalize = v2.Normalize(mean, std)\n"
+            "    def train_tf(img):\n"
+            "        moved = [augment(img[c : c + 1]) for c in range(img.shape[0])]\n"
+            "        return normalize(torch.cat(moved))\n"
+            "    return train_tf, normalize\n"
+        ),
+    ),
+]
+MISTAKES["pad_collate"] += [
+    Mistake(
+        name="pad-value-filled-in-float32",
+        message="torch.full(..., pad_value) is float32: cast to float64 afterwards, a pad value "
+        "such as 0.1 comes out rounded. Fill in the sequences' dtype (dtype=seq.dtype, or "
+        "pad_sequence).",
+        code=(
+            "import torch\n"
+            "def pad_collate(batch, pad_value=0.0):\n"
+            "    seqs = [s for s, _ in batch]\n"
+            "    L = max(s.shape[0] for s in seqs)\n"
+            "    padded = torch.full((len(seqs), L, seqs[0].shape[1]), pad_value).to(seqs[0])\n"
+            "    for i, s in enumerate(seqs):\n"
+            "        padded[i, : s.shape[0]] = s\n"
+            "    lengths = torch.tensor([s.shape[0] for s in seqs])\n"
+            "    labels = torch.tensor([int(label) for _, label in batch])\n"
+            "    return padded, lengths, labels\n"
+        ),
+    ),
+    Mistake(
+        name="nan-sentinel-padding",
+        message="Filling with nan and replacing every nan by pad_value also replaces the nans "
+        "that are in the data (missing values): fill the padding positions only.",
+        code=(
+            "import torch\n"
+            "def pad_collate(batch, pad_value=0.0):\n"
+            "    seqs = [s for s, _ in batch]\n"
+            "    L = max(s.shape[0] for s in seqs)\n"
+            "    padded = seqs[0].new_full((len(seqs), L, seqs[0].shape[1]), float('nan'))\n"
+            "    for i, s in enumerate(seqs):\n"
+            "        padded[i, : s.shape[0]] = s\n"
+            "    padded = torch.nan_to_num(padded, nan=pad_value, posinf=float('inf'),\n"
+            "                              neginf=float('-inf'))\n"
+            "    lengths = torch.tensor([s.shape[0] for s in seqs])\n"
+            "    labels = torch.tensor([int(label) for _, label in batch])\n"
+            "    return padded, lengths, labels\n"
+        ),
+    ),
+]

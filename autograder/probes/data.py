@@ -143,11 +143,11 @@ def probe_TensorPairDataset_mismatch(TensorPairDataset, case: dict) -> dict:
 # ---------------------------------------------------------------- DigitFolder
 
 
-def _write_item(path: Path, x: torch.Tensor, y: int) -> None:
+def _write_item(path: Path, x: torch.Tensor, y: int, y_dtype: torch.dtype = torch.int64) -> None:
     """Write a sample file as a new file that replaces the old one: an answer that loads with
     mmap=True keeps its view of the old file instead of seeing it change under it."""
     partial = path.with_name(path.name + ".partial")
-    torch.save({"x": x, "y": torch.tensor(y)}, partial)
+    torch.save({"x": x, "y": torch.tensor(y, dtype=y_dtype)}, partial)
     partial.replace(path)
 
 
@@ -162,7 +162,8 @@ def _remove_folders() -> None:
 
 def build_digit_folder(spec: dict) -> str | Path:
     """The folder of a DigitFolder contract, written from its spec: ``n`` files
-    ``item_000.pt``... holding {"x": tensor of ``shape`` and ``dtype``, "y": 0-d int64},
+    ``item_000.pt``... holding {"x": tensor of ``shape`` and ``dtype``, "y": 0-d tensor of
+    ``y_dtype`` (int64 by default)},
     (``item_0.pt``, ``item_5.pt``... when ``plain_names``), written in a seeded order that is
     not sorted, plus ``others`` files that are not samples (some in a subfolder).
     Returns the folder as a str, or a Path when ``as_path``; the same spec gives the same
@@ -179,7 +180,12 @@ def build_digit_folder(spec: dict) -> str | Path:
     if n >= 2 and order == sorted(order):
         order.reverse()
     for i in order:  # not in sorted order: only sorting restores it
-        _write_item(folder / digit_file_name(i, spec.get("plain_names", False)), xs[i], ys[i])
+        _write_item(
+            folder / digit_file_name(i, spec.get("plain_names", False)),
+            xs[i],
+            ys[i],
+            getattr(torch, spec.get("y_dtype", "int64")),
+        )
     _write_others(folder, spec["others"])
     return folder if spec["as_path"] else str(folder)
 
@@ -483,32 +489,14 @@ def build_stats_batches(spec: dict) -> list:
     return batches
 
 
-class _LargestTensor(TorchFunctionMode):
-    """Notes the largest number of elements of any tensor a torch function returns."""
-
-    def __init__(self):
-        super().__init__()
-        self.largest = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor):
-                self.largest = max(self.largest, t.numel())
-        return out
-
-
 def probe_channel_stats(channel_stats, case: dict) -> dict:
-    """What channel_stats returned for the case's batches, whether it changed them, and the
-    most elements any tensor it made held ("largest": more than the largest batch means the
-    batches were joined into one tensor)."""
+    """What channel_stats returned for the case's batches and whether it changed them."""
     batches = stats_batches(case)
     before = [b[0].clone() for b in batches]
-    watch = _LargestTensor()
-    with quiet(), watch:
+    with quiet():
         result = channel_stats(batches)
     changed = not all(same_tensor(b[0], x) for b, x in zip(batches, before, strict=True))
-    return {"result": result, "inputs_changed": changed, "largest": watch.largest}
+    return {"result": result, "inputs_changed": changed}
 
 
 def probe_channel_stats_meta(channel_stats, case: dict) -> dict:
@@ -519,6 +507,8 @@ def probe_channel_stats_meta(channel_stats, case: dict) -> dict:
     batches = [(torch.zeros(shape, device="meta"), None) for shape in case["shapes"]]
     with quiet():
         seen = devices.on_meta(lambda: channel_stats(batches))
+    if "numpy" in seen.get("inconclusive", "") and "TypeError" in seen["inconclusive"]:
+        return {"numpy": seen["inconclusive"]}  # x.numpy() of a GPU tensor raises the same
     if "result" not in seen:
         return seen
     result = seen["result"]
@@ -562,14 +552,51 @@ def probe_make_transforms(make_transforms, case: dict) -> dict:
             outs["train_zeros"] = [train_tf(zeros) for _ in range(5)]
             outs["train_zeros_changed_input"] = not same_tensor(zeros, zeros_before)
             outs["train_flat"] = [train_tf(flat.clone()) for _ in range(5)]
+            if "twins" in case:
+                twin = case["twins"][len(seen["images"])]
+                outs["train_twins"] = [train_tf(twin.clone()) for _ in range(5)]
             seen["images"].append(outs)
     return seen
 
 
+class _MovesToCpu(TorchFunctionMode):
+    """While active, ``.cpu()`` or ``.to("cpu")`` of a meta tensor gives a CPU tensor of its
+    shape and dtype (zeros: meta holds no values) instead of raising "Cannot copy out of meta
+    tensor", so that a transform that moves the image to the CPU runs on, and its result shows
+    where it ends up (back on the image's device, or on the CPU)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        src = args[0] if args else None
+        if isinstance(src, torch.Tensor) and src.device.type == "meta":
+            target = None
+            if func is torch.Tensor.cpu:
+                target = torch.device("cpu")
+            elif func is torch.Tensor.to:
+                where = kwargs.get("device", args[1] if len(args) > 1 else None)
+                if isinstance(where, torch.Tensor):
+                    where = where.device
+                if isinstance(where, (str, torch.device)):
+                    target = torch.device(where)
+            if target is not None and target.type == "cpu":
+                dtype = kwargs.get(
+                    "dtype", next((a for a in args[1:] if isinstance(a, torch.dtype)), src.dtype)
+                )
+                return torch.zeros(src.shape, dtype=dtype)
+        return func(*args, **kwargs)
+
+
+def _moving_to_cpu(transform, img: torch.Tensor):
+    with _MovesToCpu():
+        return transform(img)
+
+
 def _on_meta_outcome(transform, img: torch.Tensor) -> dict:
     """transform(img) for an image on the meta device: where the result lives, or PyTorch's
-    words for a mix of devices, or "inconclusive" when the transform needs values."""
-    seen = devices.on_meta(lambda: transform(img))
+    words for a mix of devices, or "inconclusive" when the transform needs values. A move to
+    the CPU (``img.cpu()``) runs on, with zeros for the image's values, so that a result left
+    on the CPU shows."""
+    seen = devices.on_meta(lambda: _moving_to_cpu(transform, img))
     if "result" not in seen:
         return seen
     out = seen["result"]
@@ -604,6 +631,8 @@ def build_pad_batch(spec: dict) -> list:
         seq = torch.randn(n, f, generator=g, dtype=torch.float64).to(dtype)
         if spec["zero_tail"]:
             seq[-1] = 0.0  # real data that equals the default padding
+        if spec.get("nan_step") and not batch:
+            seq[0, 0] = float("nan")  # a missing value: data, copied as it is
         seq = other_strides(seq) if spec["transposed"] else seq
         label = int(torch.randint(0, 5, (), generator=g))
         if spec["label_dtype"]:

@@ -654,3 +654,136 @@ RIGHT_ANSWERS["precision_recall"] += [
         ),
     ),
 ]
+RIGHT_ANSWERS["DigitFolder"] += [
+    RightAnswer(
+        name="scandir-files-only",
+        why="os.scandir with is_file() (a subfolder is never a sample) and full paths sorted: "
+        "the names differ only after the common folder, so the order is the names' order; "
+        "weights_only=True loads the tensors as they are.",
+        code=(
+            "import os\n"
+            "import torch\n"
+            "from torch.utils.data import Dataset\n"
+            "class DigitFolder(Dataset):\n"
+            "    def __init__(self, folder, transform=None):\n"
+            "        with os.scandir(folder) as entries:\n"
+            "            self.paths = sorted(\n"
+            "                e.path for e in entries if e.is_file() and e.name.endswith('.pt')\n"
+            "            )\n"
+            "        self.transform = transform\n"
+            "    def __len__(self):\n"
+            "        return len(self.paths)\n"
+            "    def __getitem__(self, i):\n"
+            "        item = torch.load(self.paths[i], weights_only=True)\n"
+            "        x = item['x']\n"
+            "        return (self.transform(x) if self.transform else x), item['y']\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["make_transforms"] += [
+    RightAnswer(
+        name="cpu-round-trip",
+        why="The augmentation runs on a CPU copy and the result goes back to img.device "
+        "before Normalize: slower on a GPU, but every result stays where the image is.",
+        code=(
+            "from torchvision.transforms import v2\n"
+            "def make_transforms(mean, std):\n"
+            "    augment = v2.RandomAffine(degrees=15, translate=(0.1, 0.1))\n"
+            "    normalize = v2.Normalize(mean, std)\n"
+            "    def train_tf(img):\n"
+            "        return normalize(augment(img.cpu()).to(img.device))\n"
+            "    return train_tf, normalize\n"
+        ),
+    ),
+    RightAnswer(
+        name="functional-affine-per-call",
+        why="The functional API with a random angle and shift drawn from torch's global "
+        "generator at each call, then the functional normalize.",
+        code=(
+            "import torch\n"
+            "import torchvision.transforms.v2.functional as TF\n"
+            "def make_transforms(mean, std):\n"
+            "    def eval_tf(img):\n"
+            "        return TF.normalize(img, mean, std)\n"
+            "    def train_tf(img):\n"
+            "        angle = float(torch.empty(()).uniform_(-15, 15))\n"
+            "        tx, ty = [int(v) for v in torch.randint(-1, 2, (2,))]\n"
+            "        moved = TF.affine(img, angle=angle, translate=[tx, ty], scale=1.0, shear=[0.0, 0.0])\n"
+            "        return eval_tf(moved)\n"
+            "    return train_tf, eval_tf\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["pad_collate"] += [
+    RightAnswer(
+        name="zero-pad-then-where",
+        why="Zero padding first, then torch.where with a mask from the lengths puts pad_value "
+        "(made in the sequences' dtype) after each item: nans in the data and a pad value "
+        "such as 0.1 come through exactly.",
+        code=(
+            "import torch\n"
+            "def pad_collate(batch, pad_value=0.0):\n"
+            "    seqs = [s for s, _ in batch]\n"
+            "    lengths = torch.tensor([s.shape[0] for s in seqs])\n"
+            "    L = int(lengths.max())\n"
+            "    padded = torch.stack(\n"
+            "        [torch.cat([s, s.new_zeros(L - s.shape[0], s.shape[1])]) for s in seqs]\n"
+            "    )\n"
+            "    mask = (torch.arange(L) < lengths[:, None])[..., None].to(padded.device)\n"
+            "    padded = torch.where(mask, padded, padded.new_tensor(pad_value))\n"
+            "    labels = torch.tensor([int(label) for _, label in batch], dtype=torch.int64)\n"
+            "    return padded, lengths, labels\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["balanced_sampler"] += [
+    RightAnswer(
+        name="unique-searchsorted",
+        why="Counts from torch.unique, looked up for each sample with searchsorted in the "
+        "sorted ids: one weight per sample, whatever the ids are.",
+        code=(
+            "import torch\n"
+            "from torch.utils.data import WeightedRandomSampler\n"
+            "def balanced_sampler(labels, num_samples, seed):\n"
+            "    ids, counts = torch.unique(labels, sorted=True, return_counts=True)\n"
+            "    weights = 1.0 / counts[torch.searchsorted(ids, labels)].double()\n"
+            "    return WeightedRandomSampler(\n"
+            "        weights, num_samples=num_samples, replacement=True,\n"
+            "        generator=torch.Generator().manual_seed(seed),\n"
+            "    )\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["split_dataset"] += [
+    RightAnswer(
+        name="argsort-of-private-uniforms",
+        why="A random order from argsort of seeded uniforms (a private generator), then "
+        "Subsets: the same seed, the same split.",
+        code=(
+            "import math\n"
+            "import torch\n"
+            "from torch.utils.data import Subset\n"
+            "def split_dataset(dataset, val_fraction, seed):\n"
+            "    g = torch.Generator().manual_seed(seed)\n"
+            "    order = torch.rand(len(dataset), generator=g).argsort().tolist()\n"
+            "    n_val = math.floor(len(dataset) * val_fraction)\n"
+            "    return Subset(dataset, order[n_val:]), Subset(dataset, order[:n_val])\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["confusion_matrix"] += [
+    RightAnswer(
+        name="scatter-add-flat",
+        why="scatter_add_ of ones into a flat int64 tensor on the inputs' device, viewed as "
+        "(C, C).",
+        code=(
+            "import torch\n"
+            "def confusion_matrix(preds, targets, num_classes):\n"
+            "    c = num_classes\n"
+            "    flat = torch.zeros(c * c, dtype=torch.int64, device=preds.device)\n"
+            "    idx = targets.long() * c + preds.long()\n"
+            "    flat.scatter_add_(0, idx, torch.ones_like(idx))\n"
+            "    return flat.view(c, c)\n"
+        ),
+    ),
+]
