@@ -39,6 +39,8 @@ def _case_label(case: dict) -> str:
         parts.append(_("a {extra} next to it").format(extra=case["extra"]))
     if case.get("aux"):
         parts.append(_("an aux layer after the head"))
+    if case.get("shared"):
+        parts.append(_("a layer 'shared' whose weight is the neck's (one parameter, two modules)"))
     return ", ".join(parts)
 
 
@@ -57,6 +59,11 @@ def _draw_net_spec(d: Draw, head_options: bool = True) -> dict:
         "aux": d.draw(st.booleans()),
         "training": d.draw(st.booleans()),
         "grads": d.draw(st.booleans()),
+        # one parameter in two modules of the body (weight sharing): a loop over each
+        # module's own parameters meets it twice. (A head weight tied to an earlier module,
+        # which named_parameters() names after that module, is not drawn: the catalogue's
+        # right answers match the head's parameters by name.)
+        "shared": d.draw(st.booleans()),
     }
     if head_options:
         spec["head_kind"] = d.draw(st.sampled_from(["linear", "seq"]))
@@ -143,6 +150,8 @@ def check_replace_head(replace_head) -> None:
         ("fc", 7, 5, 1, torch.float32, {"head_bias": False, "aux": True}),
         ("classifier", 33, 2, 2, torch.float64, {"root_param": True}),
         ("fc", 6, 3, 5, torch.float32, {"head_dtype": torch.float64, "extra": "fc_norm"}),
+        # a head kept in half precision (an answer that knows only float32 and float64)
+        ("head", 5, 4, 3, torch.float32, {"head_dtype": torch.bfloat16, "root_param": True}),
         ("head", 9, 4, 2, torch.float32, {"meta": True}),  # no values: only the device tells
     ]
     for head_attr, in_features, old_classes, num_classes, dtype, options in cases:
@@ -180,6 +189,16 @@ def check_replace_head(replace_head) -> None:
                     "head_attr, new_layer)."
                 ).format(what=what, error=err.message)
             ) from None
+        if seen.get("modes"):
+            name, before, after = seen["modes"][0]
+            raise CheckError(
+                _(
+                    "{what} left a setting of the whole process switched ({name}: {before} -> "
+                    "{after}): every later line of the caller's runs with it. Pass device= and "
+                    "dtype= to nn.Linear (or .to(old.weight)) instead of switching a default, or "
+                    "put the setting back."
+                ).format(what=what, name=name, before=before, after=after)
+            )
         if not seen["returned_model"]:
             raise CheckError(
                 _(
@@ -852,8 +871,12 @@ class _ReferenceLoRALinear(nn.Module):
 
 def _draw_lora_linear(d: Draw) -> Inputs:
     """A base of any widths, with or without bias, r up to more than in_features, several
-    alphas, an x of any leading shape (none, empty, (B, T))."""
+    alphas, an x of any leading shape (none, empty, (B, T)); in the largest family a wide
+    base and a short x, so that the (out, in) matrix B A outgrows every tensor of a forward
+    that goes through the r numbers first."""
     in_f, out_f, bias = d.size(1, 6), d.size(1, 6), d.draw(st.booleans())
+    if d.family == "largest":
+        in_f, out_f = 8 * in_f, 4 * out_f
     spec = {"seed": d.draw(st.integers(0, 99)), "in_features": in_f, "out_features": out_f}
     spec["bias"] = bias
     base = Build(probes.build_contract_base, spec, f"nn.Linear({in_f}, {out_f}, bias={bias})")
@@ -871,15 +894,25 @@ LORA_LINEAR = Contract(
     "LoRALinear",
     _ReferenceLoRALinear,
     _draw_lora_linear,
-    families=("values", "edges", "strides", "device", "grad"),
+    families=("values", "edges", "strides", "device", "grad", "largest"),
     construct=3,
+    fill="by name",  # the text names them: lora_B registered before lora_A is right too
     mutates=(0,),
     arg_names=("base", "r", "alpha", "x"),
-    hint=lambda family, inputs: _(
-        "With trained lora_A (r, in_features) and lora_B (out_features, r) the forward is "
-        "base(x) + alpha / r * (x @ lora_A.T) @ lora_B.T for x of shape (..., in_features); "
-        "the grader fills lora_A, then lora_B, then the base (a module's own parameters come "
-        "first), the same on both sides."
+    hint=lambda family, inputs: (
+        _(
+            "It built the (out_features, in_features) matrix lora_B @ lora_A (or a weight "
+            "merged with it). Go through the r numbers first, base(x) + scaling * (x @ "
+            "lora_A.T) @ lora_B.T: the adapter then never builds a matrix as large as the "
+            "base's weight, which is what keeps LoRA cheap."
+        )
+        if family == "largest"
+        else _(
+            "With trained lora_A (r, in_features) and lora_B (out_features, r) the forward is "
+            "base(x) + alpha / r * (x @ lora_A.T) @ lora_B.T for x of shape (..., in_features); "
+            "the grader fills each parameter from its name (lora_A, lora_B, base.weight, "
+            "base.bias), the same on both sides."
+        )
     ),
 )
 
@@ -988,6 +1021,16 @@ def check_LoRALinear(LoRALinear) -> None:
                     "trains (and a constant A makes all r directions the same). Draw A at random."
                 ).format(what=what, how=how)
             )
+        rank = int(torch.linalg.matrix_rank(A0.double()))
+        if rank < min(r, in_f):
+            raise CheckError(
+                _(
+                    "{what}.lora_A has rank {rank} at initialisation, expected {full}: its rows "
+                    "repeat one another (one random row copied r times, say). B's columns then get "
+                    "the same gradients, and the adapter never uses more than {rank} of its r "
+                    "directions. Draw every entry of A at random (nn.init.kaiming_uniform_)."
+                ).format(what=what, rank=rank, full=min(r, in_f))
+            )
         assert_close(
             seen["out_init"],
             probes.build_base(case)(case["x"]).detach(),
@@ -1018,8 +1061,28 @@ def check_LoRALinear(LoRALinear) -> None:
                 ).format(what=what, scaling=scaling, expected=alpha / r)
             )
         if first is None:
-            first = case
-    case = first
+            first = (case, A0, with_forward)
+    # A is drawn from the caller's random stream: the same global seed gives the same A, another
+    # seed another A (a generator of its own, seeded or not, gives one of them away).
+    case, A0, what = first
+    for seed, same in ((case["rng_seed"], True), (case["rng_seed"] + 1, False)):
+        again = observe(probes.probe_lora_linear, LoRALinear, {**case, "rng_seed": seed}, what)
+        A1 = (again.get("A") or {}).get("value")
+        if A1 is None or torch.equal(A1.cpu(), A0) != same:
+            raise CheckError(
+                _(
+                    "{what}: lora_A is not drawn from the global random generator (built after "
+                    "torch.manual_seed(s), it {how}). Draw it with torch's own functions "
+                    "(nn.init.kaiming_uniform_, torch.randn) and no generator of your own, so that "
+                    "the caller's seed decides it, as it decides nn.Linear's weights."
+                ).format(
+                    what=what,
+                    how=_("changed under the same seed")
+                    if same
+                    else _("stayed the same under another seed"),
+                )
+            )
+    case = first[0]
     what = "LoRALinear(nn.Linear(7, 3, bias=False) on another device, r=2, alpha=1.0)"
     placed = observe(probes.probe_lora_devices, LoRALinear, case, what)["devices"]
     elsewhere = sorted(name for name, where in placed.items() if where != "meta")
@@ -1031,21 +1094,6 @@ def check_LoRALinear(LoRALinear) -> None:
                 "then mix devices. Create lora_A and lora_B with device=base.weight.device, "
                 "dtype=base.weight.dtype (torch.zeros(...).to(dtype) keeps the CPU)."
             ).format(what=what, names=", ".join(elsewhere))
-        )
-    # A wide layer and a short input: through the r numbers no tensor of the forward is
-    # larger than (N, out); a forward through B A (or base.weight + B A) makes (out, in).
-    case = _lora_case(g, device, 128, 96, 2, 4.0, True, torch.float32, (4,))
-    what = "LoRALinear(nn.Linear(128, 96), r=2, alpha=4.0)(x of shape (4, 128))"
-    largest = observe(probes.probe_lora_largest, LoRALinear, case, what)
-    if largest["numel"] >= 96 * 128:
-        raise CheckError(
-            _(
-                "{what} made a tensor of shape {shape} in its forward: the (out_features, "
-                "in_features) matrix lora_B @ lora_A (or a weight merged with it). Go through the "
-                "r numbers first, base(x) + scaling * (x @ lora_A.T) @ lora_B.T: the adapter then "
-                "never builds a matrix as large as the base's weight, which is what keeps LoRA "
-                "cheap."
-            ).format(what=what, shape=tuple(largest["shape"]))
         )
 
 
@@ -1111,9 +1159,21 @@ def check_merge_lora(merge_lora) -> None:
     parameters."""
     device = get_device()
     g = torch.Generator().manual_seed(11)
-    in_f, out_f, r, scaling, bias, dtype = 4, 9, 1, 2.0, True, torch.float64
-    case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))
-    case["scaling"] = scaling
+    in_f, out_f, r, scaling, dtype = 4, 9, 1, 2.0, torch.float64
+    # A base without bias last: the contract compares outputs, where a zero bias added to a
+    # bias-free base cannot show; its parameters can.
+    labels = []
+    for bias in (True, False):
+        case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))
+        case["scaling"] = scaling
+        labels.append(_check_merged_layer(merge_lora, case, in_f, out_f, r, scaling, bias, dtype))
+    _meta_merge(merge_lora, g, device, in_f, out_f, r, scaling, True, dtype, labels[0])
+
+
+def _check_merged_layer(merge_lora, case, in_f, out_f, r, scaling, bias, dtype) -> str:
+    """The merged layer as built: type, dtype and device, no tensor shared with the adapter,
+    exactly weight (and bias where the base has one) as its parameters. Returns its label."""
+    device = case["device"]
     what = _("merge_lora(layer) for a layer with base {base}, r={r}, scaling={scaling}").format(
         base=f"nn.Linear({in_f}, {out_f}, bias={bias}, {dtype})", r=r, scaling=scaling
     )
@@ -1149,6 +1209,15 @@ def check_merge_lora(merge_lora) -> None:
             ).format(what=what, names=seen["shared"])
         )
     expected_keys = ["weight", "bias"] if bias else ["weight"]
+    if not bias and (seen["has_bias"] or "bias" in seen["state_keys"]):
+        raise CheckError(
+            _(
+                "the layer from {what} has a bias, but the base has none: the merged layer has "
+                "a bias exactly when the base has one (nn.Linear(..., bias=base.bias is not "
+                "None)). A zero bias gives the same outputs, but the layer no longer matches the "
+                "architecture it replaces (its state_dict gains a key, an optimizer trains it)."
+            ).format(what=what)
+        )
     if seen["state_keys"] != expected_keys or seen["parameter_names"] != expected_keys:
         raise CheckError(
             _(
@@ -1164,7 +1233,11 @@ def check_merge_lora(merge_lora) -> None:
                 expected=expected_keys,
             )
         )
-    # The meta device: a layer made without device= (then filled from the base) shows here.
+    return what
+
+
+def _meta_merge(merge_lora, g, device, in_f, out_f, r, scaling, bias, dtype, what) -> None:
+    """The meta device: a layer made without device= (then filled from the base) shows here."""
     case = _lora_case(g, device, in_f, out_f, r, scaling * r, bias, dtype, (3,))
     case |= {"scaling": scaling, "device": torch.device("meta")}  # the probe moves A and B
     what = _("{what}, on the meta device").format(what=what)

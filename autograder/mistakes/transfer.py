@@ -1739,3 +1739,122 @@ MISTAKES["LoRALinear"] += [
         ),
     ),
 ]
+
+# Sixth red-team round: inputs of one kind (a half-precision head, float64 statistics, a
+# parameter shared by two modules, a bias-free base) and the caller's random stream.
+MISTAKES["replace_head"] += [
+    Mistake(
+        name="float64-only-dtype-branch",
+        message=(
+            "Only float64 is carried over: a head kept in float16 or bfloat16 gets a float32 "
+            "replacement. Create the new head with dtype=old.weight.dtype, whatever it is."
+        ),
+        code=(
+            "from torch import nn\nimport torch\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    new = nn.Linear(old.in_features, num_classes).to(old.weight.device)\n"
+            "    if old.weight.dtype == torch.float64:\n"
+            "        new = new.double()\n"
+            "    setattr(model, head_attr, new)\n"
+            "    return model\n"
+        ),
+    ),
+    Mistake(
+        name="default-dtype-left-switched",
+        message=(
+            "torch.set_default_dtype(old.weight.dtype) stays switched for the caller after a "
+            "float64 head: every later tensor and layer they make is float64. Pass dtype= to "
+            "nn.Linear instead of switching the default."
+        ),
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    old = getattr(model, head_attr)\n"
+            "    if old.weight.dtype in (torch.float32, torch.float64):\n"
+            "        torch.set_default_dtype(old.weight.dtype)\n"
+            "    new = nn.Linear(old.in_features, num_classes, device=old.weight.device, dtype=old.weight.dtype)\n"
+            "    setattr(model, head_attr, new)\n"
+            "    return model\n"
+        ),
+    ),
+]
+MISTAKES["make_optimizer"] += [
+    Mistake(
+        name="modules-loop-lists-shared-weight-twice",
+        message=(
+            "Collecting each module's own parameters lists a parameter shared by two modules "
+            "twice (AdamW then updates it twice per step). Take model.parameters(), which gives "
+            "each parameter once, minus the head's (by id)."
+        ),
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head = getattr(model, head_attr)\n"
+            "    inside = set(head.modules())\n"
+            "    ids = {id(p) for p in head.parameters()}\n"
+            "    body = [p for m in model.modules() if m not in inside\n"
+            "            for p in m.parameters(recurse=False) if p.requires_grad and id(p) not in ids]\n"
+            "    groups = [{'params': body, 'lr': backbone_lr}] if body else []\n"
+            "    groups.append({'params': [p for p in head.parameters() if p.requires_grad], 'lr': head_lr})\n"
+            "    return torch.optim.AdamW(groups)\n"
+        ),
+    ),
+]
+MISTAKES["LoRALinear"] += [
+    Mistake(
+        name="a-from-own-seeded-generator",
+        message=(
+            "lora_A comes from a generator of its own, seeded inside: every layer gets the same A "
+            "whatever the caller's seed. Draw it from the global generator "
+            "(nn.init.kaiming_uniform_ on the new tensor)."
+        ),
+        code=(
+            _LORA_HEAD + "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        g = torch.Generator().manual_seed(0)\n"
+            "        bound = 1 / math.sqrt(base.in_features)\n"
+            "        A = torch.empty(r, base.in_features).uniform_(-bound, bound, generator=g)\n"
+            "        self.lora_A = nn.Parameter(A.to(w.device, w.dtype))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n" + _LORA_FORWARD
+        ),
+    ),
+    Mistake(
+        name="a-one-row-repeated",
+        message=(
+            "lora_A is one random row repeated r times: B's columns then get the same gradient "
+            "and the adapter stays rank 1 whatever r is. Draw every entry of A at random."
+        ),
+        code=(
+            _LORA_HEAD + "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        row = torch.randn(1, base.in_features, device=w.device, dtype=w.dtype)\n"
+            "        self.lora_A = nn.Parameter(row.repeat(r, 1) / math.sqrt(base.in_features))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n" + _LORA_FORWARD
+        ),
+    ),
+]
+MISTAKES["merge_lora"] += [
+    Mistake(
+        name="zero-bias-where-base-has-none",
+        message=(
+            "The merged layer always has a bias (zero when the base has none): it no longer "
+            "matches the layer it replaces (a state_dict key more, a bias an optimizer trains). "
+            "Use nn.Linear(..., bias=base.bias is not None)."
+        ),
+        code=(
+            _MERGE_HEAD + "    base = layer.base\n"
+            "    w = base.weight\n"
+            "    m = nn.Linear(base.in_features, base.out_features, device=w.device, dtype=w.dtype)\n"
+            "    with torch.no_grad():\n"
+            "        m.weight.copy_(w + layer.scaling * layer.lora_B @ layer.lora_A)\n"
+            "        if base.bias is not None:\n"
+            "            m.bias.copy_(base.bias)\n"
+            "        else:\n"
+            "            m.bias.zero_()\n"
+            "    return m\n"
+        ),
+    ),
+]

@@ -16,8 +16,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from autograder.boundary import modes_now
 from tutorial_lib.data import load_digits
 
 
@@ -28,7 +28,8 @@ class Net(nn.Module):
     (``fc_norm`` next to ``fc``); ``root_param`` a parameter on the root module itself (a
     ``cls_token``); ``head_kind`` ``"linear"`` or ``"seq"`` (LayerNorm then Linear);
     ``head_bias``; ``aux`` a side Linear registered *after* the head (so the head is not the
-    last child).
+    last child); ``shared`` a ``shared`` Linear whose weight *is* the neck's (a layer shared
+    in the body: one parameter, two modules; ``named_parameters()`` names it once).
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class Net(nn.Module):
         head_kind: str = "linear",
         head_bias: bool = True,
         aux: bool = False,
+        shared: bool = False,
     ):
         super().__init__()
         self.head_attr = head_attr
@@ -53,6 +55,9 @@ class Net(nn.Module):
             self.cls_token = nn.Parameter(torch.linspace(-0.5, 0.5, in_features))
         else:
             self.cls_token = None
+        if shared:  # unused in forward; its weight is the neck's
+            self.shared = nn.Linear(8, in_features, bias=False)
+            self.shared.weight = self.neck.weight
         if head_kind == "seq":
             head = nn.Sequential(
                 nn.LayerNorm(in_features), nn.Linear(in_features, out_features, bias=head_bias)
@@ -90,6 +95,7 @@ def build_net(case: dict) -> Net:
             head_kind=case.get("head_kind", "linear"),
             head_bias=case.get("head_bias", True),
             aux=case.get("aux", False),
+            shared=case.get("shared", False),
         )
         model.register_buffer("steps_seen", torch.tensor(3))  # a buffer next to the parameters
     model = model.to(device=case["device"], dtype=case.get("dtype", torch.float32))
@@ -123,11 +129,16 @@ def probe_replace_head(replace_head, case: dict) -> dict:
     meta = _is_meta(case["device"])
     model = build_net(case).eval()
     old = getattr(model, head_attr)
+    modes = modes_now()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case.get("rng_seed", case["seed"] + 1))
         result = replace_head(model, case["num_classes"], head_attr=head_attr)
+    after = modes_now()
     head = getattr(model, head_attr, None)
     seen = {
+        # process-wide settings left switched, [name, before, after]: the contract watches
+        # them on its float32 cases; a switch on the float64 or meta path shows only here
+        "modes": [[k, v, after[k]] for k, v in modes.items() if after[k] != v],
         "returned_model": result is model,
         "returned_type": type(result).__name__,
         "head_type": type(head).__name__,
@@ -524,44 +535,6 @@ def probe_lora_linear(LoRALinear, case: dict) -> dict:
     return seen
 
 
-class _LargestNew(TorchDispatchMode):
-    """Records the shape of the largest tensor an operation makes anew (a view of an input,
-    such as ``weight.T``, is not new) while the block runs."""
-
-    def __init__(self):
-        super().__init__()
-        self.numel, self.shape = 0, None
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        given = {
-            t.untyped_storage().data_ptr()
-            for t in (*args, *(kwargs or {}).values())
-            if isinstance(t, torch.Tensor)
-        }
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if (
-                isinstance(t, torch.Tensor)
-                and t.numel() > self.numel
-                and t.untyped_storage().data_ptr() not in given
-            ):
-                self.numel, self.shape = t.numel(), list(t.shape)
-        return out
-
-
-def probe_lora_largest(LoRALinear, case: dict) -> dict:
-    """The shape of the largest tensor ``LoRALinear(base, r, alpha)``, built from the case,
-    makes during a forward on ``case["x"]`` (made to require grad, as a hidden layer's input):
-    a forward through the (out, in) product B A makes one that large."""
-    base = build_base(case)
-    with torch.random.fork_rng(devices=[]):
-        layer = LoRALinear(base, case["r"], case["alpha"])
-    x = case["x"].detach().clone().requires_grad_(True)
-    with _LargestNew() as seen:
-        layer(x)
-    return {"numel": seen.numel, "shape": seen.shape}
-
-
 class Adapter(nn.Module):
     """The parts of a LoRA layer that ``merge_lora`` reads: ``base``, ``lora_A``, ``lora_B``,
     ``scaling``. Calling it is not part of merging, so it cannot be called."""
@@ -654,7 +627,7 @@ def build_contract_net(spec: dict) -> Net:
     """A ``Net`` on the CPU in float32 for a contract: every parameter filled with distinct
     values from the spec's seed (so a parameter is known by its values), in a drawn mode,
     the parameters or modules named in ``frozen`` frozen, ``.grad`` set where ``grads``."""
-    options = ("extra", "root_param", "head_kind", "head_bias", "aux")
+    options = ("extra", "root_param", "head_kind", "head_bias", "aux", "shared")
     case = {
         "seed": spec["seed"],
         "in_features": spec["in_features"],

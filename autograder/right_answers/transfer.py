@@ -544,3 +544,241 @@ RIGHT_ANSWERS["fine_tune"] += [
         ),
     ),
 ]
+
+# Sixth red-team round: other styles, written from the texts alone.
+RIGHT_ANSWERS["replace_head"] += [
+    RightAnswer(
+        name="modules-dict-and-weight-shape",
+        why=(
+            "Reads and replaces the head through model._modules (what setattr does for a "
+            "module), in_features from the weight's shape, device and dtype from the weight."
+        ),
+        code=(
+            "import torch\n"
+            "def replace_head(model, num_classes, head_attr='head'):\n"
+            "    w = model._modules[head_attr].weight\n"
+            "    model._modules[head_attr] = torch.nn.Linear(w.shape[1], num_classes, device=w.device, dtype=w.dtype)\n"
+            "    return model\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["freeze_backbone"] += [
+    RightAnswer(
+        name="per-module-own-parameters",
+        why=(
+            "Visits every module's own parameters once and sets the flag by whether the module is "
+            "inside the head (the root's cls_token included): the text's split, by module."
+        ),
+        code=(
+            "def freeze_backbone(model, head_attr='head'):\n"
+            "    inside = set(getattr(model, head_attr).modules())\n"
+            "    for module in model.modules():\n"
+            "        for p in module.parameters(recurse=False):\n"
+            "            p.requires_grad = module in inside\n"
+            "    return model\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["make_optimizer"] += [
+    RightAnswer(
+        name="filter-and-default-lr",
+        why=(
+            "filter() over model.parameters() minus the head's ids, the head group first built "
+            "alone and replaced when a backbone group exists: the same two groups in order."
+        ),
+        code=(
+            "import torch\n"
+            "def make_optimizer(model, backbone_lr, head_lr, head_attr='head'):\n"
+            "    head_module = getattr(model, head_attr)\n"
+            "    head = [p for p in head_module.parameters() if p.requires_grad]\n"
+            "    ids = set(map(id, head_module.parameters()))\n"
+            "    body = list(filter(lambda p: p.requires_grad and id(p) not in ids, model.parameters()))\n"
+            "    if not body:\n"
+            "        return torch.optim.AdamW([{'params': head, 'lr': head_lr}])\n"
+            "    return torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+            "                              {'params': head}], lr=head_lr)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["extract_features"] += [
+    RightAnswer(
+        name="preallocated-output-finally",
+        why=(
+            "Allocates the (N, F) result once the first batch gives F (on the features' device "
+            "and dtype) and writes each batch into it; the mode comes back in a finally block."
+        ),
+        code=(
+            "import torch\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    was = backbone.training\n"
+            "    backbone.eval()\n"
+            "    out = None\n"
+            "    try:\n"
+            "        with torch.no_grad():\n"
+            "            for i in range(0, x.shape[0], batch_size):\n"
+            "                f = backbone((x[i:i + batch_size] - mean) / std)\n"
+            "                if out is None:\n"
+            "                    out = torch.empty((x.shape[0], *f.shape[1:]), dtype=f.dtype, device=f.device)\n"
+            "                out[i:i + f.shape[0]] = f\n"
+            "    finally:\n"
+            "        backbone.train(was)\n"
+            "    return out\n"
+        ),
+    ),
+    RightAnswer(
+        name="every-module-mode-restored",
+        why=(
+            "Notes every submodule's mode and puts each back (more than the text asks: a "
+            "backbone with mixed modes comes back mixed), inference_mode, sub/div out of place, "
+            "a clone so that the result is an ordinary tensor."
+        ),
+        code=(
+            "import torch\n"
+            "def extract_features(backbone, x, mean, std, batch_size=128):\n"
+            "    modes = {m: m.training for m in backbone.modules()}\n"
+            "    backbone.eval()\n"
+            "    with torch.inference_mode():\n"
+            "        feats = [backbone(b.sub(mean).div(std)) for b in x.split(batch_size)]\n"
+            "    for m, training in modes.items():\n"
+            "        m.training = training\n"
+            "    return torch.cat(feats).clone()\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["fine_tune"] += [
+    RightAnswer(
+        name="while-loop-zeroed-grads",
+        why=(
+            "A while loop counting num_epochs steps, gradients zeroed to zeros "
+            "(set_to_none=False) before each backward, the head replaced with old.weight's "
+            "device and dtype: the same training."
+        ),
+        code=(
+            "import copy\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+            "def fine_tune(pretrained, x, y, num_classes, num_epochs=60, backbone_lr=1e-3, head_lr=1e-2):\n"
+            "    model = copy.deepcopy(pretrained)\n"
+            "    old = model.head\n"
+            "    model.head = nn.Linear(old.in_features, num_classes).to(old.weight)\n"
+            "    ids = {id(p) for p in model.head.parameters()}\n"
+            "    body = [p for p in model.parameters() if id(p) not in ids]\n"
+            "    opt = torch.optim.AdamW([{'params': body, 'lr': backbone_lr},\n"
+            "                             {'params': list(model.head.parameters()), 'lr': head_lr}])\n"
+            "    model.train()\n"
+            "    step = 0\n"
+            "    while step < num_epochs:\n"
+            "        opt.zero_grad(set_to_none=False)\n"
+            "        F.cross_entropy(model(x), y).backward()\n"
+            "        opt.step()\n"
+            "        step += 1\n"
+            "    model.eval()\n"
+            "    return model\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["LoRALinear"] += [
+    RightAnswer(
+        name="in-place-add-to-base-output",
+        why=(
+            "Adds the scaled update into base(x)'s output in place (a fresh tensor, which "
+            "autograd allows: linear's backward does not need its output)."
+        ),
+        code=(
+            "import math\nimport torch\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        A = torch.empty(r, base.in_features, device=w.device, dtype=w.dtype)\n"
+            "        self.lora_A = nn.Parameter(nn.init.kaiming_uniform_(A, a=math.sqrt(5)))\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, device=w.device, dtype=w.dtype))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        out = self.base(x)\n"
+            "        out += self.scaling * (x @ self.lora_A.T) @ self.lora_B.T\n"
+            "        return out\n"
+        ),
+    ),
+    RightAnswer(
+        name="randn-over-r-and-f-linear-twice",
+        why=(
+            "A is torch.randn / r (random, from the global generator: the text's kaiming init is "
+            "an example), B from new_zeros, the base frozen parameter by parameter, and the "
+            "forward as two F.linear calls through the r numbers."
+        ),
+        code=(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base\n"
+            "        for p in base.parameters():\n"
+            "            p.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_A = nn.Parameter(torch.randn(r, base.in_features, device=w.device, dtype=w.dtype) / r)\n"
+            "        self.lora_B = nn.Parameter(w.new_zeros((base.out_features, r)))\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + F.linear(F.linear(x, self.lora_A), self.lora_B) * self.scaling\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["merge_lora"] += [
+    RightAnswer(
+        name="deepcopy-adapter-return-its-base",
+        why=(
+            "Deep-copies the whole adapter, merges into the copy's base in place and returns that "
+            "base: a new nn.Linear (frozen, which the text leaves open), the adapter untouched."
+        ),
+        code=(
+            "import copy\nimport torch\n"
+            "def merge_lora(layer):\n"
+            "    twin = copy.deepcopy(layer)\n"
+            "    with torch.no_grad():\n"
+            "        twin.base.weight += twin.scaling * twin.lora_B @ twin.lora_A\n"
+            "    return twin.base\n"
+        ),
+    ),
+    RightAnswer(
+        name="addmm-into-new-layer-frozen",
+        why=(
+            "torch.addmm(W, B, A, alpha=scaling) copied into a new layer moved with .to(weight), "
+            "returned with requires_grad off (up to the answer)."
+        ),
+        code=(
+            "import torch\nfrom torch import nn\n"
+            "def merge_lora(layer):\n"
+            "    base = layer.base\n"
+            "    m = nn.Linear(base.in_features, base.out_features, bias=base.bias is not None).to(base.weight)\n"
+            "    with torch.no_grad():\n"
+            "        m.weight.copy_(torch.addmm(base.weight, layer.lora_B, layer.lora_A, alpha=layer.scaling))\n"
+            "        if base.bias is not None:\n"
+            "            m.bias.copy_(base.bias)\n"
+            "    return m.requires_grad_(False)\n"
+        ),
+    ),
+]
+RIGHT_ANSWERS["LoRALinear"] += [
+    RightAnswer(
+        name="lora-b-registered-before-lora-a",
+        why=(
+            "Registers lora_B before lora_A: the text names both, not their order, so the "
+            "grader fills each parameter from its name (Contract fill='by name')."
+        ),
+        code=(
+            "import math\nimport torch\nfrom torch import nn\n"
+            "class LoRALinear(nn.Module):\n"
+            "    def __init__(self, base, r, alpha):\n"
+            "        super().__init__()\n"
+            "        self.base = base.requires_grad_(False)\n"
+            "        w = base.weight\n"
+            "        self.lora_B = nn.Parameter(torch.zeros(w.shape[0], r, device=w.device, dtype=w.dtype))\n"
+            "        a = torch.empty(r, w.shape[1], device=w.device, dtype=w.dtype)\n"
+            "        nn.init.kaiming_uniform_(a, a=math.sqrt(5))\n"
+            "        self.lora_A = nn.Parameter(a)\n"
+            "        self.scaling = alpha / r\n"
+            "    def forward(self, x):\n"
+            "        return self.base(x) + self.scaling * (x @ self.lora_A.T) @ self.lora_B.T\n"
+        ),
+    ),
+]
