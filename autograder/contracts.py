@@ -308,7 +308,7 @@ def _check_family(contract: Contract, answer: Any, family: str, dtype=None) -> N
     def holds(data):
         inputs = contract.inputs(Draw(data.draw, family))
         if dtype is not None:  # the dtypes family: one other precision for the whole call
-            inputs = _as_dtype(inputs, dtype)
+            inputs = _as_dtype(inputs, dtype, fine=dtype == torch.float64 and _exact(contract))
         runner.run(inputs)
 
     holds._hypothesis_internal_database_key = None  # no database: no key to hash (as find() does)
@@ -458,12 +458,10 @@ class _Runner:
             )
         theirs = copies(inputs.args)  # the reference's own arguments
         memory, largest = self.family == "memory", self.family == "largest"
-        with (
-            probe.SavedTensors() if memory else contextlib.nullcontext() as saved,
-            probe.LargestMade() if largest else contextlib.nullcontext() as made,
-        ):
+        made = probe.LargestMade() if largest else None  # around the call, as in the probe
+        with probe.SavedTensors() if memory else contextlib.nullcontext() as saved:
             expected, _obj, reference_reseeded = _run_reference(
-                c, theirs, inputs.kwargs, watched=self.family == "values"
+                c, theirs, inputs.kwargs, watched=self.family == "values", around_call=made
             )
         if c.view is not None:
             expected = wire.roundtrip(c.view(expected))
@@ -504,13 +502,34 @@ class _Runner:
             )
 
 
-def _as_dtype(inputs: Inputs, dtype: torch.dtype) -> Inputs:
+def _exact(c: Contract) -> bool:
+    """Whether the contract compares float64 results as FLOAT64_EXACT does (the text says
+    "compute in the input's dtype")."""
+    rtol = (c.tolerance or {}).get(torch.float64, TOLERANCE[torch.float64])[0]
+    return rtol <= FLOAT64_EXACT[torch.float64][0]
+
+
+def _finer(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (float64, drawn in float32) with each value that is not a whole number moved by
+    one to two parts in 2**27 of itself: bits float32 cannot hold. Without them a float32
+    working copy of a float64 input is exact, and a copy cast back passes where the text says
+    "compute in the input's dtype". Whole numbers (labels, masks, counts), infinities and NaN
+    stay as they are; each move is below half a float32 step, so no two values swap places."""
+    g = torch.Generator().manual_seed(t.numel())
+    moved = t * (1 + (1 + torch.rand(t.shape, generator=g, dtype=t.dtype)) * 2.0**-27)
+    return torch.where(~torch.isfinite(t) | (t == t.round()), t, moved)
+
+
+def _as_dtype(inputs: Inputs, dtype: torch.dtype, fine: bool = False) -> Inputs:
     """The call with its float tensors in ``dtype``, those inside a tuple or list argument too
-    (a cache of (k, v) pairs, a batch of samples); the others stay as they are."""
+    (a cache of (k, v) pairs, a batch of samples); the others stay as they are. ``fine``:
+    float64 values with bits below float32's precision (``_finer``)."""
 
     def cast(a: Any) -> Any:
         if isinstance(a, torch.Tensor):
-            return a.to(dtype) if a.dtype.is_floating_point else a
+            if not a.dtype.is_floating_point:
+                return a
+            return _finer(a.to(dtype)) if fine else a.to(dtype)
         if type(a) in (tuple, list):
             return type(a)(cast(x) for x in a)
         return a
@@ -532,12 +551,12 @@ def copies(args: Sequence) -> list:
 
 
 def _run_reference(
-    c: Contract, args: list, kwargs: dict, watched: bool = False
+    c: Contract, args: list, kwargs: dict, watched: bool = False, around_call: Any = None
 ) -> tuple[Any, Any, bool]:
     """The reference's result on its own copies, called the way the answer is; the object it
     belongs to (its class's instance, if built); and, ``watched`` (the values family, as the
     probe watches the answer), whether building the instance or the call reseeded a global
-    random generator."""
+    random generator. ``around_call``: a context manager around the call alone."""
     case = {"construct": c.construct, "method": c.method, "fill": c.fill}
     construction = probe.RandomWatch()
     with warnings.catch_warnings():
@@ -545,7 +564,7 @@ def _run_reference(
         fn, call, obj = probe.answer_callable(
             c.reference, args, case, watch=construction if watched else None
         )
-        with probe.random_watched(watched) as random_seen:
+        with probe.random_watched(watched) as random_seen, around_call or contextlib.nullcontext():
             result = fn(*call, **kwargs)
         return result, obj, random_seen.reseeded or construction.reseeded
 

@@ -723,17 +723,6 @@ def check_hvp(hvp) -> None:
     seen = _observe(probes.probe_hvp, hvp, case, what, hint)
     if seen["x_touched"]:
         raise _not_leave_caller(what)
-    got = seen.get("result")
-    if isinstance(got, torch.Tensor) and got.shape == v.shape:
-        expected = ((a + a.T) @ v).cpu()  # the Hessian of x @ A @ x is A + A.T
-        if not torch.allclose(got.detach().cpu().double(), expected, rtol=1e-10, atol=1e-12):
-            raise CheckError(
-                _(
-                    "{what} is only close to H @ v in float64 (x and v of full float64 "
-                    "precision): part of it was computed in float32 (a .float() copy of x or v, "
-                    "a float32 constant). Compute in x's dtype."
-                ).format(what=what)
-            )
     sizes = [3, 9]
     counted = _observe(probes.probe_hvp_calls, hvp, {"sizes": sizes}, what, hint)
     small, large = counted["calls"]

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 from torch.utils.data import Subset
 
-from autograder.contracts import Build, Contract, Draw, Inputs, uses
+from autograder.contracts import FLOAT64_EXACT, Build, Contract, Draw, Inputs, uses
 from autograder.probes.autograd import build_leaf
 from autograder.probes.data import build_indexed, split_view
 from autograder.probes.layers import build_encoder_layer
@@ -262,6 +262,31 @@ def draw_pair(d: Draw) -> Inputs:
 def wrong_pair_in_float32(pair):  # right for float32 pairs only
     k, v = pair
     return k.float() + v.float()
+
+
+def reference_clip(x):
+    """Computed in x's dtype; exact in float32 for values float32 holds, as clamp is."""
+    return x.clamp(-1.0, 1.0)
+
+
+CLIP = Contract(
+    "clip",
+    reference_clip,
+    lambda d: Inputs((d.tensor(d.size(1, 6)),)),
+    families=("values", "dtypes"),
+    arg_names=("x",),
+    tolerance=FLOAT64_EXACT,
+)
+
+
+def test_float64_inputs_carry_bits_float32_cannot_hold_where_the_text_says_compute_in_it():
+    CLIP.check(reference_clip)
+    CLIP.check(lambda x: torch.where(x.abs() > 1, x.sign(), x))
+
+    def through_float32(x):
+        return x.float().clamp(-1.0, 1.0).to(x.dtype)
+
+    assert "float64" in failure(through_float32, CLIP)
 
 
 def test_the_dtypes_family_casts_the_tensors_inside_a_tuple_argument():
