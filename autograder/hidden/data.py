@@ -1122,10 +1122,11 @@ CHANNEL_STATS = Contract(
     "channel_stats",
     _reference_stats,
     _draw_stats,
-    # No ``once``: the text allows reading the loader twice (right answer two-pass). No
+    # ``once``: "any iterable" and "streaming" in the text: a generator can be read once. No
     # ``device``/``grad``: the text promises neither. The batches are a list the engine cannot
     # snapshot, so the check below watches them for in-place changes.
-    families=("values", "edges", "dtypes", "strides", "largest"),
+    families=("values", "edges", "dtypes", "strides", "largest", "once"),
+    once_args=(0,),
     compare=_compare_stats,
     arg_names=("loader",),
     hint=lambda family, inputs: (
@@ -1135,6 +1136,12 @@ CHANNEL_STATS = Contract(
             "joined. Keep running sums per channel and add each batch's to them."
         )
         if family == "largest"
+        else _(
+            "The loader is any iterable, a stream that can be read only once: keep the "
+            "running sums n, s1 and s2 in one pass, not the mean first and the squared "
+            "deviations in a second."
+        )
+        if family == "once"
         else ""
     ),
 )

@@ -2250,3 +2250,27 @@ MISTAKES["pad_collate"] += [
         ),
     ),
 ]
+MISTAKES["channel_stats"] += [
+    Mistake(
+        name="reads-the-loader-twice",
+        message="channel_stats iterates the loader twice (the mean first, then the squared "
+        "deviations): the loader is any iterable, and a stream gives nothing the second time. "
+        "Keep n, s1 and s2 in one pass.",
+        code=(
+            "import torch\n"
+            "\n"
+            "def channel_stats(loader):\n"
+            "    total, count = 0, 0\n"
+            "    for x, _ in loader:\n"
+            "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()  # (C, B*H*W)\n"
+            "        total = total + v.sum(dim=1)\n"
+            "        count += v.shape[1]\n"
+            "    mean = total / count\n"
+            "    squares = 0\n"
+            "    for x, _ in loader:\n"
+            "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()\n"
+            "        squares = squares + ((v - mean[:, None]) ** 2).sum(dim=1)\n"
+            "    return mean.float(), torch.sqrt(squares / count).float()\n"
+        ),
+    ),
+]

@@ -320,28 +320,6 @@ RIGHT_ANSWERS = {
                 "    return mean.to(torch.float32), (m2 / n).sqrt().to(torch.float32)\n"
             ),
         ),
-        RightAnswer(
-            name="two-pass-channels-first",
-            why="Two passes over the loader (mean first, then squared deviations), each batch "
-            "reshaped to (C, B*H*W) with transpose + reshape, which copies non-contiguous "
-            "input; the text allows reading the loader twice.",
-            code=(
-                "import torch\n"
-                "\n"
-                "def channel_stats(loader):\n"
-                "    total, count = 0, 0\n"
-                "    for x, _ in loader:\n"
-                "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()  # (C, B*H*W)\n"
-                "        total = total + v.sum(dim=1)\n"
-                "        count += v.shape[1]\n"
-                "    mean = total / count\n"
-                "    squares = 0\n"
-                "    for x, _ in loader:\n"
-                "        v = x.transpose(0, 1).reshape(x.shape[1], -1).double()\n"
-                "        squares = squares + ((v - mean[:, None]) ** 2).sum(dim=1)\n"
-                "    return mean.float(), torch.sqrt(squares / count).float()\n"
-            ),
-        ),
     ],
     "make_transforms": [
         RightAnswer(
