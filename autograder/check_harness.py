@@ -38,9 +38,14 @@ class HarnessReport:
     seconds: float = 0.0
 
 
-def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
+def check_lesson(lesson: str, only: str | None = None, name: bool = True) -> HarnessReport:
     """Solution and every catalogued right answer pass each check run across the boundary;
-    each mistake fails and is named."""
+    each mistake fails and, with ``name``, is named.
+
+    Naming costs as much as judging (each failing mistake's probes are replayed on the
+    mistakes before it) and only ``recognised`` reports it, so a caller that reads only
+    ``failures`` (the test suite) passes ``name=False``.
+    """
     start = time.perf_counter()
     report = HarnessReport(lesson)
     namespace = solution_namespace(lesson)
@@ -83,8 +88,9 @@ def check_lesson(lesson: str, only: str | None = None) -> HarnessReport:
                         f"{spec.exercise}/{mistake.name}: judged twice, two verdicts: "
                         f"{verdict.message!r} then {again.message!r}"
                     )
-            named = misconception(spec, verdict.calls, namespace, mistakes[spec.exercise])
-            report.recognised += named is not None
+            if name:
+                named = misconception(spec, verdict.calls, namespace, mistakes[spec.exercise])
+                report.recognised += named is not None
     report.seconds = time.perf_counter() - start
     return report
 

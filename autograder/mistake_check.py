@@ -5,6 +5,9 @@ One kernel runs the solution notebook top to bottom (which also proves it runs w
 error); then, per exercise, each mistake's code replaces the answer, the exercise's test
 cell runs and must fail. The cell runs in two steps, its visible asserts and then its
 hidden check, which is what the whole cell does, and it tells which part caught the mistake.
+With ``hidden=False`` (the test suite) a mistake runs its visible asserts only: the hidden
+check's verdict on every mistake is ``autograder.check_harness``'s, which calls the same
+check, and running it twice per mistake was a quarter of the suite's time.
 Each right answer replaces the answer the same way and must pass the whole cell. Finally
 the true answer is restored and its test cell must pass again.
 """
@@ -33,6 +36,7 @@ class MistakeOutcome:
     error: str | None  # None means the test cell passed: the grader missed this mistake
     definition_error: str | None = None  # the mistake's own code failed to run
     passes_visible: bool = False  # only the hidden check caught it
+    hidden_run: bool = True  # False: it passed the visible asserts and the hidden check was not run
 
 
 @dataclass
@@ -52,8 +56,9 @@ class LessonMistakeReport:
     right: list[RightOutcome] = field(default_factory=list)
 
     def missed(self) -> list[MistakeOutcome]:
-        """Mistakes whose exercise tests passed anyway."""
-        return [o for o in self.outcomes if o.error is None]
+        """Mistakes whose exercise tests passed anyway (those never given to the hidden
+        check are not counted: see ``check_lesson``'s ``hidden``)."""
+        return [o for o in self.outcomes if o.error is None and o.hidden_run]
 
     def rejected(self) -> list[RightOutcome]:
         """Right answers that the exercise's tests failed: bugs in the checks."""
@@ -67,8 +72,9 @@ class LessonMistakeReport:
 RESET_MODES = "from autograder.boundary import usual_modes\nusual_modes()"
 
 
-def check_lesson(lesson: str) -> LessonMistakeReport:
-    """Run the solution once, then swap in every catalogued mistake for its exercise."""
+def check_lesson(lesson: str, hidden: bool = True) -> LessonMistakeReport:
+    """Run the solution once, then swap in every catalogued mistake for its exercise; with
+    ``hidden`` False, a mistake that passes its visible asserts stops there."""
     nb = notebook.read(course.solution_notebook(lesson))
     mistakes = catalogue(course.topic(lesson))
     rights = right_answers.catalogue(course.topic(lesson))
@@ -87,7 +93,7 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
             report.solution_seconds = time.perf_counter() - start
             session.client.timeout = MISTAKE_TIMEOUT_S
             for ex in notebook.exercises(nb):
-                visible, hidden = notebook.split_test(ex.test_source)
+                visible, hidden_code = notebook.split_test(ex.test_source)
                 for mistake in mistakes.get(ex.grade_id, []):
                     broken = session.run_source(mistake.code)
                     if broken:  # the catalogue's code must define the wrong answer cleanly
@@ -97,11 +103,15 @@ def check_lesson(lesson: str) -> LessonMistakeReport:
                         continue
                     error = session.run_source(visible)
                     passes_visible = error is None
-                    if passes_visible:
-                        error = session.run_source(hidden)
+                    if passes_visible and hidden:
+                        error = session.run_source(hidden_code)
                     report.outcomes.append(
                         MistakeOutcome(
-                            ex.grade_id, mistake.name, error, passes_visible=passes_visible
+                            ex.grade_id,
+                            mistake.name,
+                            error,
+                            passes_visible=passes_visible,
+                            hidden_run=hidden or not passes_visible,
                         )
                     )
                     session.run_source(RESET_MODES)  # a mistake's modes stay with it
