@@ -109,7 +109,7 @@ def call(fn: Callable, case: dict) -> Any:
 def run_probe(probe: Callable, student: Any, case: Any) -> str:
     """Run ``probe(student, case)`` and encode what happened: a value or the exception raised."""
     try:
-        with _process_modes_kept():
+        with process_modes_kept():
             value = probe(student, case)
     except Exception as err:  # the student's code may raise anything; report it as data
         return wire.encode({"raised": _raised(err)})
@@ -167,7 +167,7 @@ def usual_modes() -> None:
 
 
 @contextlib.contextmanager
-def _process_modes_kept():
+def process_modes_kept():
     """Put back what an answer can switch for the whole process (MODES). An answer that
     turns autograd off and raises before turning it on again (on an input the probe chose)
     must not fail the learner's later cells, nor, replayed in the grader by the

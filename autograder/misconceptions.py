@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from autograder import course, notebook, wire
+from autograder import boundary, course, notebook, wire
 from autograder.judge import Call, CheckSpec, InProcessChannel, specs
 from autograder.mistakes import Mistake, catalogue
 
@@ -132,6 +132,9 @@ def visible_ending(code: str, namespace: dict) -> str | None:
             contextlib.redirect_stdout(quiet),
             contextlib.redirect_stderr(quiet),
             warnings.catch_warnings(),
+            # A mistake's visible tests may switch autograd off for good (09's
+            # grad-mode-left-off): this is the grader's process, which judges more answers.
+            boundary.process_modes_kept(),
         ):
             warnings.simplefilter("ignore")
             exec(_compiled(code, "<visible tests>"), ns)

@@ -22,6 +22,21 @@ def test_an_answer_replayed_in_the_grader_cannot_switch_autograd_off_for_the_nex
     assert torch.get_default_dtype() == torch.float32
 
 
+def test_a_mistakes_visible_tests_replayed_in_the_grader_leave_its_modes_alone():
+    # The matcher also runs the visible tests of each candidate mistake here (so a hint never
+    # contradicts the error the learner saw): they call the mistake directly, not through a probe.
+    from autograder.misconceptions import visible_ending
+
+    def switch_off():
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+
+    ending = visible_ending("switch_off()\nassert False, 'caught'", {"switch_off": switch_off})
+    assert ending == "AssertionError: caught"
+    assert torch.is_grad_enabled()
+    assert torch.get_default_dtype() == torch.float32
+
+
 def test_the_kernel_gets_every_module_its_probes_import():
     """A sandboxed kernel cannot read autograder/: it gets the probes' sources, and each
     ``from autograder... import`` among them must be one of those it gets."""
