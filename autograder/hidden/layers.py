@@ -104,9 +104,35 @@ CONV_OUTPUT_SIZE = Contract(
 )
 
 
+# Inputs the kernel fits in, where a few draws rarely go: a stride wider than the padded
+# input (one position all the same), padding wider than the kernel, an exact fit, a fit thanks
+# to the padding only. A real Conv1d takes them all.
+_CONV_FITS = [(1, 1, 2, 0, 1), (3, 1, 5, 0, 1), (2, 3, 4, 1, 1), (2, 1, 1, 2, 1), (5, 5, 9, 0, 1)]
+_CONV_FITS += [(1, 3, 3, 1, 1), (5, 3, 7, 0, 2), (4, 2, 9, 3, 3)]
+
+
 @uses(CONV_OUTPUT_SIZE)
 def check_conv_output_size(conv_output_size) -> None:
-    """The contract against a real convolution, then: a kernel that does not fit raises."""
+    """The contract against a real convolution, then: inputs that fit where draws rarely go (a
+    stride wider than the input, padding wider than the kernel) give a size, and a kernel that
+    does not fit raises."""
+    for size, k, s, p, d in _CONV_FITS:
+        what = f"conv_output_size({size}, {k}, stride={s}, padding={p}, dilation={d})"
+        case = {"args": [size, k], "kwargs": {"stride": s, "padding": p, "dilation": d}}
+        expected = _conv_length(size, k, s, p, d)
+        try:
+            got = observe(call, conv_output_size, case, what)["result"]
+        except AnswerRaised as err:
+            raise CheckError(
+                _(
+                    "{what} raised {error}, but the dilated kernel fits in the padded input and "
+                    "a real nn.Conv1d gives {expected} positions. Raise only when "
+                    "dilation*(kernel_size-1)+1 is larger than size + 2*padding: a stride wider "
+                    "than the input still gives one position, and padding may be wider than "
+                    "the kernel."
+                ).format(what=what, error=err.type_name, expected=expected)
+            ) from None
+        _compare_conv(got, expected, what, Inputs((size, k), {}))
     # the last two: (size + 2p - span) / stride in (-1, 0), which int() truncates to 0
     cases = [(3, 5, 1, 0, 1), (4, 3, 1, 0, 2), (2, 7, 2, 1, 1), (1, 2, 1, 0, 1), (4, 3, 2, 0, 2)]
     for size, k, s, p, d in [*cases, (5, 4, 3, 0, 2)]:
@@ -505,13 +531,17 @@ def _reference_attention(q, k, v, mask=None):
 # exp(s) / exp(s).sum(-1) without subtracting the row's maximum gives NaN where the reference
 # does not. In float64: a float32 score of 100 carries rounding errors that its near one-hot
 # weights magnify to the size of float32's tolerance, and right answers would fail by chance.
+# And now and then, with a mask, every score is about -20000: a hidden key filled with a
+# finite number above that (-1e4, a common choice) then outscores the visible keys and takes
+# their weight, where -inf (or the dtype's most negative number) gives it exactly zero.
 _LARGE_SCORE = 800.0
+_HUGE_SCORE = 25 * _LARGE_SCORE
 
 
 def _draw_attention(d: Draw) -> Inputs:
     """Batch axes (none to two), T_q != T_k, D != D_v; no mask, a causal, padding or random one;
     in ``values``, now and then float64 scores large enough to overflow a softmax without its
-    maximum."""
+    maximum, or negative enough, with a mask, to outscore a finite fill such as -1e4."""
     batch = [d.size(1, 3) for _axis in range(d.draw(st.integers(0, 2)))]
     t_q, t_k, dim, dim_v = d.size(1, 5), d.size(1, 6), d.size(1, 8), d.size(1, 6)
     q, k = d.tensor(*batch, t_q, dim), d.tensor(*batch, t_k, dim)
@@ -519,8 +549,14 @@ def _draw_attention(d: Draw) -> Inputs:
     if d.family == "values" and d.draw(st.booleans()):
         q, k, v = q.double(), k.double(), v.double()
         k[..., 0] = 1.0  # a shared first channel: every score shifted by the same amount
-        q[..., 0] = d.draw(st.sampled_from([1.0, -1.0])) * _LARGE_SCORE * math.sqrt(dim)
-    kind = d.draw(st.sampled_from([None, "causal", "random", "padding"]))
+        score = d.draw(st.sampled_from([_LARGE_SCORE, -_LARGE_SCORE, -_HUGE_SCORE]))
+        q[..., 0] = score * math.sqrt(dim)
+    huge = bool(q.abs().max() >= _HUGE_SCORE)  # only worth drawing with a mask
+    kind = d.draw(
+        st.sampled_from(
+            ["causal", "random", "padding"] if huge else [None, "causal", "random", "padding"]
+        )
+    )
     mask = None
     if kind == "causal":
         mask = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)
@@ -553,7 +589,17 @@ def _attention_hint(family: str, inputs: Inputs) -> str:
                 "torch.where(mask, scores, -inf), not by indexing with the mask or reshaping it."
             )
         )
-    if q.abs().max() >= _LARGE_SCORE:  # the values family's float64 draw of large scores
+    if q.abs().max() >= _HUGE_SCORE:  # the values family's float64 draw of scores of -20000
+        hints.append(
+            _(
+                "These inputs are float64 and every score is about -20000: a hidden key filled "
+                "with a finite number above that (-1e4, say) outscores the visible keys and "
+                "takes their weight. Fill hidden scores with float('-inf') (or "
+                "torch.finfo(scores.dtype).min), and let torch.softmax subtract each row's "
+                "maximum."
+            )
+        )
+    elif q.abs().max() >= _LARGE_SCORE:  # the values family's float64 draw of large scores
         hints.append(
             _(
                 "These inputs are float64 and their scores about 800 (or -800): exp() of such "

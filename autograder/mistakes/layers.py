@@ -202,6 +202,25 @@ MISTAKES = {
                 "    return out\n"
             ),
         ),
+        Mistake(
+            name="stride-wider-than-input-refused",
+            message="A stride wider than the padded input still gives one output position (the "
+            "first window): raise ValueError only when the dilated kernel does not fit.",
+            code=_conv(
+                check="    if size + 2 * padding < span or stride > size + 2 * padding:\n"
+                "        raise ValueError('the stride is wider than the input')\n"
+            ),
+        ),
+        Mistake(
+            name="padding-wider-than-half-the-kernel-refused",
+            message="A convolution takes any padding (pooling layers are the ones that refuse "
+            "more than half the kernel): raise ValueError only when the dilated kernel does "
+            "not fit.",
+            code=_conv(
+                check="    if size + 2 * padding < span or padding > kernel_size // 2:\n"
+                "        raise ValueError('padding should be at most half the kernel size')\n"
+            ),
+        ),
     ],
     "receptive_field": [
         Mistake(
@@ -1427,6 +1446,19 @@ MISTAKES = {
                 "        if mask.dim() != scores.dim():\n"
                 "            mask = mask.expand(scores.shape[:-2] + mask.shape)\n"
                 "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
+        Mistake(
+            name="masked-with-minus-1e4",
+            message="A finite fill such as -1e4 is not -inf: where the scores themselves are "
+            "below it (about -20000, say), the hidden keys outscore the visible ones and take "
+            "their weight. Fill hidden scores with float('-inf').",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, -1e4)\n"
                 "    return scores.softmax(-1) @ v\n"
             ),
         ),

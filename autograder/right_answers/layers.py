@@ -83,6 +83,18 @@ RIGHT_ANSWERS = {
                 "    return k + (receptive_field(rest) - 1) * s\n"
             ),
         ),
+        RightAnswer(
+            name="input-positions-enumerated",
+            why="walks back from one output position and collects the set of input positions it "
+            "reads, then measures first to last",
+            code=(
+                "def receptive_field(layers):\n"
+                "    positions = {0}\n"
+                "    for k, s in reversed(layers):\n"
+                "        positions = {p * s + i for p in positions for i in range(k)}\n"
+                "    return max(positions) - min(positions) + 1\n"
+            ),
+        ),
     ],
     "batch_norm": [
         RightAnswer(
@@ -302,6 +314,16 @@ RIGHT_ANSWERS = {
                 "    return s / w.sum(1, keepdim=True).clamp(min=1)\n"
             ),
         ),
+        RightAnswer(
+            name="pads-as-nan-and-nanmean",
+            why="marks the pads NaN (masked_fill sends no gradient through them) and takes "
+            "nanmean over T; a row of only pads becomes zeros with nan_to_num",
+            code=(
+                "def mean_embedding(tokens, embedding, pad_id):\n"
+                "    vectors = embedding(tokens).masked_fill((tokens == pad_id).unsqueeze(-1), float('nan'))\n"
+                "    return torch.nan_to_num(vectors.nanmean(dim=1))\n"
+            ),
+        ),
     ],
     "causal_mask": [
         RightAnswer(
@@ -478,6 +500,19 @@ RIGHT_ANSWERS = {
                 "    return torch.bmm(s.softmax(-1), v3).reshape(*lead, tq, dv)\n"
             ),
         ),
+        RightAnswer(
+            name="q-and-k-each-scaled-by-a-fourth-root",
+            why="scales q and k each by D ** -0.25 before the product: the same scores, rounded "
+            "differently (also on scores of -20000)",
+            code=(
+                "def attention(q, k, v, mask=None):\n"
+                "    r = q.shape[-1] ** 0.25\n"
+                "    scores = (q / r) @ (k / r).transpose(-2, -1)\n"
+                "    if mask is not None:\n"
+                "        scores = scores.masked_fill(~mask, float('-inf'))\n"
+                "    return scores.softmax(-1) @ v\n"
+            ),
+        ),
     ],
     "split_heads": [
         RightAnswer(
@@ -522,6 +557,18 @@ RIGHT_ANSWERS = {
                 "    if c % n_heads != 0:\n"
                 '        raise ValueError(f"C={c} is not a multiple of n_heads={n_heads}")\n'
                 "    return torch.stack(x.split(c // n_heads, dim=-1), dim=1)\n"
+            ),
+        ),
+        RightAnswer(
+            name="view-then-transpose",
+            why="view, not reshape: splitting one axis into two is a view whatever the strides, "
+            "so a non-contiguous x works too",
+            code=(
+                "def split_heads(x, n_heads):\n"
+                "    b, t, c = x.shape\n"
+                "    if c % n_heads:\n"
+                '        raise ValueError(f"C={c} is not divisible by n_heads={n_heads}")\n'
+                "    return x.view(b, t, n_heads, c // n_heads).transpose(1, 2)\n"
             ),
         ),
     ],
@@ -691,6 +738,32 @@ RIGHT_ANSWERS = {
                 "        return x + layer._ff_block(layer.norm2(x))\n"
                 "    x = layer.norm1(x + layer.dropout1(attend(x)))\n"
                 "    return layer.norm2(x + layer._ff_block(x))\n"
+            ),
+        ),
+        RightAnswer(
+            name="qkv-reshaped-in-one-and-functional-norms",
+            why="q, k and v split into heads in one reshape (B, T, 3, H, D) and permute; the "
+            "norms through F.layer_norm with the layers' own eps; every linear through F.linear",
+            code=(
+                "def encoder_layer_forward(layer, x):\n"
+                "    b, t, c = x.shape\n"
+                "    sa = layer.self_attn\n"
+                "    h = sa.num_heads\n"
+                "    def ln(norm, z):\n"
+                "        return F.layer_norm(z, norm.normalized_shape, norm.weight, norm.bias, norm.eps)\n"
+                "    def attend(z):\n"
+                "        qkv = (z @ sa.in_proj_weight.T + sa.in_proj_bias).reshape(b, t, 3, h, c // h)\n"
+                "        q, k, v = qkv.permute(2, 0, 3, 1, 4)\n"
+                "        w = torch.einsum('bhqd,bhkd->bhqk', q, k).div(math.sqrt(c // h)).softmax(-1)\n"
+                "        out = torch.einsum('bhqk,bhkd->bqhd', w, v).reshape(b, t, c)\n"
+                "        return F.linear(out, sa.out_proj.weight, sa.out_proj.bias)\n"
+                "    def ff(z):\n"
+                "        return layer.linear2(layer.activation(layer.linear1(z)))\n"
+                "    if layer.norm_first:\n"
+                "        y = x + attend(ln(layer.norm1, x))\n"
+                "        return y + ff(ln(layer.norm2, y))\n"
+                "    y = ln(layer.norm1, x + attend(x))\n"
+                "    return ln(layer.norm2, y + ff(y))\n"
             ),
         ),
     ],
