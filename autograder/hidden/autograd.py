@@ -114,7 +114,11 @@ MSE_GRADS = Contract(
     _reference_mse_grads,
     _draw_mse_grads,
     families=("values", "edges", "strides", "dtypes", "device"),
-    rules=("torch.autograd.grad", "torch.autograd.backward"),
+    rules=(
+        "torch.autograd.grad",
+        "torch.autograd.backward",
+        "torch.autograd.forward_ad.make_dual",
+    ),
     rule_text=lambda: _(
         "Work the gradients out by hand from the residuals r = x @ w + b - y: grad_w = (2 / N) "
         "* x.T @ r, grad_b = (2 / N) * r.sum(dim=0). Autograd is what you check yourself "
@@ -179,7 +183,13 @@ def _reference_fit(x, y, lr, num_steps, zero_grads=True):
 
 
 def _draw_fit_linear(d: Draw) -> Inputs:
-    """A noisy linear problem; lr small enough not to diverge; no steps, one step, several."""
+    """A noisy linear problem; lr small enough not to diverge; no steps, one step, several.
+    Edges also draw a problem solved exactly by the first step (x a column of ones, lr 0.25):
+    every later loss is 0.0, and the loop must still run, and report, every step."""
+    if d.family == "edges" and d.draw(st.booleans()):
+        n = d.size(1, 6)
+        x = torch.ones(n, 1)
+        return Inputs((x, torch.full((n, 1), 1.5), 0.25, d.size(2, 6)))
     n, f = d.size(1, 6), d.size(1, 3)
     x = d.tensor(n, f, low=-1.0, high=1.0)
     y = x @ d.tensor(f, 1) + 0.5 + 0.1 * d.tensor(n, 1, low=-1.0, high=1.0)
@@ -209,13 +219,20 @@ def _compare_fit_linear(got, expected, what: str, inputs: Inputs) -> None:
         check_shape(got_t, shape, what=_from(name, what))
     rtol, atol = TOLERANCE[x.dtype] if x.dtype != torch.float64 else (1e-9, 1e-10)
     if losses:
-        assert_close(
-            torch.tensor(losses, dtype=torch.float64),
-            torch.tensor(ref_losses, dtype=torch.float64),
-            what=_("the losses from {what} (the loss before each update)").format(what=what),
-            rtol=max(rtol, 1e-6),
-            atol=max(atol, 1e-8),
-        )
+        # float64: loss.item() is a float64 number; a float32 reading (loss.float().item()) is
+        # off by about 1e-8, like a float32 working copy
+        loss_tol = (rtol, atol) if x.dtype == torch.float64 else (max(rtol, 1e-6), max(atol, 1e-8))
+        try:
+            assert_close(
+                torch.tensor(losses, dtype=torch.float64),
+                torch.tensor(ref_losses, dtype=torch.float64),
+                what=_("the losses from {what} (the loss before each update)").format(what=what),
+                rtol=loss_tol[0],
+                atol=loss_tol[1],
+            )
+        except CheckError as err:
+            hint = _precision() if x.dtype == torch.float64 else ""
+            raise CheckError(f"{err}{hint}") from None
     for got_t, ref, name in ((w, ref_w, "w"), (b, ref_b, "b")):
         try:
             assert_close(got_t.detach(), ref, what=_from(name, what), rtol=rtol, atol=atol)
@@ -273,6 +290,23 @@ def check_fit_linear(fit_linear) -> None:
                 "needed, and a function must not change the caller's random stream."
             ).format(what=what)
         )
+    _check_grad_mode_kept(fit_linear, [x, y, 0.1, 3], what)
+
+
+def _check_grad_mode_kept(fn, args: list, what: str) -> None:
+    """Called inside a caller's torch.no_grad() block, the answer may raise, but where it
+    returns, recording must still be off: torch.set_grad_enabled(True) at its end (rather than
+    putting back what it found) would switch autograd on for the rest of the caller's block."""
+    seen = observe(probes.probe_under_no_grad, fn, {"args": args}, what)
+    if not seen["raised"] and seen["grad_enabled_after"]:
+        raise CheckError(
+            _(
+                "{what}, called inside the caller's torch.no_grad() block, returned with "
+                "autograd switched on (torch.set_grad_enabled(True) at the end): the rest of the "
+                "caller's block would record graphs. Switch modes in a `with` block "
+                "(torch.no_grad(), torch.enable_grad()), which puts back what it found."
+            ).format(what=what)
+        )
 
 
 # Exercise 3 ------------------------------------------------------------------------------
@@ -326,7 +360,7 @@ ACCUMULATED_GRAD = Contract(
     "accumulated_grad",
     _reference_accumulated_grad,
     _draw_accumulated_grad,
-    families=("values", "edges", "strides", "memory"),
+    families=("values", "edges", "strides", "device", "memory"),
     may_change=(1,),  # w.grad: the text returns it, an answer may also leave it as it found it
     compare=_compare_accumulated_grad,
     arg_names=("loss_fn", "w", "x", "y", "micro_size"),
@@ -430,7 +464,8 @@ def _reference_round_ste(x):
 
 
 def _draw_round_ste(d: Draw) -> Inputs:
-    """Any shape (0-d and empty included); plain values, or halves, where rounding ties."""
+    """Any shape (0-d and empty included); plain values, or halves, where rounding ties;
+    edges also draw float64 beside a tie and magnitudes beyond int64."""
     shape = [d.size(1, 4, empty_ok=True) for _axis in range(d.draw(st.integers(0, 2)))]
     if d.family in ("edges", "device") and d.draw(st.booleans()):
         # empty, in one or two axes (the engine draws 0 rarely); on meta, the path an empty
@@ -440,6 +475,11 @@ def _draw_round_ste(d: Draw) -> Inputs:
         # float64 just beside a tie (1.5 - 1e-9 rounds to 1): a float32 copy makes it the tie
         nudge = d.draw(st.sampled_from([1e-9, -1e-9]))
         return Inputs((d.integers(*shape, low=-7, high=8).double() * 0.5 + nudge,))
+    if d.family == "edges" and d.draw(st.booleans()):
+        # large magnitudes, whole numbers already: beyond int32 and int64, so a round trip
+        # through .long() or .int() overflows where torch.round leaves them as they are
+        big = torch.tensor([1.0e19, -2.0e20, 7.0e30, -4.0e25])
+        return Inputs((big[d.integers(*shape, low=0, high=4)],))
     if d.draw(st.booleans()):  # ties: torch.round sends halves to the even neighbour
         return Inputs((d.integers(*shape, low=-7, high=8).float() * 0.5,))
     return Inputs((d.tensor(*shape, low=-4.0, high=4.0),))
@@ -455,7 +495,10 @@ ROUND_STE = Contract(
 
 @uses(ROUND_STE)
 def check_round_ste(round_ste) -> None:
-    """The contract: torch.round's values, the upstream gradient passed straight through."""
+    """The contract: torch.round's values, the upstream gradient passed straight through;
+    then a call inside the caller's torch.no_grad() (quantised inference) leaves it off."""
+    x = torch.tensor([0.2, 1.7, -2.6], device=get_device())
+    _check_grad_mode_kept(round_ste, [x], _("round_ste(x of shape {shape})").format(shape=(3,)))
 
 
 # Exercise 5 ------------------------------------------------------------------------------
@@ -618,6 +661,22 @@ def _derivatives_hint(family: str, inputs: Inputs) -> str:
     return ""
 
 
+def _compare_no_graph(got, expected, what: str, inputs: Inputs) -> None:
+    """The values, after the result's own graph: for an x that does not require grad, the
+    derivative is a plain tensor (a create_graph=True on the last differentiation returns one
+    that requires grad and keeps every graph of the call alive as long as the caller keeps it)."""
+    if isinstance(got, torch.Tensor) and got.requires_grad:
+        raise CheckError(
+            _(
+                "{what} returned a tensor that requires grad although x does not: it carries "
+                "the graph of the last differentiation, and keeps every saved tensor of the call "
+                "alive while the caller holds the result. Differentiate the last time without "
+                "create_graph=True (or return the result .detach()ed)."
+            ).format(what=what)
+        )
+    compare_values(got, expected, what, inputs)
+
+
 def _reference_second_derivative(f, x):
     x = x.detach().clone().requires_grad_(True)
     out = f(x).sum()
@@ -642,6 +701,7 @@ SECOND_DERIVATIVE = Contract(
     _reference_second_derivative,
     _draw_second_derivative,
     families=("values", "edges", "strides", "dtypes", "device"),
+    compare=_compare_no_graph,
     arg_names=("f", "x"),
     hint=_derivatives_hint,
     tolerance=FLOAT64_EXACT,
@@ -650,12 +710,13 @@ SECOND_DERIVATIVE = Contract(
 
 @uses(SECOND_DERIVATIVE)
 def check_second_derivative(second_derivative) -> None:
-    """The contract, then a caller's x that is itself a leaf requiring grad: left as it was."""
+    """The contract, then a caller's x that is itself a leaf requiring grad, its .grad holding
+    a stale gradient: left as it was."""
     x = _randn(2, 3, g=_gen(60), dtype=torch.float64)
     what = _("second_derivative({name}, x of shape {shape}, {dtype})").format(
         name="x**3", shape=(2, 3), dtype="float64"
     )
-    case = {"function": "x**3", "x": x, "leaf": True}
+    case = {"function": "x**3", "x": x, "leaf": True, "stale": True}
     hint = {_NO_GRAPH: _create_graph_hint()}
     if _observe(probes.probe_second_derivative, second_derivative, case, what, hint)["x_touched"]:
         raise _not_leave_caller(what)
@@ -692,6 +753,7 @@ HVP = Contract(
     _reference_hvp,
     _draw_hvp,
     families=("values", "edges", "strides", "dtypes", "device", "largest"),
+    compare=_compare_no_graph,
     rules=(
         "torch.autograd.functional.hessian",
         "torch.autograd.functional.jacobian",
@@ -718,7 +780,7 @@ def check_hvp(hvp) -> None:
     a, c = _randn(3, 3, g=g, dtype=torch.float64), _randn(3, g=g, dtype=torch.float64)
     x, v = _randn(3, g=g, dtype=torch.float64), _randn(3, g=g, dtype=torch.float64)
     what = _("hvp({name}, x of shape {shape})").format(name="x @ A @ x", shape=(3,))
-    case = {"function": "x @ A @ x", "a": a, "c": c, "x": x, "v": v, "leaf": True}
+    case = {"function": "x @ A @ x", "a": a, "c": c, "x": x, "v": v, "leaf": True, "stale": True}
     hint = {_NO_GRAPH: _create_graph_hint()}
     seen = _observe(probes.probe_hvp, hvp, case, what, hint)
     if seen["x_touched"]:

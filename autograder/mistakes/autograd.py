@@ -1547,3 +1547,231 @@ MISTAKES["hvp"] += [
         ),
     ),
 ]
+
+# Red-team round 3: holes found by answers written from the text alone.
+MISTAKES["fit_linear"] += [
+    Mistake(
+        name="stops-early-when-converged",
+        message="The loop stopped once the loss was tiny, so fewer than num_steps losses came "
+        "back: the text asks for num_steps steps and one loss per step, whatever the loss. Run "
+        "every step.",
+        code=(
+            "import torch\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        loss = ((x @ w + b - y) ** 2).mean()\n"
+            "        losses.append(loss.item())\n"
+            "        if loss.item() < 1e-10:  # converged\n"
+            "            break\n"
+            "        loss.backward()\n"
+            "        with torch.no_grad():\n"
+            "            w -= lr * w.grad\n"
+            "            b -= lr * b.grad\n"
+            "        w.grad.zero_()\n"
+            "        b.grad.zero_()\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+    Mistake(
+        name="loss-read-in-float32",
+        message="Each loss was read through a float32 copy (loss.float().item()): for float64 "
+        "inputs it is only close to the loss. Append loss.item(), which keeps the loss's dtype.",
+        code=_fit_linear(_NO_GRAD_UPDATE).replace("loss.item()", "loss.detach().float().item()"),
+    ),
+    Mistake(
+        name="grad-mode-switched-on-at-end",
+        message="torch.set_grad_enabled(False) for the update and torch.set_grad_enabled(True) "
+        "at the end: called inside the caller's torch.no_grad() block, it switches autograd on "
+        "for the rest of that block. Update inside a with torch.no_grad(): block, which puts "
+        "back what it found.",
+        code=(
+            "import torch\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        torch.set_grad_enabled(True)\n"
+            "        loss = ((x @ w + b - y) ** 2).mean()\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        torch.set_grad_enabled(False)\n"
+            "        w -= lr * w.grad\n"
+            "        b -= lr * b.grad\n"
+            "        w.grad.zero_()\n"
+            "        b.grad.zero_()\n"
+            "    torch.set_grad_enabled(True)\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+]
+
+MISTAKES["accumulated_grad"] += [
+    Mistake(
+        name="grad-zeros-made-on-cpu",
+        message="w.grad was cleared with torch.zeros(w.shape, dtype=w.dtype), which lands on the "
+        "CPU: on a GPU, backward() cannot add into it. Clear it with w.grad = None (or "
+        "torch.zeros_like(w)).",
+        code=_accumulated(
+            "    w.grad = torch.zeros(w.shape, dtype=w.dtype)\n"
+            "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+            "        (loss_fn(w, xb, yb) * (len(xb) / n)).backward()\n"
+        ),
+    ),
+    Mistake(
+        name="scale-tensor-on-cpu",
+        message="The scale torch.tensor([len(xb) / n]) is a one-element tensor on the CPU: on a "
+        "GPU, multiplying the loss by it fails. len(xb) / n is a Python number: multiply by it "
+        "directly.",
+        code=_accumulated(
+            "    w.grad = None\n"
+            "    for xb, yb in zip(x.split(micro_size), y.split(micro_size)):\n"
+            "        scale = torch.tensor([len(xb) / n], dtype=x.dtype)\n"
+            "        (loss_fn(w, xb, yb) * scale).sum().backward()\n"
+        ),
+    ),
+]
+
+MISTAKES["round_ste"] += [
+    Mistake(
+        name="grad-mode-switched-on-at-end",
+        message="The correction was computed between torch.set_grad_enabled(False) and "
+        "torch.set_grad_enabled(True): called inside the caller's torch.no_grad() block (quantised "
+        "inference), it switches autograd on for the rest of that block. Use .detach() (or a with "
+        "torch.no_grad(): block, which puts back what it found).",
+        code=(
+            "import torch\n"
+            "def round_ste(x):\n"
+            "    torch.set_grad_enabled(False)\n"
+            "    correction = x.round() - x\n"
+            "    torch.set_grad_enabled(True)\n"
+            "    return x + correction\n"
+        ),
+    ),
+    Mistake(
+        name="rounds-through-int64",
+        message="The rounded values went through .long() and back: beyond int64 (about 9.2e18) "
+        "they overflow, where torch.round leaves a whole number as it is. Round in x's own "
+        "dtype: x + (x.round() - x).detach().",
+        code=(
+            "import torch\n"
+            "def round_ste(x):\n"
+            "    return x + (x.round().long().to(x.dtype) - x).detach()\n"
+        ),
+    ),
+]
+
+_SECOND_BODY = (
+    "    y = f(t)\n"
+    "    if not y.requires_grad:\n"
+    "        return torch.zeros_like(x)\n"
+    "    (g,) = torch.autograd.grad(y.sum(), t, create_graph=True)\n"
+    "    if not g.requires_grad:\n"
+    "        return torch.zeros_like(x)\n"
+)
+
+MISTAKES["second_derivative"] += [
+    Mistake(
+        name="callers-grad-cleared",
+        message="When the caller's x is a leaf that requires grad, the answer differentiates x "
+        "itself with backward() and then sets x.grad = None: a gradient the caller had there is "
+        "gone. Work on x.detach().clone().requires_grad_(True) and use torch.autograd.grad.",
+        code=(
+            "import torch\n"
+            "def second_derivative(f, x):\n"
+            "    t = x if x.requires_grad else x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    y.sum().backward(create_graph=True)\n"
+            "    g = t.grad\n"
+            "    t.grad = None\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    return torch.autograd.grad(g.sum(), t)[0]\n"
+        ),
+    ),
+    Mistake(
+        name="last-grad-keeps-graph",
+        message="The second torch.autograd.grad also has create_graph=True: the result requires "
+        "grad and keeps both graphs alive as long as the caller holds it. Only the first call "
+        "needs create_graph=True.",
+        code=(
+            "import torch\n"
+            "def second_derivative(f, x):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            + _SECOND_BODY
+            + "    return torch.autograd.grad(g.sum(), t, create_graph=True)[0]\n"
+        ),
+    ),
+]
+
+MISTAKES["hvp"] += [
+    Mistake(
+        name="last-grad-keeps-graph",
+        message="The second torch.autograd.grad also has create_graph=True: the result requires "
+        "grad and keeps both graphs alive as long as the caller holds it. Only the first call "
+        "needs create_graph=True.",
+        code=(
+            "import torch\n"
+            "def hvp(f, x, v):\n"
+            "    t = x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g,) = torch.autograd.grad(y, t, create_graph=True)\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    return torch.autograd.grad((g * v).sum(), t, create_graph=True)[0]\n"
+        ),
+    ),
+    Mistake(
+        name="callers-grad-cleared",
+        message="When the caller's x is a leaf that requires grad, the answer runs backward() "
+        "into x itself and then sets x.grad = None: a gradient the caller had there is gone. Work "
+        "on x.detach().clone().requires_grad_(True) and use torch.autograd.grad.",
+        code=(
+            "import torch\n"
+            "def hvp(f, x, v):\n"
+            "    t = x if x.requires_grad else x.detach().clone().requires_grad_(True)\n"
+            "    y = f(t)\n"
+            "    if not y.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g,) = torch.autograd.grad(y, t, create_graph=True)\n"
+            "    if not g.requires_grad:\n"
+            "        return torch.zeros_like(x)\n"
+            "    (g * v).sum().backward()\n"
+            "    hv = t.grad.detach().clone()\n"
+            "    t.grad = None\n"
+            "    return hv\n"
+        ),
+    ),
+]
+
+MISTAKES["mse_grads"] += [
+    Mistake(
+        name="forward-mode-dual-numbers",
+        message="The gradients came from forward-mode autograd (dual numbers, one tangent per "
+        "parameter entry), which works under torch.no_grad() but is still autograd: the text "
+        "asks for them by hand. grad_w = (2 / N) * x.T @ r, grad_b = (2 / N) * r.sum(dim=0).",
+        code=(
+            "import torch\n"
+            "import torch.autograd.forward_ad as fwAD\n"
+            "def mse_grads(x, y, w, b):\n"
+            "    def loss(w_, b_):\n"
+            "        return ((x @ w_ + b_ - y) ** 2).mean()\n"
+            "    grad_w = torch.zeros_like(w)\n"
+            "    with fwAD.dual_level():\n"
+            "        for i in range(w.shape[0]):\n"
+            "            t = torch.zeros_like(w)\n"
+            "            t[i, 0] = 1\n"
+            "            grad_w[i, 0] = fwAD.unpack_dual(loss(fwAD.make_dual(w, t), b)).tangent\n"
+            "        dual_b = fwAD.make_dual(b, torch.ones_like(b))\n"
+            "        grad_b = fwAD.unpack_dual(loss(w, dual_b)).tangent.reshape(1)\n"
+            "    return grad_w, grad_b\n"
+        ),
+    ),
+]

@@ -82,21 +82,35 @@ def probe_fit_linear(fit_linear, case: dict) -> dict:
         with torch.random.fork_rng(devices=[]):  # a state of the probe's own, restored afterwards
             seed_cpu(2718 + case["num_steps"])
             rng_before = torch.random.get_rng_state()
-            with (
-                torch.enable_grad(),  # as a caller's training code has it
-                torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack),
-            ):
-                result = fit_linear(x, y, case["lr"], case["num_steps"])
+            counted = True
+            try:
+                with (
+                    torch.enable_grad(),  # as a caller's training code has it
+                    torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack),
+                ):
+                    result = fit_linear(x, y, case["lr"], case["num_steps"])
+            except RuntimeError as err:
+                # torch.func's transforms (autograd all the same) refuse saved-tensor hooks:
+                # call again without counting
+                if "saved tensor hooks" not in str(err):
+                    raise
+                counted = False
+                x.copy_(x_before)
+                y.copy_(y_before)
+                with torch.enable_grad():
+                    result = fit_linear(x, y, case["lr"], case["num_steps"])
             rng_untouched = torch.equal(torch.random.get_rng_state(), rng_before)
     finally:
         torch.optim.Optimizer.__init__ = original
-    return {
+    seen = {
         "result": result,
         "inputs_unchanged": torch.equal(x, x_before) and torch.equal(y, y_before),
         "global_rng_untouched": rng_untouched,
         "optimizers": sorted(set(optimizers)),
-        "differentiations": len(unpacked),
     }
+    if counted:  # saved tensors a backward pass read; absent where they could not be counted
+        seen["differentiations"] = len(unpacked)
+    return seen
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,14 +263,29 @@ ELEMENTWISE = {
 }
 
 
+STALE_GRAD = 0.5  # what a caller's leaf x holds in .grad before the call, with ``stale``
+
+
 def _caller_x(case: dict) -> torch.Tensor:
-    """The caller's x: a plain tensor, or (``leaf``) a leaf that requires grad itself."""
+    """The caller's x: a plain tensor, or (``leaf``) a leaf that requires grad itself; with
+    ``stale`` too, its .grad already holds STALE_GRAD everywhere (left from an earlier step)."""
     x = build(case["x"])
-    return x.detach().clone().requires_grad_(True) if case.get("leaf") else x
+    if not case.get("leaf"):
+        return x
+    x = x.detach().clone().requires_grad_(True)
+    if case.get("stale"):
+        x.grad = torch.full_like(x, STALE_GRAD)
+    return x
 
 
 def _touched(x: torch.Tensor, case: dict) -> bool:
-    return x.requires_grad != bool(case.get("leaf")) or x.grad is not None
+    """Whether the caller's requires_grad or .grad changed: a .grad filled, added to, zeroed
+    or cleared (``x.grad = None`` after a backward() into it shows only where one was there)."""
+    if x.requires_grad != bool(case.get("leaf")):
+        return True
+    if not (case.get("leaf") and case.get("stale")):
+        return x.grad is not None
+    return x.grad is None or not torch.equal(x.grad, torch.full_like(x, STALE_GRAD))
 
 
 def probe_second_derivative(second_derivative, case: dict) -> dict:
@@ -288,6 +317,21 @@ def probe_hvp(hvp, case: dict) -> dict:
     result = hvp(f, x, v)
     touched = _touched(x, case) or not torch.equal(x.detach(), x_before)
     return {"result": result, "x_touched": touched, "v_unchanged": torch.equal(v, v_before)}
+
+
+def probe_under_no_grad(fn, case: dict) -> dict:
+    """``fn(*case["args"])`` called inside a caller's ``torch.no_grad()`` block: whether it
+    raised (an answer need not work there) and, where it returned, whether recording was
+    still off afterwards (``torch.set_grad_enabled(True)`` before returning switches it on
+    for the rest of the caller's block)."""
+    args = [build(a) if isinstance(a, (torch.Tensor, dict)) else a for a in case["args"]]
+    with torch.no_grad():
+        try:
+            fn(*args)
+        except Exception:
+            return {"raised": True, "grad_enabled_after": False}
+        enabled = torch.is_grad_enabled()
+    return {"raised": False, "grad_enabled_after": enabled}
 
 
 def probe_hvp_calls(hvp, case: dict) -> dict:

@@ -80,6 +80,8 @@ SHORTCUTS: dict[str, Callable | Kernels] = {
     "torch.autograd.functional.hessian": torch.autograd.functional.hessian,
     "torch.autograd.functional.hvp": torch.autograd.functional.hvp,
     "torch.autograd.functional.vhp": torch.autograd.functional.vhp,
+    # 02_autograd: forward-mode autograd (dual numbers; torch.func.jvp makes them too)
+    "torch.autograd.forward_ad.make_dual": torch._make_dual,
     # 04_layers: the same routines as kernels, however they are reached
     "ATen's normalisation kernels": Kernels(
         ("batch_norm", "instance_norm", "group_norm", "layer_norm", "rms_norm")

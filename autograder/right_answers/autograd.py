@@ -560,3 +560,134 @@ RIGHT_ANSWERS["hvp"] += [
         ),
     ),
 ]
+
+# Red-team round 3: right answers in other styles.
+RIGHT_ANSWERS["fit_linear"] += [
+    RightAnswer(
+        name="squeezed-predictions",
+        why="Predictions and targets squeezed to (N,) (the bias broadcasts), w kept (F, 1); the "
+        "loss is the same mean of squares.",
+        code=(
+            "import torch\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    target = y.reshape(-1)\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        loss = ((x @ w).reshape(-1) + b - target).pow(2).mean()\n"
+            "        losses.append(loss.item())\n"
+            "        loss.backward()\n"
+            "        with torch.no_grad():\n"
+            "            for p in (w, b):\n"
+            "                p -= lr * p.grad\n"
+            "                p.grad.zero_()\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["accumulated_grad"] += [
+    RightAnswer(
+        name="slices-and-caller-grad-restored",
+        why="Micro-batches by slicing x[i:i + micro_size] instead of split; the gradient is "
+        "returned and the caller's earlier .grad put back (the text allows either).",
+        code=(
+            "import torch\n"
+            "def accumulated_grad(loss_fn, w, x, y, micro_size):\n"
+            "    old = w.grad\n"
+            "    w.grad = None\n"
+            "    n = x.shape[0]\n"
+            "    for i in range(0, n, micro_size):\n"
+            "        xb, yb = x[i:i + micro_size], y[i:i + micro_size]\n"
+            "        loss_fn(w, xb, yb).mul(xb.shape[0] / n).backward()\n"
+            "    g = w.grad\n"
+            "    w.grad = old\n"
+            "    return g\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["round_ste"] += [
+    RightAnswer(
+        name="correction-under-no-grad",
+        why="The correction computed inside a with torch.no_grad(): block instead of "
+        ".detach(): a constant to autograd all the same, and the caller's mode is put back.",
+        code=(
+            "import torch\n"
+            "def round_ste(x):\n"
+            "    with torch.no_grad():\n"
+            "        correction = torch.round(x) - x\n"
+            "    return x + correction\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["HuberFunction"] += [
+    RightAnswer(
+        name="clamped-magnitude",
+        why="forward from q = min(|x|, delta): 0.5 q**2 + delta (|x| - q), one expression for "
+        "both parts; backward through torch.clamp with min= and max=.",
+        code=(
+            "import torch\n"
+            "class HuberFunction(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, delta):\n"
+            "        ctx.save_for_backward(x)\n"
+            "        ctx.delta = delta\n"
+            "        a = x.abs()\n"
+            "        q = torch.clamp(a, max=delta)\n"
+            "        return 0.5 * q * q + delta * (a - q)\n"
+            "\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        (x,) = ctx.saved_tensors\n"
+            "        return grad_output * torch.clamp(x, min=-ctx.delta, max=ctx.delta), None\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["second_derivative"] += [
+    RightAnswer(
+        name="try-except-zeros",
+        why="Both differentiations in one try block; the RuntimeError autograd raises where a "
+        "derivative has no graph becomes zeros. x.detach() shares memory but requires_grad_ "
+        "flags only the new tensor.",
+        code=(
+            "import torch\n"
+            "def second_derivative(f, x):\n"
+            "    t = x.detach().requires_grad_()\n"
+            "    try:\n"
+            "        (d1,) = torch.autograd.grad(f(t).sum(), [t], create_graph=True)\n"
+            "        (d2,) = torch.autograd.grad(d1.sum(), [t])\n"
+            "    except RuntimeError:\n"
+            "        return torch.zeros_like(x)\n"
+            "    return d2\n"
+        ),
+    ),
+]
+
+RIGHT_ANSWERS["fit_linear"] += [
+    RightAnswer(
+        name="torch-func-grad",
+        why="The gradients from torch.func.grad of the loss with respect to (w, b) instead of "
+        "backward(): autograd all the same, nothing to zero; the in-place update under no_grad.",
+        code=(
+            "import torch\n"
+            "from torch.func import grad\n"
+            "def fit_linear(x, y, lr, num_steps):\n"
+            "    w = torch.zeros(x.shape[1], 1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    b = torch.zeros(1, dtype=x.dtype, device=x.device, requires_grad=True)\n"
+            "    def mse(w_, b_):\n"
+            "        return ((x @ w_ + b_ - y) ** 2).mean()\n"
+            "    losses = []\n"
+            "    for _ in range(num_steps):\n"
+            "        losses.append(mse(w, b).item())\n"
+            "        grad_w, grad_b = grad(mse, argnums=(0, 1))(w, b)\n"
+            "        with torch.no_grad():\n"
+            "            w -= lr * grad_w\n"
+            "            b -= lr * grad_b\n"
+            "    return w, b, losses\n"
+        ),
+    ),
+]
