@@ -168,7 +168,7 @@ def _draw_overfit(d: Draw) -> Inputs:
     """A model in training mode, a batch (the edges family favours one example), a mean loss;
     num_steps (0 in the edges family) and lr given, or both left to their defaults."""
     g = torch.Generator().manual_seed(d.draw(st.integers(0, 2**16)))
-    shape = d.draw(st.sampled_from(["step model", "batchnorm", "float64 targets"]))
+    shape = d.draw(st.sampled_from(["step model", "batchnorm", "float64 targets", "tied"]))
     if shape == "batchnorm":  # the recorded loss is the training-mode one (batch statistics)
         spec = {
             "kind": "batchnorm",
@@ -180,6 +180,17 @@ def _draw_overfit(d: Draw) -> Inputs:
         model = {"model": spec, "grads": _stale_grads(spec, g)}
         batch = {"x": x, "y": y, "loss": "cross_entropy"}
         label = "an MLP with BatchNorm1d in training mode (its .grad left from an earlier step)"
+    elif shape == "tied":  # one weight shared by two layers: Adam must see it once
+        spec = {
+            "kind": "tied",
+            "dtype": torch.float32,
+            "device": torch.device("cpu"),
+            "params": probes.random_params(probes.Tied(), g),
+        }
+        x, y = _classification(d.size(1, 8), 4, 4, g, "cpu")
+        model = {"model": spec, "grads": _stale_grads(spec, g)}
+        batch = {"x": x, "y": y, "loss": "cross_entropy"}
+        label = _GRAD_NORM_MODELS["tied"] + " (its .grad left from an earlier step)"
     elif shape == "float64 targets":
         model, batch, label = _draw_step_model(d, g, d.size(1, 8), kind="float64 mlp")
         if d.draw(st.booleans()):  # targets it already fits: every loss is 0, every step counts
@@ -813,6 +824,10 @@ _NONFINITE_MODELS = {
     # finite outputs near float32's largest value: a check on their sum or mean overflows
     "huge_finite": "finite outputs near float32's largest value (their sum overflows)",
     "empty_batch": "an ordinary MLP on an empty batch (0 rows)",
+    # float64 outputs near 1e300: finite, but inf once cast to float32
+    "huge_float64": "a float64 model whose finite outputs lie beyond float32's range",
+    # x holds -inf, the first ReLU makes it 0: no module outputs a non-finite value
+    "nonfinite_input": "an input holding -inf that the first ReLU turns into 0",
 }
 
 
@@ -877,6 +892,16 @@ def _compare_nonfinite(got, expected: str | None, what: str, inputs: Inputs) -> 
             hint += _(
                 " Its outputs are close to float32's largest value: test every element "
                 "with torch.isfinite(t).all(), not a sum or a mean of them (which overflows)."
+            )
+        elif spec.get("model") == "huge_float64":
+            hint += _(
+                " Its outputs are float64 and far beyond float32's range: test them in their "
+                "own dtype, torch.isfinite(t), not after .float()."
+            )
+        elif spec.get("model") == "nonfinite_input":
+            hint += _(
+                " Only a module's output counts: x itself holds -inf, but the first module "
+                "(a ReLU) outputs 0 there."
             )
     elif expected in containers and (got is None or got not in containers):
         hint = _(
@@ -1553,6 +1578,15 @@ def _seeded_draws(set_seed, seed: int, salt: int, device: torch.device) -> dict[
                 "shuffling needs a CPU generator: torch.Generator() (no device "
                 "argument)."
             ).format(what=what, generator_device=seen["generator_device"])
+        )
+    if str(seed) not in seen.get("cuda_seeds", []):
+        raise CheckError(
+            _(
+                "{what} did not seed CUDA's generators with {seed} (torch.cuda.manual_seed_all "
+                "was called with {got}): on a GPU the model's dropout and every random tensor "
+                "made there would differ from run to run. torch.manual_seed(seed) seeds the "
+                "CPU and all CUDA devices."
+            ).format(what=what, seed=seed, got=seen.get("cuda_seeds", []))
         )
     if seed < 2**32:
         fresh = torch.Generator().manual_seed(seed)

@@ -2553,3 +2553,32 @@ MISTAKES["per_sample_grad_norms"] += [
         code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef per_sample_grad_norms(model, loss_fn, x, y):\n    from torch.func import functional_call, grad, vmap\n    was = model.training\n    model.eval()\n    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n    def f(params, xo, yo):\n        return loss_fn(functional_call(model, params, (xo.unsqueeze(0),)), yo.unsqueeze(0))\n    try:\n        g = vmap(grad(f), in_dims=(None, 0, 0))(params, x, y)\n    finally:\n        model.train(was)\n    return torch.sqrt(sum(v.flatten(1).pow(2).sum(1) for v in g.values()))\n",
     ),
 ]
+
+# ----------------------------------------------------------------------------- red-team round 3
+
+MISTAKES["overfit_one_batch"] += [
+    Mistake(
+        name="tied-weight-listed-twice",
+        message="Collecting the parameters module by module lists a weight shared by two layers (tied) twice, so Adam updates it twice per step. Build the optimizer from model.parameters(), which lists every parameter once.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n    import torch\n    params = [p for m in model.modules() for p in m.parameters(recurse=False)]\n    opt = torch.optim.Adam(params, lr=lr)\n    losses = []\n    for _ in range(num_steps):\n        opt.zero_grad()\n        loss = loss_fn(model(x), y)\n        losses.append(loss.item())\n        loss.backward()\n        opt.step()\n    return losses\n",
+    ),
+]
+MISTAKES["first_nonfinite_module"] += [
+    Mistake(
+        name="float32-cast-check",
+        message="Casting the outputs to float32 before the test turns finite float64 values beyond float32's range (about 3.4e38) into inf. Test each tensor in its own dtype: torch.isfinite(t).all().",
+        code='import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    import torch\n    found = []\n    def hook(name):\n        def f(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any((t.float().abs() == float("inf")).any() or t.float().isnan().any() for t in outs):\n                found.append(name)\n        return f\n    hs = [m.register_forward_hook(hook(n)) for n, m in model.named_modules() if n]\n    try:\n        with torch.no_grad():\n            model(x)\n    finally:\n        for h in hs:\n            h.remove()\n    return found[0] if found else None\n',
+    ),
+    Mistake(
+        name="flags-nonfinite-inputs",
+        message="Only a module's output counts: a module whose input holds inf but whose output is finite (a ReLU turns -inf into 0) did not make a non-finite value. Test the outputs only.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    import torch\n    found = []\n    def hook(name):\n        def f(m, i, o):\n            outs = list(o) if isinstance(o, (tuple, list)) else [o]\n            outs += [t for t in i if isinstance(t, torch.Tensor)]\n            if not found and any(not torch.isfinite(t).all() for t in outs):\n                found.append(name)\n        return f\n    hs = [m.register_forward_hook(hook(n)) for n, m in model.named_modules() if n]\n    try:\n        with torch.no_grad():\n            model(x)\n    finally:\n        for h in hs:\n            h.remove()\n    return found[0] if found else None\n",
+    ),
+]
+MISTAKES["set_seed"] += [
+    Mistake(
+        name="cpu-generator-only",
+        message="torch.random.default_generator.manual_seed(seed) seeds the CPU generator only: on a GPU every CUDA draw (dropout, torch.randn(..., device='cuda')) still differs between runs. torch.manual_seed(seed) seeds the CPU and all CUDA devices.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef set_seed(seed):\n    import random, numpy as np, torch\n    random.seed(seed); np.random.seed(seed % 2**32)\n    torch.random.default_generator.manual_seed(seed)\n    return torch.Generator().manual_seed(seed)\n",
+    ),
+]

@@ -663,6 +663,24 @@ def _huge_finite():
     return m, torch.tensor([[3.0, 3.0], [2.0, 3.0]])
 
 
+def _huge_float64():
+    """A float64 model whose outputs are finite but far beyond float32's range (about 1e300):
+    cast to float32 they would read as inf."""
+    m = nn.Sequential(nn.Linear(2, 2), nn.Tanh()).double()
+    _set_linear(
+        m[0], 1e300 * torch.eye(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64)
+    )
+    return m, torch.tensor([[3.0, -2.0], [1.0, 0.5]], dtype=torch.float64)
+
+
+def _nonfinite_input():
+    """x itself holds -inf; the first ReLU turns it into 0, so every module's output is finite
+    (only outputs count, not inputs)."""
+    m = nn.Sequential(nn.ReLU(), nn.Linear(3, 2))
+    _set_linear(m[1], torch.ones(2, 3), torch.zeros(2))
+    return m, torch.tensor([[1.0, -float("inf"), 2.0]])
+
+
 def _empty_batch():
     m, x = _ordinary()
     return m, x[:0]
@@ -691,6 +709,8 @@ NONFINITE_MODELS = {
     "ordinary": _ordinary,
     "huge_finite": _huge_finite,
     "empty_batch": _empty_batch,
+    "huge_float64": _huge_float64,
+    "nonfinite_input": _nonfinite_input,
 }
 
 
@@ -807,7 +827,24 @@ def probe_set_seed(set_seed, case: dict) -> dict:
     random.seed(case["salt"])
     np.random.seed(case["salt"])
     torch.manual_seed(case["salt"])
-    generator = set_seed(case["seed"])
+    cuda_seeds: list[str] = []  # what CUDA's manual_seed_all received (torch.manual_seed calls it)
+
+    def recorded(f):
+        def manual_seed_all(seed):
+            cuda_seeds.append(str(seed))
+            return f(seed)
+
+        return manual_seed_all
+
+    homes = (torch.cuda, torch.cuda.random)
+    saved = [(home, home.manual_seed_all) for home in homes]
+    try:
+        for home, f in saved:
+            home.manual_seed_all = recorded(f)
+        generator = set_seed(case["seed"])
+    finally:
+        for home, f in saved:
+            home.manual_seed_all = f
     if not isinstance(generator, torch.Generator):
         return {"generator": False, "returned": _plain(generator)}
     device = case["device"]
@@ -829,6 +866,7 @@ def probe_set_seed(set_seed, case: dict) -> dict:
         "is_global": is_global,
         "generator_moves_global": not torch.equal(torch.get_rng_state(), state),
         "generator_device": generator.device,
+        "cuda_seeds": cuda_seeds,
     }
 
 

@@ -644,3 +644,55 @@ RIGHT_ANSWERS["first_nonfinite_module"] += [
         code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    found = []\n    handles = []\n    def mk(name):\n        def hook(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if not found and any(not torch.isfinite(t).all() for t in outs):\n                found.append(name)\n        return hook\n    try:\n        for name, m in model.named_modules():\n            if name:\n                handles.append(m.register_forward_hook(mk(name)))\n        with torch.inference_mode():\n            model(x)\n    finally:\n        for h in handles:\n            h.remove()\n    return found[0] if found else None\n",
     ),
 ]
+
+# ----------------------------------------------------------------------------- red-team round 3
+
+RIGHT_ANSWERS["overfit_one_batch"] += [
+    RightAnswer(
+        name="adam-trainable-while",
+        why="Adam over the parameters that require grad only and a while loop: frozen parameters never get a gradient, so Adam would skip them anyway.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef overfit_one_batch(model, x, y, loss_fn, num_steps=100, lr=1e-2):\n    import torch\n    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)\n    losses = []\n    step = 0\n    while step < num_steps:\n        opt.zero_grad(set_to_none=False)\n        loss = loss_fn(model(x), y)\n        losses.append(loss.item())\n        loss.backward()\n        opt.step()\n        step += 1\n    return losses\n",
+    ),
+]
+RIGHT_ANSWERS["clipped_step"] += [
+    RightAnswer(
+        name="manual-total-norm-clip",
+        why="The total norm by hand (a norm of the per-parameter norms), then every gradient scaled by min(1, max_norm / (norm + 1e-6)) in place: what clip_grad_norm_ does.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef clipped_step(model, optimizer, loss, max_norm):\n    import torch\n    optimizer.zero_grad()\n    loss.backward()\n    grads = [p.grad for p in model.parameters() if p.grad is not None]\n    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))\n    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)\n    with torch.no_grad():\n        for g in grads:\n            g.mul_(coef)\n    optimizer.step()\n    return total.item()\n",
+    ),
+]
+RIGHT_ANSWERS["first_nonfinite_module"] += [
+    RightAnswer(
+        name="raise-to-stop",
+        why="The hook raises a private exception at the first non-finite output, which stops the forward pass early; the handles are removed in finally and the name comes from the exception.",
+        code='import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef first_nonfinite_module(model, x):\n    import torch\n    class Found(Exception):\n        pass\n    def hook(name):\n        def f(m, i, o):\n            outs = o if isinstance(o, (tuple, list)) else (o,)\n            if any(not torch.isfinite(t).all() for t in outs):\n                raise Found(name)\n        return f\n    hs = [m.register_forward_hook(hook(n)) for n, m in model.named_modules() if n != ""]\n    try:\n        with torch.no_grad():\n            model(x)\n    except Found as e:\n        return e.args[0]\n    finally:\n        for h in hs:\n            h.remove()\n    return None\n',
+    ),
+]
+RIGHT_ANSWERS["accumulated_step"] += [
+    RightAnswer(
+        name="while-slices-shape0",
+        why="A while loop over consecutive slices and xc.shape[0] / n as the share: the same pieces and scaling as x.split.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n    optimizer.zero_grad()\n    n = len(x)\n    total = 0.0\n    start = 0\n    while start < n:\n        xc, yc = x[start:start + micro_batch], y[start:start + micro_batch]\n        loss = loss_fn(model(xc), yc) * xc.shape[0] / n\n        loss.backward()\n        total += loss.item()\n        start += micro_batch\n    optimizer.step()\n    return total\n",
+    ),
+]
+RIGHT_ANSWERS["autocast_step"] += [
+    RightAnswer(
+        name="deepcopy-checkpoint",
+        why="A deep copy of the three state_dicts as the checkpoint (a snapshot, not live tensors), dtype from a dict keyed by device type, and `if resume:` for the resume.",
+        code='import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef autocast_step(model, optimizer, scaler, loss_fn, x, y, max_norm, resume=None):\n    import copy, torch\n    if resume:\n        model.load_state_dict(resume["model"])\n        optimizer.load_state_dict(resume["optimizer"])\n        scaler.load_state_dict(resume["scaler"])\n    optimizer.zero_grad(set_to_none=True)\n    low = {"cpu": torch.bfloat16, "cuda": torch.float16}.get(x.device.type, torch.bfloat16)\n    with torch.autocast(x.device.type, dtype=low):\n        out = model(x)\n        loss = loss_fn(out, y)\n    scaler.scale(loss).backward()\n    scaler.unscale_(optimizer)\n    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n    scaler.step(optimizer)\n    scaler.update()\n    ckpt = copy.deepcopy({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scaler": scaler.state_dict()})\n    return {"loss": float(loss), "grad_norm": norm.item(), "checkpoint": ckpt}\n',
+    ),
+]
+RIGHT_ANSWERS["set_seed"] += [
+    RightAnswer(
+        name="generator-first-other-order",
+        why="The generator is made first and the global seeds set in another order, torch.random.manual_seed for torch: the order does not matter as nothing is drawn in between.",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef set_seed(seed):\n    import random, numpy as np, torch\n    g = torch.Generator().manual_seed(seed)\n    torch.random.manual_seed(seed)\n    np.random.seed(seed % (2 ** 32))\n    random.seed(seed)\n    return g\n",
+    ),
+]
+RIGHT_ANSWERS["per_sample_grad_norms"] += [
+    RightAnswer(
+        name="vmap-frozen-passed-norm-of-norms",
+        why="vmap(grad(...)) over the trainable parameters with the frozen ones passed to functional_call too, and the total as the norm of the per-parameter norms (the same number).",
+        code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef per_sample_grad_norms(model, loss_fn, x, y):\n    import torch\n    from torch.func import functional_call, grad, vmap\n    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}\n    frozen = {n: p for n, p in model.named_parameters() if not p.requires_grad}\n    def f(params, xo, yo):\n        return loss_fn(functional_call(model, {**frozen, **params}, (xo.unsqueeze(0),)), yo.unsqueeze(0))\n    g = vmap(grad(f), in_dims=(None, 0, 0))(params, x, y)\n    return torch.stack([torch.linalg.vector_norm(v.flatten(1), dim=1) for v in g.values()], 1).norm(dim=1)\n",
+    ),
+]
