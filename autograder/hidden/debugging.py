@@ -351,12 +351,19 @@ def _draw_clipped(d: Draw) -> Inputs:
         "lr": d.draw(st.sampled_from([0.1, 1.0])),
         "momentum": d.draw(st.sampled_from([0.0, 0.9])),
     }
+    sgd_label = f"SGD(lr={sgd['lr']}, momentum={sgd['momentum']})"
+    if d.family == "values" and model["model"]["kind"] == "mlp" and d.draw(st.booleans()):
+        # An optimizer over the last layer only: the text clips all of model.parameters(),
+        # whose gradients the norm covers, not only those the optimizer steps. No stale
+        # gradient outside the optimizer, so zeroing with model.zero_grad() is right too.
+        sgd["last"] = 2
+        held = len(model["grads"]) - sgd["last"]
+        model = dict(model, grads=[None] * held + model["grads"][held:])
+        sgd_label += " over the last layer's weight and bias only"
     return Inputs(
         (
             Build(probes.build_step_model, model, label),
-            Build(
-                probes.build_sgd, sgd, f"SGD(lr={sgd['lr']}, momentum={sgd['momentum']})", of=(0,)
-            ),
+            Build(probes.build_sgd, sgd, sgd_label, of=(0,)),
             Build(
                 probes.build_loss_of, batch, f"its {batch['loss']} loss on a batch of {n}", of=(0,)
             ),
@@ -1150,6 +1157,23 @@ def check_accumulated_step(accumulated_step) -> None:
                 "micro_batch rows (x.chunk(k) gives k pieces, a different thing); "
                 "compute the returned loss from the pieces too."
             ).format(what=what, max=max(seen["rows"]), rows=seen["rows"], micro=micro)
+        )
+    # Pieces of other sizes (torch.tensor_split's even ones, x.chunk(k)) give the same step
+    # here, but not with a layer that looks at the whole piece (BatchNorm: the text's caveat).
+    n, micro = 10, 4
+    x, y = _classification(n, 4, 3, g, device)
+    sizes_case = dict(case, x=x, y=y, micro_batch=micro)
+    sizes_what = f"accumulated_step(..., x with N={n}, micro_batch={micro})"
+    rows = observe(probes.probe_accumulated_step, accumulated_step, sizes_case, sizes_what)["rows"]
+    pieces = [len(piece) for piece in x.split(micro)]
+    if rows != pieces:
+        raise CheckError(
+            _(
+                "{what} ran the model on pieces of {rows} rows; the text's pieces are "
+                "x.split(micro_batch): {pieces}, consecutive, all of micro_batch rows but the "
+                "last. Other pieces give the same step only while no layer looks at the piece "
+                "as a whole (BatchNorm does)."
+            ).format(what=sizes_what, rows=rows, pieces=pieces)
         )
     if _graphs_kept(seen.get("events", "")):
         raise CheckError(

@@ -2582,3 +2582,40 @@ MISTAKES["set_seed"] += [
         code="import math\nimport random\n\nimport numpy as np\nimport torch\nfrom torch import nn\ndef set_seed(seed):\n    import random, numpy as np, torch\n    random.seed(seed); np.random.seed(seed % 2**32)\n    torch.random.default_generator.manual_seed(seed)\n    return torch.Generator().manual_seed(seed)\n",
     ),
 ]
+
+# ----------------------------------------------------------------------------- round 7, decided
+# Two former right answers that the text rules out: it clips "all of model.parameters()" and
+# splits with x.split(micro_batch). The checks now draw an optimizer over the last layer only,
+# and judge the pieces' sizes.
+
+MISTAKES["clipped_step"] += [
+    Mistake(
+        name="clips-only-the-optimizers-parameters",
+        message="Clipping the parameters the optimizer holds (its param_groups) leaves out those it does not step: the text clips all of model.parameters(), and the norm it returns covers every parameter's gradient. Pass model.parameters() to clip_grad_norm_.",
+        code="import torch\n"
+        "def clipped_step(model, optimizer, loss, max_norm):\n"
+        "    optimizer.zero_grad(set_to_none=True)\n"
+        "    loss.backward()\n"
+        "    params = [p for group in optimizer.param_groups for p in group['params']]\n"
+        "    norm = torch.nn.utils.clip_grad_norm_(params, max_norm=max_norm, norm_type=2.0)\n"
+        "    optimizer.step()\n"
+        "    return norm.item()\n",
+    ),
+]
+MISTAKES["accumulated_step"] += [
+    Mistake(
+        name="tensor-split-even-pieces",
+        message="Pieces of other sizes than x.split(micro_batch) (torch.tensor_split's even ones, x.chunk) change each micro-batch: with a layer that looks at the whole piece (BatchNorm) the step differs. Split into consecutive pieces of micro_batch rows, the last one smaller.",
+        code="import math, torch\n"
+        "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
+        "    optimizer.zero_grad()\n"
+        "    pieces = math.ceil(len(x) / micro_batch)\n"
+        "    total = 0.0\n"
+        "    for xc, yc in zip(torch.tensor_split(x, pieces), torch.tensor_split(y, pieces)):\n"
+        "        share = loss_fn(model(xc), yc) * (xc.shape[0] / x.shape[0])\n"
+        "        share.backward()\n"
+        "        total += share.item()\n"
+        "    optimizer.step()\n"
+        "    return total\n",
+    ),
+]

@@ -207,8 +207,10 @@ def build_resume(spec: dict) -> dict:
 
 
 def build_sgd(spec: dict, model: nn.Module) -> torch.optim.Optimizer:
-    """SGD over the model before it (``Build(..., of=(0,))``)."""
-    return torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec.get("momentum", 0.0))
+    """SGD over the model before it (``Build(..., of=(0,))``); with ``spec["last"]``, over its
+    last that many parameters only (a caller fine-tuning the head)."""
+    params = list(model.parameters())[-spec["last"] :] if spec.get("last") else model.parameters()
+    return torch.optim.SGD(params, lr=spec["lr"], momentum=spec.get("momentum", 0.0))
 
 
 def build_loss_of(spec: dict, model: nn.Module) -> torch.Tensor:

@@ -57,19 +57,6 @@ RIGHT_ANSWERS = {
             "    optimizer.step()\n"
             "    return float(total)\n",
         ),
-        RightAnswer(
-            name="optimizer-param-groups",
-            why="Clips the parameters the optimizer holds (its param_groups) rather than "
-            "model.parameters(); here they are the same tensors.",
-            code="import torch\n"
-            "def clipped_step(model, optimizer, loss, max_norm):\n"
-            "    optimizer.zero_grad(set_to_none=True)\n"
-            "    loss.backward()\n"
-            "    params = [p for group in optimizer.param_groups for p in group['params']]\n"
-            "    norm = torch.nn.utils.clip_grad_norm_(params, max_norm=max_norm, norm_type=2.0)\n"
-            "    optimizer.step()\n"
-            "    return norm.item()\n",
-        ),
     ],
     "grad_norms": [
         RightAnswer(
@@ -204,23 +191,6 @@ RIGHT_ANSWERS = {
             "                p.grad.div_(n)\n"
             "    optimizer.step()\n"
             "    return total / n\n",
-        ),
-        RightAnswer(
-            name="tensor-split-even-pieces",
-            why="torch.tensor_split into ceil(N / micro_batch) nearly equal pieces (none larger "
-            "than micro_batch), each weighted by its own share: any such partition gives the "
-            "same step and the same memory bound.",
-            code="import math, torch\n"
-            "def accumulated_step(model, optimizer, loss_fn, x, y, micro_batch):\n"
-            "    optimizer.zero_grad()\n"
-            "    pieces = math.ceil(len(x) / micro_batch)\n"
-            "    total = 0.0\n"
-            "    for xc, yc in zip(torch.tensor_split(x, pieces), torch.tensor_split(y, pieces)):\n"
-            "        share = loss_fn(model(xc), yc) * (xc.shape[0] / x.shape[0])\n"
-            "        share.backward()\n"
-            "        total += share.item()\n"
-            "    optimizer.step()\n"
-            "    return total\n",
         ),
     ],
     "autocast_step": [
