@@ -3052,3 +3052,83 @@ MISTAKES["DigitsCNN"] += [
         ),
     ),
 ]
+
+# Red-team round (06_training): wrong answers written from the exercise texts alone.
+MISTAKES["train_one_epoch"] += [
+    Mistake(
+        name="clips-gradients-of-its-own",
+        message="train_one_epoch does the five steps and nothing in between: a clip_grad_norm_ "
+        "of your own cuts large gradients (here, on large targets) and changes every step the "
+        "caller asked for.",
+        code=_TRAIN_HEAD + "    model.train()\n"
+        "    total, n = 0.0, 0\n"
+        "    for x, y in loader:\n"
+        "        x, y = x.to(device), y.to(device)\n"
+        "        loss = loss_fn(model(x), y)\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)\n"
+        "        optimizer.step()\n"
+        "        if scheduler is not None:\n"
+        "            scheduler.step()\n"
+        "        total += loss.item() * len(x)\n"
+        "        n += len(x)\n"
+        "    return total / n\n",
+    ),
+]
+
+MISTAKES["EarlyStopping"] += [
+    Mistake(
+        name="copy-kept-in-float32",
+        message="A copy made with v.float() keeps a float64 model's weights to about 7 digits "
+        "only: store v.detach().clone(), in the model's own dtype.",
+        code=_stopper(
+            "",
+            "        if val_loss < self.best_loss - self.min_delta:\n"
+            "            self.best_loss = val_loss\n"
+            "            self.best_state = {k: v.detach().float().clone() if v.is_floating_point()"
+            " else v.clone() for k, v in model.state_dict().items()}\n"
+            "            self.bad_epochs = 0\n"
+            "        else:\n"
+            "            self.bad_epochs += 1\n"
+            "        return self.bad_epochs >= self.patience\n",
+        ),
+    ),
+]
+
+MISTAKES["save_checkpoint"] += [
+    Mistake(
+        name="moves-model-to-cpu",
+        message="model.cpu() moves the caller's model itself, not a copy: a model trained on a "
+        "GPU is left on the CPU. Save model.state_dict() as it is; map_location moves the "
+        "tensors when they are loaded.",
+        code=(
+            "import torch\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    model.cpu()\n"
+            "    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+            "                'scheduler': scheduler.state_dict(), 'epoch': epoch}, path)\n"
+        ),
+    ),
+]
+
+MISTAKES["DigitsCNN"] += [
+    Mistake(
+        name="cpu-before-the-head",
+        message="h.cpu() in forward moves the features to the CPU while the last layer's weights "
+        "stay on the GPU: the layer mixes devices. Keep every tensor on x's device.",
+        code=(
+            "from torch import nn\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.features = nn.Sequential(\n"
+            "            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+            "        self.head = nn.Linear(128, 10)\n"
+            "    def forward(self, x):\n"
+            "        h = self.features(x).reshape(len(x), -1)\n"
+            "        return self.head(h.cpu()).to(x.device)\n"
+        ),
+    ),
+]

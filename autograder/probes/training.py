@@ -195,7 +195,10 @@ def build_train_run(case: dict):
     if case["task"] == "regression":
         dim = case.get("target_dim", 1)  # y (B, D): D > 1 tells len(y) from y.numel()
         g = torch.Generator().manual_seed(seed)
-        data = TensorDataset(torch.randn(n, 4, generator=g), torch.randn(n, dim, generator=g))
+        # target_scale: large targets, large gradients (what a clip of its own would cut)
+        x = torch.randn(n, 4, generator=g)
+        y = torch.randn(n, dim, generator=g) * case.get("target_scale", 1.0)
+        data = TensorDataset(x, y)
         loss_fn, classes = nn.MSELoss(), dim
     else:
         data = classification_data(n, 4, 3, seed)
@@ -462,6 +465,8 @@ def probe_EarlyStopping(EarlyStopping, case: dict) -> dict:
 
 def _probe_stopping(EarlyStopping, case: dict) -> dict:
     model = build_stop_model(case["seed"], case["device"])
+    if case.get("double"):  # a float64 model: its copy must keep the digits float32 drops
+        model.double()
     if case["min_delta"] is None:
         stopper = EarlyStopping(patience=case["patience"])
     else:
@@ -593,6 +598,42 @@ def probe_save_checkpoint(save_checkpoint, case: dict) -> dict:
             except Exception as err:  # pickled objects are refused by weights_only
                 seen["load_error"] = type(err).__name__
         return seen
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _digits_on_stand_ins(model: nn.Module, x: torch.Tensor) -> str | None:
+    """A copy of ``model`` and ``x`` as stand-ins for a GPU's (devices.py), in eval mode
+    without gradients: PyTorch's words where forward mixed devices, else None."""
+    on_gpu = devices.stand_in_module(copy.deepcopy(model)).eval()
+    try:
+        with torch.no_grad(), devices.Placed(), torch.random.fork_rng(devices=[]):
+            on_gpu(devices.stand_in(x.clone()))
+    except Exception as err:  # the answer's own code: only a mix counts
+        if devices.MIXED in str(err):
+            return devices.MIXED
+    return None
+
+
+def probe_save_checkpoint_device(save_checkpoint, case: dict) -> dict:
+    """Save a model whose tensors stand for ones on a GPU (devices.stand_in_module): whether
+    they all still do afterwards. A save that moves the model to the CPU (model.cpu(),
+    model.to("cpu")) moves the caller's model (a stand-in refuses the move, as a mix of
+    devices: False too); ``None`` where the answer raised anything else."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(case["seed"])
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    devices.stand_in_module(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scheduler = factor_scheduler(optimizer, [1.0, 0.5])
+    folder = tempfile.mkdtemp(prefix="ckpt-probe-")
+    try:
+        try:
+            save_checkpoint(os.path.join(folder, "checkpoint.pt"), model, optimizer, scheduler, 1)
+        except Exception as err:  # the answer's own code, as data
+            mixed = any(words in str(err) for words in devices.DEVICE_MIX)
+            return {"stayed": False if mixed else None, "error": str(err).splitlines()[0][:200]}
+        return {"stayed": all(isinstance(t, devices.StandIn) for t in model.state_dict().values())}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -783,6 +824,10 @@ def probe_DigitsCNN(DigitsCNN, case: dict) -> dict:
         with torch.no_grad():  # only mixed devices count: meta cannot run everything
             ran = devices.on_meta(lambda: on_meta(torch.empty(2, 1, 8, 8, device="meta")))
         seen["device_mix"] = ran.get("device_mix")
+        if "copy out of meta" in ran.get("inconclusive", ""):
+            # forward reads values back or moves a tensor to the CPU (.cpu(), .tolist()):
+            # once more on stand-ins, which keep their values, to see whether the result mixes
+            seen["device_mix"] = _digits_on_stand_ins(model, case["inputs"][0][:2])
     seen["conv_used"] = None
     if len(seen["outputs"]) == len(case["inputs"]) and seen["has_conv"]:
         model.train()

@@ -956,3 +956,277 @@ RIGHT_ANSWERS["save_checkpoint"].append(
         ),
     )
 )
+
+# Red-team round (06_training): right answers in other styles.
+RIGHT_ANSWERS.setdefault("make_loss_fn", []).append(
+    RightAnswer(
+        name="functional-losses-in-a-wrapper-module",
+        why="A small nn.Module of its own wrapping F.cross_entropy, F.binary_cross_entropy_with_logits or F.mse_loss: a loss module with the mean reduction, as asked.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def make_loss_fn(task: str) -> nn.Module:\n"
+            "    class Wrap(nn.Module):\n"
+            "        def __init__(self, fn):\n"
+            "            super().__init__()\n"
+            "            self.fn = fn\n"
+            "        def forward(self, a, b):\n"
+            "            return self.fn(a, b)\n"
+            '    fns = {"multiclass": F.cross_entropy, "multilabel": F.binary_cross_entropy_with_logits, "regression": F.mse_loss}\n'
+            "    if task not in fns:\n"
+            '        raise ValueError(f"unknown task {task!r}")\n'
+            "    return Wrap(fns[task])\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("train_one_epoch", []).append(
+    RightAnswer(
+        name="while-next-set-to-none-false",
+        why="Iterates with next() until StopIteration, zeroes with set_to_none=False and adds float(loss.detach()) * x.size(0): the same five steps and the same weighted mean.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def train_one_epoch(model, loader, loss_fn, optimizer, device, scheduler=None) -> float:\n"
+            "    model.train(True)\n"
+            "    total = 0.0\n"
+            "    seen = 0\n"
+            "    it = iter(loader)\n"
+            "    while True:\n"
+            "        try:\n"
+            "            x, y = next(it)\n"
+            "        except StopIteration:\n"
+            "            break\n"
+            "        x = x.to(device, non_blocking=True)\n"
+            "        y = y.to(device, non_blocking=True)\n"
+            "        optimizer.zero_grad(set_to_none=False)\n"
+            "        loss = loss_fn(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        if scheduler is not None:\n"
+            "            scheduler.step()\n"
+            "        b = x.size(0)\n"
+            "        total += float(loss.detach()) * b\n"
+            "        seen += b\n"
+            "    return total / seen\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("evaluate", []).append(
+    RightAnswer(
+        name="inference-mode-try-finally",
+        why="Runs under torch.inference_mode() and restores the mode in a finally block; argmax over dim=-1 is dim=1 for (B, C) logits.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    was_training = model.training\n"
+            "    model.eval()\n"
+            "    try:\n"
+            "        with torch.inference_mode():\n"
+            "            loss_sum = 0.0\n"
+            "            hits = 0\n"
+            "            count = 0\n"
+            "            for batch in loader:\n"
+            "                x, y = batch[0].to(device), batch[1].to(device)\n"
+            "                out = model(x)\n"
+            "                loss_sum += float(loss_fn(out, y)) * x.shape[0]\n"
+            "                hits += int((out.argmax(-1) == y).sum())\n"
+            "                count += x.shape[0]\n"
+            "    finally:\n"
+            "        model.train(was_training)\n"
+            "    return loss_sum / count, hits / count\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("evaluate", []).append(
+    RightAnswer(
+        name="max-indices-joined",
+        why="logits.max(dim=1).indices is the first maximal index, as argmax is, ties included; predictions joined with torch.cat and the accuracy taken as one mean.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def evaluate(model, loader, loss_fn, device):\n"
+            "    import torch\n"
+            "    was_training = model.training\n"
+            "    model.eval()\n"
+            "    losses, preds, labels = [], [], []\n"
+            "    with torch.no_grad():\n"
+            "        for x, y in loader:\n"
+            "            x, y = x.to(device), y.to(device)\n"
+            "            out = model(x)\n"
+            "            losses.append(loss_fn(out, y).item() * len(x))\n"
+            "            preds.append(out.max(dim=1).indices)\n"
+            "            labels.append(y)\n"
+            "    model.train(was_training)\n"
+            "    preds, labels = torch.cat(preds), torch.cat(labels)\n"
+            "    return sum(losses) / len(labels), (preds == labels).double().mean().item()\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("make_warmup_cosine", []).append(
+    RightAnswer(
+        name="one-lambda-per-group-list",
+        why="LambdaLR takes a list of factor functions, one per parameter group; each is a function of step alone.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def make_warmup_cosine(optimizer, warmup_steps: int, total_steps: int):\n"
+            "    from torch.optim.lr_scheduler import LambdaLR\n"
+            "    def factor(step: int) -> float:\n"
+            "        if warmup_steps and step < warmup_steps:\n"
+            "            return float(step) / float(warmup_steps)\n"
+            "        span = max(1, total_steps - warmup_steps)\n"
+            "        progress = min(1.0, (step - warmup_steps) / span)\n"
+            "        return 0.5 * (1.0 + math.cos(math.pi * progress))\n"
+            "    return LambdaLR(optimizer, lr_lambda=[factor] * len(optimizer.param_groups))\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("EarlyStopping", []).append(
+    RightAnswer(
+        name="cpu-copies-in-a-dict",
+        why="Copies each tensor to the CPU with .to('cpu', copy=True); load_state_dict copies them back into the model's own tensors on its device.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "class EarlyStopping:\n"
+            "    def __init__(self, patience, min_delta=0.0):\n"
+            "        self.patience, self.min_delta = patience, min_delta\n"
+            "        self.best_loss = math.inf\n"
+            "        self.wait = 0\n"
+            "        self.snapshot = {}\n"
+            "    def step(self, val_loss, model):\n"
+            "        improved = val_loss < self.best_loss - self.min_delta\n"
+            "        if improved:\n"
+            "            self.best_loss = val_loss\n"
+            '            self.snapshot = {name: t.detach().to("cpu", copy=True) for name, t in model.state_dict().items()}\n'
+            "            self.wait = 0\n"
+            "        else:\n"
+            "            self.wait += 1\n"
+            "        return self.wait >= self.patience\n"
+            "    def restore_best(self, model):\n"
+            "        if self.snapshot:\n"
+            "            model.load_state_dict(self.snapshot)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("save_checkpoint", []).append(
+    RightAnswer(
+        name="deepcopy-moved-not-the-model",
+        why="Moves a deep copy of the model to the CPU, never the caller's model, and saves that copy's state_dict.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def save_checkpoint(path, model, optimizer, scheduler, epoch):\n"
+            "    import copy\n"
+            "    snapshot = copy.deepcopy(model).cpu().state_dict()\n"
+            '    torch.save({"model": snapshot, "optimizer": optimizer.state_dict(),\n'
+            '                "scheduler": scheduler.state_dict(), "epoch": epoch}, path)\n'
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("load_checkpoint", []).append(
+    RightAnswer(
+        name="loop-over-three-objects",
+        why="One loop calls load_state_dict on model, optimizer and scheduler with their entries: strict, into the objects given.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def load_checkpoint(path, model, optimizer, scheduler, device):\n"
+            "    bundle = torch.load(path, map_location=torch.device(device), weights_only=True)\n"
+            '    for name, obj in (("model", model), ("optimizer", optimizer), ("scheduler", scheduler)):\n'
+            "        obj.load_state_dict(bundle[name])\n"
+            '    return bundle["epoch"]\n'
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("train_logged", []).append(
+    RightAnswer(
+        name="get-last-lr-and-global-step-keyword",
+        why="scheduler.get_last_lr()[0], read before scheduler.step(), is the rate the step used; add_scalar with global_step= as a keyword.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "def train_logged(model, loader, loss_fn, optimizer, scheduler, writer, device, num_epochs, max_norm):\n"
+            "    model.train()\n"
+            "    global_step = 0\n"
+            "    for epoch in range(num_epochs):\n"
+            "        for batch in loader:\n"
+            "            x, y = batch\n"
+            "            x = x.to(device)\n"
+            "            y = y.to(device)\n"
+            "            optimizer.zero_grad(set_to_none=True)\n"
+            "            logits = model(x)\n"
+            "            loss = loss_fn(logits, y)\n"
+            "            loss.backward()\n"
+            "            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)\n"
+            "            current_lr = scheduler.get_last_lr()[0]\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            '            for tag, value in (("train/loss", loss.item()), ("train/lr", current_lr), ("train/grad_norm", norm.item())):\n'
+            "                writer.add_scalar(tag, value, global_step=global_step)\n"
+            "            global_step += 1\n"
+            "    writer.flush()\n"
+            "    return int(global_step)\n"
+        ),
+    )
+)
+RIGHT_ANSWERS.setdefault("DigitsCNN", []).append(
+    RightAnswer(
+        name="cpu-round-trip-comes-back",
+        why="Moves the features to the CPU and straight back to x's device before the last layer: slow, but every layer meets its inputs on its own device.",
+        code=(
+            "import math\n"
+            "import os\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.tensorboard import SummaryWriter\n"
+            "class DigitsCNN(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.features = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),\n"
+            "                                      nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+            "        self.head = nn.Linear(128, 10)\n"
+            "    def forward(self, x):\n"
+            "        h = self.features(x).reshape(len(x), -1)\n"
+            "        return self.head(h.cpu().to(x.device))\n"
+        ),
+    )
+)
