@@ -268,6 +268,19 @@ MISTAKES = {
                 "        return None\n"
             ),
         ),
+        Mistake(
+            name="filters-errors-by-message",
+            message="Catch pickle.UnpicklingError by its type, not every exception picked by the words in its message: a missing file whose name holds those words would come back as None.",
+            code=(
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    except Exception as err:\n"
+                "        if 'weights_only' in str(err) or 'Unsupported' in str(err):\n"
+                "            return None\n"
+                "        raise\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         Mistake(
@@ -478,6 +491,18 @@ MISTAKES = {
                 "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
                 "    state = {k: v.float() for k, v in state.items()}\n"
                 "    result = model.load_state_dict(state, strict=False)\n"
+                "    return list(result.missing_keys), list(result.unexpected_keys)\n"
+            ),
+        ),
+        Mistake(
+            name="unfreezes-frozen-layers",
+            message="requires_grad_(True) at the end switches on every parameter, also the ones the caller froze: load_state_dict leaves the flags alone, so leave them alone too.",
+            code=(
+                "def load_checkpoint_cpu(path, model):\n"
+                "    state = torch.load(path, map_location='cpu', weights_only=True)\n"
+                "    model.requires_grad_(False)\n"
+                "    result = model.load_state_dict(state, strict=False)\n"
+                "    model.requires_grad_(True)\n"
                 "    return list(result.missing_keys), list(result.unexpected_keys)\n"
             ),
         ),
@@ -1042,6 +1067,23 @@ MISTAKES = {
                 "    with torch.no_grad():\n"
                 "        expected = model(x).cpu()\n"
                 "    return out, torch.allclose(out, expected, rtol=rtol, atol=atol)\n"
+            ),
+        ),
+        Mistake(
+            name="tolerance-scaled-by-largest-output",
+            message="Compare each element within atol + rtol * |its own expected value| (torch.allclose): a tolerance scaled by the largest output lets the small outputs drift.",
+            code=(
+                "import onnxruntime as ort\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    model.eval()\n"
+                "    torch.onnx.export(model, (x,), path, dynamo=True)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    feed = {session.get_inputs()[0].name: x.detach().cpu().numpy()}\n"
+                "    onnx_out = torch.from_numpy(session.run(None, feed)[0])\n"
+                "    with torch.no_grad():\n"
+                "        expected = model(x).cpu()\n"
+                "    gap = (onnx_out - expected).abs().max().item()\n"
+                "    return onnx_out, gap <= atol + rtol * expected.abs().max().item()\n"
             ),
         ),
     ],
@@ -1787,6 +1829,27 @@ MISTAKES = {
                 "            if x.is_cuda:\n"
                 "                torch.cuda.synchronize()\n"
                 "            times.append((time.perf_counter() - start) * 1000)\n"
+                "    return float(statistics.median(times))\n"
+            ),
+        ),
+        Mistake(
+            name="wall-clock-time",
+            message="time.time() is the wall clock: it can jump and may tick coarsely. Time each call with time.perf_counter().",
+            code=(
+                "import statistics\n"
+                "def measure_latency_ms(fn, x, warmup=5, runs=20):\n"
+                "    times = []\n"
+                "    with torch.no_grad():\n"
+                "        for _ in range(warmup):\n"
+                "            fn(x)\n"
+                "        for _ in range(runs):\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            start = time.time()\n"
+                "            fn(x)\n"
+                "            if x.is_cuda:\n"
+                "                torch.cuda.synchronize()\n"
+                "            times.append((time.time() - start) * 1000)\n"
                 "    return float(statistics.median(times))\n"
             ),
         ),

@@ -272,12 +272,15 @@ def build_classifier(case: dict) -> Classifier:
     """The model that load_checkpoint_cpu loads into: seeded by ``case["model_seed"]``.
 
     In training mode unless ``case["train"]`` is False; in float64 where ``case["dtype"]``
-    says so; with gradients on its parameters where ``case["grads"]`` says so.
+    says so; with gradients on its parameters where ``case["grads"]`` says so; with its first
+    layer frozen (``requires_grad=False``, as in fine-tuning) where ``case["frozen"]`` says so.
     """
     g = torch.Generator().manual_seed(case["model_seed"])
     model = Classifier(g, case["d_in"], "head", case.get("extras", False))
     if case.get("dtype") == "float64":
         model = model.double()
+    if case.get("frozen"):  # the caller's choice of what trains: loading leaves it alone
+        model.body[0].requires_grad_(False)
     if case.get("grads"):  # the caller's gradients, which loading leaves alone
         for p in model.parameters():
             p.grad = torch.randn(p.shape, generator=g, dtype=p.dtype)
@@ -467,7 +470,9 @@ def probe_safe_load(safe_load, case: dict) -> dict:
         with open(path, "wb") as f:
             f.write(data[: len(data) // 2])
     elif kind == "missing":
-        path = os.path.join(folder, "missing.pt")
+        # A name people give weights-only checkpoints; it also shows in the error message, so
+        # an answer that catches every error and picks refusals by their words is caught.
+        path = os.path.join(folder, "model_weights_only.pt")
     elif kind == "changes":
         payload_path = os.path.join(folder, "payload.pt")
         save_payload(payload_path)
@@ -599,7 +604,9 @@ def build_onnx_model(case: dict) -> nn.Module:
     """The model to export, weights from ``case["seed"]``, on ``case["device"]``, training mode.
 
     ``case["scale"]`` (default 1) multiplies the last layer's weights: outputs in the
-    thousands, where a relative tolerance matters more than an absolute one.
+    thousands, where a relative tolerance matters more than an absolute one. With
+    ``case["constant"]`` the first output is that constant for every row (zero weights, the
+    constant as bias: exact in any runtime), far larger than the others.
     """
     g = torch.Generator().manual_seed(case["seed"])
     with torch.random.fork_rng(devices=[]):
@@ -618,6 +625,9 @@ def build_onnx_model(case: dict) -> nn.Module:
         model[1].running_mean.copy_(torch.randn(32, generator=g))
         model[1].running_var.copy_(torch.rand(32, generator=g) + 0.5)
         model[-1].weight.mul_(case.get("scale", 1.0))
+        if case.get("constant"):
+            model[-1].weight[0] = 0.0
+            model[-1].bias[0] = case["constant"]
     return model.to(case["device"])  # in training mode, as a model straight out of training
 
 
@@ -747,6 +757,7 @@ class _VirtualClock:
 
     def __init__(self):
         self.seconds = 1000.0
+        self.read: set[str] = set()  # the names of the clocks the answer read
 
     def advance(self, ms: float) -> None:
         self.seconds += ms / 1000
@@ -755,13 +766,28 @@ class _VirtualClock:
 @contextlib.contextmanager
 def _virtual_time(clock: _VirtualClock):
     """time's clocks read ``clock`` for the duration of the block; put back after."""
+
+    def seconds(name: str):
+        def read() -> float:
+            clock.read.add(name)
+            return clock.seconds
+
+        return read
+
+    def nanoseconds(name: str):
+        def read() -> int:
+            clock.read.add(name)
+            return round(clock.seconds * 1e9)
+
+        return read
+
     fakes = {
-        "perf_counter": lambda: clock.seconds,
-        "perf_counter_ns": lambda: round(clock.seconds * 1e9),
-        "monotonic": lambda: clock.seconds,
-        "monotonic_ns": lambda: round(clock.seconds * 1e9),
-        "time": lambda: clock.seconds,
-        "time_ns": lambda: round(clock.seconds * 1e9),
+        "perf_counter": seconds("perf_counter"),
+        "perf_counter_ns": nanoseconds("perf_counter_ns"),
+        "monotonic": seconds("monotonic"),
+        "monotonic_ns": nanoseconds("monotonic_ns"),
+        "time": seconds("time"),
+        "time_ns": nanoseconds("time_ns"),
     }
     originals = {name: getattr(time, name) for name in fakes}
     try:
@@ -903,6 +929,7 @@ def probe_measure_latency_ms(measure_latency_ms, case: dict) -> dict:
         "grad_enabled": list(fake.grad_enabled),
         "grad_restored": grad_after,
         "slept_ms": list(fake.slept_ms),
+        "clocks_read": sorted(clock.read),
         "events": events,
         "error": error,
         "settings": [e for e in watched["settings"] if e[0] != "torch.is_grad_enabled()"],

@@ -55,6 +55,22 @@ RIGHT_ANSWERS = {
                 "    return obj\n"
             ),
         ),
+        RightAnswer(
+            name="mmap-torch-device",
+            why=(
+                "Memory-maps the file (mmap=True) and names the CPU as a torch.device; still one "
+                "weights_only load that reports a refusal as None."
+            ),
+            code=(
+                "import pickle\n"
+                "def safe_load(path):\n"
+                "    try:\n"
+                "        return torch.load(path, map_location=torch.device('cpu'), weights_only=True,\n"
+                "                          mmap=True)\n"
+                "    except pickle.UnpicklingError:\n"
+                "        return None\n"
+            ),
+        ),
     ],
     "load_checkpoint_cpu": [
         RightAnswer(
@@ -303,6 +319,29 @@ RIGHT_ANSWERS = {
                 "    except AssertionError:\n"
                 "        ok = False\n"
                 "    return torch.as_tensor(got), ok\n"
+            ),
+        ),
+        RightAnswer(
+            name="restores-mode-in-finally",
+            why=(
+                "Notes the caller's mode and puts it back in a finally block after exporting and "
+                "computing the reference; the text only asks for eval mode while it works."
+            ),
+            code=(
+                "import onnxruntime as ort\n"
+                "def onnx_round_trip(model, x, path, rtol=1e-4, atol=1e-5):\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        torch.onnx.export(model, (x,), path, dynamo=True)\n"
+                "        with torch.no_grad():\n"
+                "            ref = model(x).cpu()\n"
+                "    finally:\n"
+                "        model.train(was)\n"
+                "    session = ort.InferenceSession(path, providers=['CPUExecutionProvider'])\n"
+                "    feed = {session.get_inputs()[0].name: x.detach().cpu().numpy()}\n"
+                "    out = torch.from_numpy(session.run(None, feed)[0])\n"
+                "    return out, torch.allclose(out, ref, rtol=rtol, atol=atol)\n"
             ),
         ),
     ],
@@ -578,6 +617,30 @@ RIGHT_ANSWERS = {
                 "            weights[name] = t.detach().contiguous()\n"
                 "    save_file(weights, str(folder / 'weights.safetensors'))\n"
                 "    return {'program': folder / 'model.pt2', 'weights': folder / 'weights.safetensors'}\n"
+            ),
+        ),
+        RightAnswer(
+            name="try-finally-metadata-force-contiguous",
+            why=(
+                "Restores the mode in a finally block right after exporting, and writes the "
+                "weights with save_model(force_contiguous=True) and a metadata dict; returns "
+                "Paths from dict()."
+            ),
+            code=(
+                "from pathlib import Path\n"
+                "from safetensors.torch import save_model\n"
+                "def save_for_serving(model, example_input, folder):\n"
+                "    out = Path(folder)\n"
+                "    out.mkdir(parents=True, exist_ok=True)\n"
+                "    was = model.training\n"
+                "    model.eval()\n"
+                "    try:\n"
+                "        torch.export.save(torch.export.export(model, (example_input,)), out / 'model.pt2')\n"
+                "    finally:\n"
+                "        model.train(was)\n"
+                "    save_model(model, str(out / 'weights.safetensors'), metadata={'format': 'pt'},\n"
+                "               force_contiguous=True)\n"
+                "    return dict(program=out / 'model.pt2', weights=out / 'weights.safetensors')\n"
             ),
         ),
     ],
