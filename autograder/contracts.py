@@ -130,8 +130,8 @@ class Draw:
 
     def size(self, low: int = 1, high: int = 5, empty_ok: bool = False) -> int:
         """One dimension's size; ``edges`` and ``device`` favour 0 (where allowed), 1 and odd sizes;
-        ``strides`` draws 2 or more where it may, so every axis has a stride to get wrong;
-        ``largest`` draws the largest."""
+        ``dtypes`` draws 0 now and then (where allowed); ``strides`` draws 2 or more where it
+        may, so every axis has a stride to get wrong; ``largest`` draws the largest."""
         if self.family in ("edges", "device"):  # the smallest allowed, one, odd, the largest
             # (on meta only the code path taken matters, and the rare one is the empty input)
             smallest = 0 if empty_ok else low
@@ -141,6 +141,9 @@ class Draw:
             )
         if self.family == "largest":  # what grows with the inputs shows best on the largest
             return high
+        if self.family == "dtypes" and empty_ok:  # the rare path in another precision too
+            # (a separate branch for an empty input that builds its result in float32)
+            return self.draw(st.sampled_from([0, *range(low, high + 1)]))
         if self.family == "strides" and high >= 2:
             low = max(low, 2)  # a size-1 axis has no stride to get wrong
         return self.draw(st.integers(low, high))

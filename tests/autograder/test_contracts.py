@@ -54,6 +54,12 @@ def wrong_float32(x):  # dtypes: float16 in, float32 out
     return x - x.mean(-1, keepdim=True)
 
 
+def wrong_empty_in_float32(x):  # dtypes: an empty input's own branch builds a float32 result
+    if x.shape[0] == 0:
+        return torch.zeros(x.shape, device=x.device)
+    return x - x.mean(-1, keepdim=True)
+
+
 def wrong_view(x):  # strides: .view needs contiguous memory
     flat = x.view(-1).view(x.shape)
     return flat - flat.mean(-1, keepdim=True)
@@ -207,6 +213,7 @@ def test_right_answers_pass_every_family(answer):
         (wrong_global_mean, "center(x: float32 tensor of shape ("),
         (wrong_stack_rows, "shape (0, 1)"),
         (wrong_float32, "dtype"),
+        (wrong_empty_in_float32, "tensor of shape (0, 1)"),
         (wrong_view, "non-contiguous"),
         (wrong_device, "the answer mixed devices"),
         (wrong_matmul_with_cpu, "[inputs on another device]"),
