@@ -36,7 +36,6 @@ class MistakeOutcome:
     error: str | None  # None means the test cell passed: the grader missed this mistake
     definition_error: str | None = None  # the mistake's own code failed to run
     passes_visible: bool = False  # only the hidden check caught it
-    hidden_run: bool = True  # False: it passed the visible asserts and the hidden check was not run
 
 
 @dataclass
@@ -51,6 +50,7 @@ class LessonMistakeReport:
     lesson: str
     solution_seconds: float = 0.0
     solution_error: str | None = None  # the first error while running the solution, if any
+    hidden: bool = True  # False: a mistake that passed its visible asserts stopped there
     restored_failures: dict[str, str] = field(default_factory=dict)  # solution failed on re-run
     outcomes: list[MistakeOutcome] = field(default_factory=list)
     right: list[RightOutcome] = field(default_factory=list)
@@ -58,7 +58,9 @@ class LessonMistakeReport:
     def missed(self) -> list[MistakeOutcome]:
         """Mistakes whose exercise tests passed anyway (those never given to the hidden
         check are not counted: see ``check_lesson``'s ``hidden``)."""
-        return [o for o in self.outcomes if o.error is None and o.hidden_run]
+        return [
+            o for o in self.outcomes if o.error is None and (self.hidden or not o.passes_visible)
+        ]
 
     def rejected(self) -> list[RightOutcome]:
         """Right answers that the exercise's tests failed: bugs in the checks."""
@@ -78,7 +80,7 @@ def check_lesson(lesson: str, hidden: bool = True) -> LessonMistakeReport:
     nb = notebook.read(course.solution_notebook(lesson))
     mistakes = catalogue(course.topic(lesson))
     rights = right_answers.catalogue(course.topic(lesson))
-    report = LessonMistakeReport(lesson)
+    report = LessonMistakeReport(lesson, hidden=hidden)
     with tempfile.TemporaryDirectory(prefix="mistakes-") as cwd:
         session = KernelSession(nb, cwd, timeout=CELL_TIMEOUT_S)
         with session.started():
@@ -107,11 +109,7 @@ def check_lesson(lesson: str, hidden: bool = True) -> LessonMistakeReport:
                         error = session.run_source(hidden_code)
                     report.outcomes.append(
                         MistakeOutcome(
-                            ex.grade_id,
-                            mistake.name,
-                            error,
-                            passes_visible=passes_visible,
-                            hidden_run=hidden or not passes_visible,
+                            ex.grade_id, mistake.name, error, passes_visible=passes_visible
                         )
                     )
                     session.run_source(RESET_MODES)  # a mistake's modes stay with it
