@@ -184,8 +184,10 @@ def forbidden(
         for module, attr, f in patched:
             setattr(module, attr, raiser(plain[f]))
         torch_functions = {f: n for f, n in functions.items() if f not in plain}
+        # A mode routes every torch call through Python: only where a rule needs one.
+        watch = torch_functions or kernels
         with (
-            _Forbid(torch_functions, kernels, called),
+            _Forbid(torch_functions, kernels, called) if watch else nullcontext(),
             _ForbidKernels(kernels, called) if kernels else nullcontext(),
             _without_torchscript() if kernels else nullcontext(),
         ):
