@@ -49,15 +49,15 @@ test: $(STAMP) lint release-check ## Run every check CI runs (lint, release chec
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients and not alone" --durations=15
 	@# Timing-sensitive tests (the CPU contest's 5 s cells) with the machine to themselves.
 	$(PY) -m pytest -m alone --durations=5
-	@# The client tests install into and run from one shared Colab-like venv and a browser;
-	@# they run on their own, in one process, after everything else.
-	$(PY) -m pytest -m clients tests/clients --durations=10
+	@# The client tests run after everything else, on their own: the Colab-like venv's
+	@# install in one worker, JupyterLab in Chromium in the other (one xdist group each).
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m clients tests/clients --durations=10
 
 test-fast: $(STAMP) ## Tests that run no notebook and no client (seconds)
 	$(PY) -m pytest -m "not lesson and not clients"
 
 test-clients: $(STAMP) ## Only the real-client tests: JupyterLab in Chromium, a Colab-like venv
-	$(PY) -m pytest -m clients tests/clients --durations=10
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m clients tests/clients --durations=10
 
 lint: $(STAMP) ## ruff lint and format check of all Python (notebooks excluded)
 	$(VENV)/bin/ruff check .
