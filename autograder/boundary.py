@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import torch
 
 from autograder import wire
+from autograder.dynamo_unmarked import dynamo_unmarked
 from tutorial_lib.checks import (
     CheckError,
     call_failure_message,
@@ -109,7 +110,7 @@ def call(fn: Callable, case: dict) -> Any:
 def run_probe(probe: Callable, student: Any, case: Any) -> str:
     """Run ``probe(student, case)`` and encode what happened: a value or the exception raised."""
     try:
-        with process_modes_kept():
+        with process_modes_kept(), dynamo_unmarked():
             value = probe(student, case)
     except Exception as err:  # the student's code may raise anything; report it as data
         return wire.encode({"raised": _raised(err)})

@@ -162,6 +162,7 @@ def kernel_modules(topics: set[str], stand_in: str) -> dict[str, str]:
         "autograder": "",
         "autograder.wire": (package / "wire.py").read_text(),
         "autograder.boundary": (package / "boundary.py").read_text(),
+        "autograder.dynamo_unmarked": (package / "dynamo_unmarked.py").read_text(),
         "autograder.hidden": "",
         "autograder.probes": (package / "probes" / "__init__.py").read_text(),
     }
