@@ -178,22 +178,11 @@ class GradingExecute(Execute):
             return
         current = self.km  # nbclient's create_kernel_manager sets self.km: keep this one's
         try:
-            km = self._new_kernel_manager(preload=self._preload())
+            km = self._new_kernel_manager(preload=sandbox.PRELOAD)
         finally:
             self.km = current
         run_sync(km.start_kernel)(extra_arguments=self.extra_arguments)
         _SPARES[self._spare_key()] = km
-
-    def _preload(self) -> tuple[str, ...]:
-        """What the next submission's kernel imports ahead (most often it is of this lesson):
-        ``sandbox.PRELOAD``, and what the device family needs where a contract declares it."""
-        families = {
-            family
-            for _, topic, check, _ in self.checks.values()
-            for contract in judge.contracts(topic, check)
-            for family in contract.families
-        }
-        return sandbox.PRELOAD + (sandbox.DEVICE_PRELOAD if "device" in families else ())
 
     def _new_kernel_manager(self, preload: tuple[str, ...] = ()):
         """A kernel manager, not started, for this submission's kind of kernel. A confined

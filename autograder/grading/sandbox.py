@@ -326,11 +326,6 @@ PRELOAD = (
     "torchvision",
 )
 
-# What a hidden check's ``device`` family adds, for lessons whose contracts declare it: its
-# first elementwise operation on PyTorch's meta device runs a Python reference that imports
-# torch._dynamo (about 1 s per kernel on an idle machine), which other lessons' kernels need not pay.
-DEVICE_PRELOAD = ("torch._dynamo",)
-
 
 # ipykernel's options for every grading kernel. Not capturing C-level output (file
 # descriptors 1 and 2 through a pipe and a thread): nothing graded needs it, and with it each

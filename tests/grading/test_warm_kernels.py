@@ -15,9 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import judge
 from autograder.grading import samples, sandbox
-from autograder.grading.preprocessor import GradingExecute
 from autograder.grading.run import GradeOptions, grade
 
 pytestmark = [
@@ -180,17 +178,3 @@ def test_the_next_submission_sees_nothing_of_the_one_before(graded):
 
 def test_no_planted_process_outlives_grading(graded):
     assert _processes_with(MARKER) == []
-
-
-@pytest.mark.parametrize("lesson, device_family", [("10_scaling", False), ("01_tensors", True)])
-def test_a_spare_imports_what_the_device_family_needs_only_where_a_contract_declares_it(
-    lesson, device_family
-):
-    execute = GradingExecute()
-    execute.checks = {
-        test_id: [spec.exercise, spec.topic, spec.check, list(spec.args)]
-        for test_id, spec in judge.specs(lesson).items()
-    }
-    preload = execute._preload()
-    assert preload[: len(sandbox.PRELOAD)] == sandbox.PRELOAD
-    assert ("torch._dynamo" in preload) == device_family
