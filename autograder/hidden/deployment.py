@@ -800,26 +800,13 @@ def _gated_inputs(g: torch.Generator, batch: int, dim: int) -> tuple[list, list]
     return same, other
 
 
-class _CondGated(nn.Module):
-    """The reference's wrapper: both branches kept in the graph by torch.cond."""
-
-    def __init__(self, gated: nn.Module):
-        super().__init__()
-        self.gated = gated
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cond(self.gated.gate(x), self.gated.pos, self.gated.neg, (x,))
-
-
-def _reference_export_gated(model: nn.Module, example: torch.Tensor):
-    was_training = model.training
-    model.eval()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return torch.export.export(_CondGated(model).eval(), (example,))
-    finally:
-        model.train(was_training)
+def _reference_export_gated(model: nn.Module, example: torch.Tensor) -> type:
+    """What a right answer returns, by its type: torch.export's program. A program cannot
+    cross from the kernel, so the contract compares types, and check_export_gated runs the
+    answer's program by hand on both branches. Exporting here as well (a wrapper whose forward
+    is torch.cond(model.gate(x), model.pos, model.neg, (x,))) cost about 0.4 s a draw for a
+    value nobody read."""
+    return torch.export.ExportedProgram
 
 
 def _draw_export_gated(d: Draw) -> Inputs:
@@ -837,7 +824,7 @@ def _draw_export_gated(d: Draw) -> Inputs:
 
 def _compare_export_gated(got, expected, what: str, inputs: Inputs) -> None:
     """An ExportedProgram (its outputs are compared by hand: a program cannot cross)."""
-    wanted = _qualname(type(expected))
+    wanted = _qualname(expected)
     if not (isinstance(got, wire.Unsendable) and got.type_name == wanted):
         raise CheckError(
             _(
@@ -856,7 +843,7 @@ EXPORT_GATED = Contract(
     families=("values", "edges"),
     compare=_compare_export_gated,
     arg_names=("model", "example"),
-    examples=2,  # each example exports twice (the answer, the reference): seconds each
+    examples=2,  # each example exports the answer's program: about 0.4 s
 )
 
 
