@@ -46,7 +46,7 @@ lab-instructor: $(STAMP) ## JupyterLab on the whole course with nbgrader's tools
 	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_AS_ROOT)
 
 test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not clients and not alone" --durations=15
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m "not clients and not alone" --durations=15
 	@# Timing-sensitive tests (the CPU contest's 5 s cells) with the machine to themselves.
 	$(PY) -m pytest -m alone --durations=5
 	@# The client tests run after everything else, on their own: the Colab-like venv's

@@ -94,6 +94,7 @@ def test_xdist_groups_stay_on_one_worker(tmp_path):
             "2",
             "--dist",
             "loadgroup",
+            "--no-loadscope-reorder",  # as make test runs it
             "-v",
             "-s",
             str(tmp_path),
