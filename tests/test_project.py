@@ -107,3 +107,15 @@ def test_xdist_groups_stay_on_one_worker(tmp_path):
     assert run.returncode == 0, run.stdout[-2000:]
     workers = {line.split()[0] for line in run.stdout.splitlines() if line.startswith("[gw")}
     assert len(workers) == 1, run.stdout[-2000:]
+
+
+def test_reading_a_notebook_compiles_no_grammars():
+    """constraints.txt pins jsonschema below 4.25, whose format-nongpl extra (wanted by
+    jupyter-events) adds rfc3987-syntax: importing that compiles 39 lark grammars, 3 s in
+    every process that imports nbformat (each grading worker and nbgrader command)."""
+    import subprocess
+    import sys
+
+    code = "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == "False", run.stdout + run.stderr
