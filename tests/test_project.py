@@ -71,13 +71,22 @@ def test_setup_cell_pins_the_course_version():
 
 
 def test_xdist_groups_stay_on_one_worker(tmp_path):
-    """`make test` relies on --dist loadgroup keeping a lesson's tests on one worker."""
+    """`make test` relies on --dist loadgroup keeping a lesson's tests on one worker, and on
+    conftest handing the longer groups out before the one-off tests (a lesson's group here,
+    collected after them)."""
     import subprocess
     import sys
 
     (tmp_path / "conftest.py").write_text((Path(__file__).parent / "conftest.py").read_text())
     (tmp_path / "test_groups.py").write_text(
         "import os, pytest\n"
+        "@pytest.mark.parametrize('i', range(2))\n"
+        "def test_free(i):\n"
+        "    pass\n"
+        "@pytest.mark.parametrize('i', range(2))\n"
+        "@pytest.mark.xdist_group('11_late')\n"
+        "def test_late(i):\n"
+        "    pass\n"
         "@pytest.mark.parametrize('i', range(8))\n"
         "@pytest.mark.xdist_group('one')\n"
         "def test_a(i):\n"
@@ -105,8 +114,12 @@ def test_xdist_groups_stay_on_one_worker(tmp_path):
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stdout[-2000:]
-    workers = {line.split()[0] for line in run.stdout.splitlines() if line.startswith("[gw")}
+    lines = [line for line in run.stdout.splitlines() if line.startswith("[gw")]
+    workers = {line.split()[0] for line in lines if "test_a[" in line}
     assert len(workers) == 1, run.stdout[-2000:]
+    first = {name: next(i for i, line in enumerate(lines) if name in line) for name in
+             ("test_late[", "test_free[")}  # fmt: skip
+    assert first["test_late["] < first["test_free["], run.stdout[-2000:]
 
 
 def test_reading_a_notebook_compiles_no_grammars():
