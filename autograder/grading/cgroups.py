@@ -171,17 +171,33 @@ class Group:
             time.sleep(0.02)
         return not self.processes()
 
-    def remove(self) -> None:
-        """Delete the group's folders (it must be empty: ``kill_all`` first)."""
-        for folder in self.folders:
-            for _ in range(50):  # a killed process leaves its group a moment after it exits
+    def remove(self, timeout: float = 30.0) -> bool:
+        """Delete the group's folders; True once they are gone.
+
+        A killed process stays in its group until the kernel has finished its exit (freeing
+        gigabytes of memory on a busy machine takes seconds), and the folder cannot be
+        deleted before. One second of retries once left a group behind in CI, so this waits
+        for as long as ``timeout``, ending anything still listed in the group meanwhile.
+        """
+        deadline = time.monotonic() + timeout
+        pause = 0.02
+        while True:
+            left = []
+            for folder in self.folders:
                 try:
                     folder.rmdir()
-                    break
                 except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
+                    pass
+                except OSError:  # EBUSY: a process has not finished leaving it
+                    left.append(folder)
+            self.folders = left
+            if not left or time.monotonic() >= deadline:
+                return not left
+            for pid in self.processes():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
 
 def _settings(memory_bytes: int, processes: int) -> dict[str, str]:

@@ -234,7 +234,11 @@ class SandboxProvisioner(LocalProvisioner):
         if self.group is not None:
             self.group.kill_all()
             if not restart:
-                self.group.remove()
+                if not self.group.remove():
+                    self.log.warning(
+                        "a kernel's control group could not be removed: %s",
+                        ", ".join(map(str, self.group.folders)),
+                    )
                 self.group = None
         if self.folder is not None and not restart:
             shutil.rmtree(self.folder, ignore_errors=True)
