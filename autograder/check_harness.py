@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 from autograder import course, right_answers
+from autograder.contracts import without_shrinking
 from autograder.judge import InProcessChannel, contracts, run_check, specs
 from autograder.misconceptions import misconception, solution_namespace, with_code
 from autograder.mistakes import catalogue
@@ -44,8 +45,17 @@ def check_lesson(lesson: str, only: str | None = None, name: bool = True) -> Har
 
     Naming costs as much as judging (each failing mistake's probes are replayed on the
     mistakes before it) and only ``recognised`` reports it, so a caller that reads only
-    ``failures`` (the test suite) passes ``name=False``.
+    ``failures`` (the test suite) passes ``name=False``. Without naming, contracts also skip
+    shrinking a failing input to its smallest (a tenth to a fifth of the time, measured on
+    03_modules and 11_gpt): every verdict is the same, only a message may name a larger input.
     """
+    if not name:
+        with without_shrinking():
+            return _check_lesson(lesson, only, name)
+    return _check_lesson(lesson, only, name)
+
+
+def _check_lesson(lesson: str, only: str | None, name: bool) -> HarnessReport:
     start = time.perf_counter()
     report = HarnessReport(lesson)
     namespace = solution_namespace(lesson)

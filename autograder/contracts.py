@@ -111,6 +111,22 @@ def family_seed(family: str, dtype: torch.dtype | None = None) -> int:
 # The tolerances of the contract being judged (its own, over TOLERANCE), for compare_values.
 _TOLERANCE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("tolerance", default=None)
 
+# Whether a failing family shrinks its input to the smallest that fails: the message a
+# learner reads names that input. Pass or fail never depends on it (a failure is found before
+# shrinking starts), so a caller that reads only the verdict may skip it (``without_shrinking``).
+_SHRINK: contextvars.ContextVar[bool] = contextvars.ContextVar("shrink", default=True)
+
+
+@contextlib.contextmanager
+def without_shrinking():
+    """Within the block, a failing contract reports the first failing input it drew."""
+    token = _SHRINK.set(False)
+    try:
+        yield
+    finally:
+        _SHRINK.reset(token)
+
+
 # Tolerances per dtype for comparing with the reference: the answer may add in another order.
 TOLERANCE = {
     torch.float16: (1e-2, 1e-2),
@@ -303,7 +319,7 @@ def _check_family(contract: Contract, answer: Any, family: str, dtype=None) -> N
         max_examples=contract.examples if dtype is None else max(2, contract.examples // 2),
         database=None,  # nothing written to disk, nothing remembered between students
         deadline=None,  # no wall-clock limit judges a student
-        phases=(Phase.generate, Phase.shrink),
+        phases=(Phase.generate, Phase.shrink) if _SHRINK.get() else (Phase.generate,),
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         print_blob=False,

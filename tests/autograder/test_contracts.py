@@ -16,7 +16,15 @@ import torch.nn.functional as F
 from hypothesis import strategies as st
 from torch.utils.data import Subset
 
-from autograder.contracts import FLOAT64_EXACT, Build, Contract, Draw, Inputs, uses
+from autograder.contracts import (
+    FLOAT64_EXACT,
+    Build,
+    Contract,
+    Draw,
+    Inputs,
+    uses,
+    without_shrinking,
+)
 from autograder.probes.autograd import build_leaf
 from autograder.probes.data import build_indexed, split_view
 from autograder.probes.layers import build_encoder_layer
@@ -309,6 +317,20 @@ def test_the_counterexample_is_shrunk_to_the_smallest_input():
     assert "center(x: float32 tensor of shape (0, 1))" in failure(wrong_stack_rows)
     # A global mean differs from the rows' means from two rows of one column on.
     assert "shape (2, 1)" in failure(wrong_global_mean)
+
+
+def test_without_shrinking_every_verdict_stays_and_only_the_input_named_may_grow():
+    """The harness's test run skips shrinking (check_harness, name=False): it must still
+    pass every right answer and fail every mistake, and it does stop shrinking."""
+    for answer in (right_by_sum, right_reading_values):
+        with without_shrinking():
+            CENTER.check(answer)
+    for answer in (wrong_global_mean, wrong_stack_rows, wrong_float32, wrong_detached_mean):
+        with without_shrinking():
+            assert failure(answer)
+    with without_shrinking():
+        unshrunk = failure(wrong_global_mean)
+    assert unshrunk != failure(wrong_global_mean)  # the shrunk one names smaller values
 
 
 def test_the_same_answer_gets_the_same_verdict_every_time():
