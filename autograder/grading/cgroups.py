@@ -30,6 +30,8 @@ from pathlib import Path
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("memory", "pids", "cpu")
 PARENT = "autograder"  # below the grader's own group: one folder for all of its sandboxes
+# How long removing a group waits for its last process to finish exiting (Group.remove).
+REMOVE_TIMEOUT_S = 30.0
 
 
 def _v1_mounts() -> dict[str, Path]:
@@ -171,7 +173,7 @@ class Group:
             time.sleep(0.02)
         return not self.processes()
 
-    def remove(self, timeout: float = 30.0) -> bool:
+    def remove(self, timeout: float = REMOVE_TIMEOUT_S) -> bool:
         """Delete the group's folders; True once they are gone.
 
         A killed process stays in its group until the kernel has finished its exit (freeing
