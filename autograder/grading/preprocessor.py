@@ -151,6 +151,9 @@ class GradingExecute(Execute):
     warm_spare = Bool(
         False, help="Start the next submission's kernel, imported and idle, while this one runs."
     ).tag(config=True)
+    start_next_spare = Bool(
+        True, help="With warm_spare: start one after this kernel (not for a worker's last)."
+    ).tag(config=True)
     # nbclient waits this long for a cell's last output after its reply, then fails the whole
     # notebook; 4 s (its default) was seen running out on a loaded machine after a fork bomb.
     iopub_timeout = Integer(30).tag(config=True)
@@ -174,7 +177,7 @@ class GradingExecute(Execute):
 
     def _start_spare(self) -> None:
         """Start, without waiting for it, the kernel the next submission will use."""
-        if not self._warm() or self._spare_key() in _SPARES:
+        if not (self._warm() and self.start_next_spare) or self._spare_key() in _SPARES:
             return
         current = self.km  # nbclient's create_kernel_manager sets self.km: keep this one's
         try:

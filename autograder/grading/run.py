@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder import course
@@ -328,6 +328,9 @@ def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) ->
     if opts.scheduler:
         from autograder.grading import cluster as remote
 
+    # The submissions sent last, one per worker: no next submission for their spare kernels.
+    last = {(s.student, s.assignment) for s in todo[-opts.jobs :]} if not remote else set()
+
     def send(s):
         if remote:
             return remote.submit(pool, s.student, s.assignment, s.path, settings, opts.gpu)
@@ -339,7 +342,7 @@ def _run_jobs(pool, out, todo, templates, settings, opts, results, gradebook) ->
             str(s.path),
             str(templates[s.assignment]),
             str(work),
-            settings,
+            replace(settings, start_next=(s.student, s.assignment) not in last),
         )
 
     pending = {send(s): (s, 0) for s in todo}

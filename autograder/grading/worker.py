@@ -49,6 +49,9 @@ class Settings:
     submission_timeout_s: int = 0  # the whole notebook's wall-clock budget (0: none)
     # Start the next submission's kernel while this one runs (sandboxed kernels only).
     warm: bool = True
+    # False for the submissions sent last, one per worker: no spare is started after them,
+    # where no submission is left to use it (it only cost its start and its teardown).
+    start_next: bool = True
     # Without the sandbox, a root grader's kernels run as this user (a platform's container).
     run_as_uid: int | None = None
 
@@ -216,6 +219,7 @@ def execute_settings(settings: Settings) -> dict:
         "hide": settings.hide,
         "gpu": settings.gpu,
         "warm_spare": settings.warm,
+        "start_next_spare": settings.start_next,
     }
 
 

@@ -178,3 +178,29 @@ def test_the_next_submission_sees_nothing_of_the_one_before(graded):
 
 def test_no_planted_process_outlives_grading(graded):
     assert _processes_with(MARKER) == []
+
+
+class _Started(Exception):
+    pass
+
+
+@pytest.mark.parametrize("start_next", [True, False])
+def test_a_workers_last_submission_starts_no_spare(monkeypatch, start_next):
+    """The grade command sends its last submissions (one per worker) with start_next=False:
+    no kernel is started after them, where no submission is left to use it."""
+    from autograder.grading import preprocessor
+
+    execute = preprocessor.GradingExecute(
+        warm_spare=True, sandboxed=True, start_next_spare=start_next
+    )
+
+    def start(**_):
+        raise _Started
+
+    monkeypatch.setattr(execute, "_new_kernel_manager", start)
+    monkeypatch.setattr(preprocessor, "_SPARES", {})
+    if start_next:
+        with pytest.raises(_Started):
+            execute._start_spare()
+    else:
+        execute._start_spare()
