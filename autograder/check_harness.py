@@ -16,6 +16,7 @@ a learner's.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -49,10 +50,8 @@ def check_lesson(lesson: str, only: str | None = None, name: bool = True) -> Har
     shrinking a failing input to its smallest (a tenth to a fifth of the time, measured on
     03_modules and 11_gpt): every verdict is the same, only a message may name a larger input.
     """
-    if not name:
-        with without_shrinking():
-            return _check_lesson(lesson, only, name)
-    return _check_lesson(lesson, only, name)
+    with contextlib.nullcontext() if name else without_shrinking():
+        return _check_lesson(lesson, only, name)
 
 
 def _check_lesson(lesson: str, only: str | None, name: bool) -> HarnessReport:

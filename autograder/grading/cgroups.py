@@ -167,9 +167,7 @@ class Group:
             if kill is not None:
                 with contextlib.suppress(OSError):
                     kill.write_text("1")
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            _kill(pids)
             time.sleep(0.02)
         return not self.processes()
 
@@ -195,11 +193,15 @@ class Group:
             self.folders = left
             if not left or time.monotonic() >= deadline:
                 return not left
-            for pid in self.processes():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            _kill(self.processes())
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _settings(memory_bytes: int, processes: int) -> dict[str, str]:
