@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -196,6 +197,32 @@ class Group:
             _kill(self.processes())
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+def owned_name(prefix: str) -> str:
+    """A group name no other group on this machine has, naming the process that owns it."""
+    return f"{prefix}-{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def remove_orphans(prefix: str) -> list[str]:
+    """Remove the empty ``owned_name(prefix)`` groups whose owner has died; return them.
+
+    An owner killed hard (a grading worker ended by a signal, a Dask worker that was lost)
+    never removes its kernels' groups: their processes die with the sandbox, their folders
+    stay. A live owner's groups are never touched, so graders running side by side can
+    each sweep; a group with a process in it stays too.
+    """
+    removed = []
+    with contextlib.suppress(OSError):
+        for parent in set(_parents().values()):
+            for folder in parent.glob(f"{prefix}-*-*"):
+                owner = folder.name.split("-")[-2]
+                if not owner.isdigit() or Path("/proc", owner).exists():
+                    continue
+                with contextlib.suppress(OSError):  # EBUSY: not empty; gone: swept by another
+                    folder.rmdir()
+                    removed.append(str(folder))
+    return removed
 
 
 def _kill(pids: list[int]) -> None:

@@ -32,10 +32,10 @@ kernelspec that names it, so a student's install never touches this entry point.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import platform
-import secrets
 import select
 import shutil
 import signal
@@ -141,8 +141,10 @@ class SandboxProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd: list[str], **kwargs):
         if self.group is None and self.memory_mb and cgroups.unavailable() is None:
-            # A name no other kernel of any grader on this machine has.
-            name = f"kernel-{secrets.token_hex(6)}"
+            # A name no other kernel of any grader on this machine has, with its owner's
+            # process id: the groups of an owner that was killed hard are removed here.
+            _remove_orphan_groups()
+            name = cgroups.owned_name("kernel")
             self.group = cgroups.Group.create(name, self.memory_mb * 1024 * 1024, sandbox.PROCESSES)
         group = self.group
 
@@ -268,6 +270,12 @@ class SandboxProvisioner(LocalProvisioner):
 # start it, and its next large output reached the grader cut ("Invalid Signature"). Copying
 # every message costs a copy of each large output and needs no thread.
 COPY_EVERY_MESSAGE = f"--Session.copy_threshold={2**62}"
+
+
+@functools.cache
+def _remove_orphan_groups() -> None:
+    """Once per process: a grader killed hard left its kernels' groups (empty) behind."""
+    cgroups.remove_orphans("kernel")
 
 
 def _readable(data: bytes | None) -> int | None:

@@ -69,3 +69,24 @@ def test_removal_says_when_it_gave_up(monkeypatch):
     finally:
         for folder in folders:
             real_rmdir(folder)
+
+
+def test_the_empty_groups_of_a_dead_owner_are_removed_and_no_others():
+    """A grading worker killed hard never removes its kernels' groups; the next grader does.
+    A live owner's empty group (one being made or removed) and a group in use stay."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = cgroups.Group.create(f"test-{dead.pid}-orphan", 256 << 20, 16)
+    mine = cgroups.Group.create(cgroups.owned_name("test"), 256 << 20, 16)
+    busy = cgroups.Group.create(f"test-{dead.pid}-busy", 256 << 20, 16)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"], preexec_fn=busy.join
+    )
+    try:
+        removed = cgroups.remove_orphans("test")
+        assert sorted(removed) == sorted(map(str, orphan.folders))
+        assert all(f.exists() for f in [*mine.folders, *busy.folders])
+    finally:
+        child.kill()
+        child.wait()
+        assert mine.remove() and busy.remove()
