@@ -100,6 +100,7 @@ class KernelSession:
             kernel_name="python3",
             allow_errors=False,
             interrupt_on_timeout=True,  # a looping mistake must not take the kernel with it
+            shutdown_kernel="immediate",  # its state is thrown away: no teardown of torch
             resources={"metadata": {"path": cwd}},
         )
 
