@@ -9,6 +9,9 @@ that the feedback names the smallest failing input Hypothesis shrank to.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -1009,3 +1012,23 @@ def test_a_mode_left_switched_shows_even_when_an_earlier_call_left_it_so():
         assert "torch.is_grad_enabled(): True -> False" in failure(wrong_grad_left_off)
     finally:
         torch.set_grad_enabled(True)
+
+
+def test_a_fresh_process_runs_its_first_contract_without_a_full_garbage_collection():
+    """Hypothesis registers a Random of its own on first use after a gc.collect() (0.3 s in
+    a kernel that has loaded torch, in every graded notebook); the contracts register it
+    without one. A fresh process, because this one may have registered it already."""
+    code = (
+        "import gc\n"
+        "from hypothesis.internal import entropy\n"
+        "from tests.autograder.test_contracts import CENTER, right_by_sum\n"
+        "calls = []\n"
+        "entropy.gc.collect = lambda *a: calls.append(a) or 0\n"
+        "CENTER.check(right_by_sum)\n"
+        "print(len(calls))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split()[-1] == "0", out.stdout + out.stderr
