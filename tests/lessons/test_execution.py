@@ -2,9 +2,10 @@
 
 Each lesson's notebooks run a fixed number of times however many tests read the results:
 nbgrader autogrades the solution and the untouched student version once (those runs are
-also the "runs top to bottom" checks), and the mistake runner executes the solution once
-more and swaps every catalogued mistake into that kernel. Tests of one lesson share an
-xdist group, so the cached results stay in one worker.
+also the "runs top to bottom" checks), the grade command grades them and a partial answer
+once, and the mistake runner executes the solution once more and swaps every catalogued
+mistake into that kernel. Tests of one lesson share an xdist group, so the cached results
+stay in one worker.
 """
 
 import functools
@@ -37,30 +38,47 @@ TIMED = {"top_ops", "time_per_label", "measure_latency_ms"}
 
 
 def _partial_exercise(lesson: str) -> str:
-    """The exercise the partial sample gets wrong: the first one without timings."""
-    exercises = notebook.exercises(samples.solution(lesson))
-    return next(ex.grade_id for ex in exercises if ex.grade_id not in TIMED)
-
-
-def _partial(lesson: str, workdir: Path) -> Path:
-    """The solution with one exercise's first catalogued mistake: an honest partial answer."""
-    first = _partial_exercise(lesson)
-    path = workdir / "partial.ipynb"
-    nbformat.write(samples.with_first_mistake(lesson, samples.solution(lesson), first), str(path))
-    return path
+    """The exercise the partial sample gets wrong: the first one without timings that no
+    other exercise's answer or test uses, so that its mistake costs no other exercise points."""
+    nb = samples.solution(lesson)
+    graded_cells = [
+        (i, cell)
+        for i, cell in enumerate(nb.cells)
+        if notebook.is_answer(cell) or notebook.is_test(cell)
+    ]
+    for ex in notebook.exercises(nb):
+        name = re.compile(rf"\b{re.escape(ex.grade_id)}\b")
+        used_elsewhere = any(
+            name.search(cell.source)
+            for i, cell in graded_cells
+            if i not in (ex.answer_index, ex.test_index)
+        )
+        if ex.grade_id not in TIMED and not used_elsewhere:
+            return ex.grade_id
+    raise AssertionError(f"{lesson}: no exercise stands alone for the partial sample")
 
 
 @functools.cache
 def graded(lesson: str) -> tuple[dict[str, list[Grade]], Path]:
-    """Plain nbgrader's grades for the solution, the blank student version and a partial answer."""
+    """Plain nbgrader's grades for the solution and the blank student version."""
     workdir = Path(tempfile.mkdtemp(prefix=f"graded-{lesson}-"))
     honest = {
         "solution": course.solution_notebook(lesson),
         "blank": course.student_notebook(lesson),
-        "partial": _partial(lesson, workdir),
     }
     grades = autograde(lesson, honest, workdir / "plain")
     return grades, workdir / "plain"
+
+
+def _partial_grades(lesson: str, solution: list[Grade]) -> dict[str, float]:
+    """What plain nbgrader gives the partial answer, from its grades of the solution: the
+    wrong exercise's test cell scores 0 and, as no other cell uses that exercise, every
+    other cell what it scored in the solution. (Grading the partial answer with nbgrader
+    too ran the whole solution once more per lesson, for the same figures.)"""
+    wrong = next(
+        ex.test_id for ex in course.exercises(lesson) if ex.grade_id == _partial_exercise(lesson)
+    )
+    return {g.grade_id: 0.0 if g.grade_id == wrong else g.score for g in solution}
 
 
 def _right_answers(lesson: str) -> nbformat.NotebookNode:
@@ -222,8 +240,12 @@ def test_hidden_checks_across_the_data_boundary_pass_right_answers_and_fail_ever
 def test_honest_submissions_score_as_with_plain_nbgrader(lesson):
     plain, _ = graded(lesson)
     ours = graded_by_the_grade_command(lesson)
+    plain_scores = {
+        student: {g.grade_id: g.score for g in grades} for student, grades in plain.items()
+    }
+    plain_scores["partial"] = _partial_grades(lesson, plain["solution"])
     for student in ("solution", "blank", "partial"):
-        expected = {g.grade_id: g.score for g in plain[student]}
+        expected = plain_scores[student]
         got = {t["test_id"]: t["score"] for t in ours[student]["tests"]}
         assert got == expected, f"{student}: grade command {got}, plain nbgrader {expected}"
         assert ours[student]["status"] == "ok", ours[student]
