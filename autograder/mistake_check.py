@@ -5,11 +5,14 @@ One kernel runs the solution notebook top to bottom (which also proves it runs w
 error); then, per exercise, each mistake's code replaces the answer, the exercise's test
 cell runs and must fail. The cell runs in two steps, its visible asserts and then its
 hidden check, which is what the whole cell does, and it tells which part caught the mistake.
-With ``hidden=False`` (the test suite) a mistake runs its visible asserts only: the hidden
-check's verdict on every mistake is ``autograder.check_harness``'s, which calls the same
-check, and running it twice per mistake was a quarter of the suite's time.
 Each right answer replaces the answer the same way and must pass the whole cell. Finally
 the true answer is restored and its test cell must pass again.
+
+With ``hidden=False`` (the test suite) no hidden check runs in this kernel, only the
+visible asserts: the hidden checks' verdicts on every mistake and right answer are
+``autograder.check_harness``'s, which calls the same checks, and on the solution nbgrader's,
+which grades it. Running them here too was a quarter of the suite's time for the mistakes,
+and for the solution and the right answers half this kernel's.
 """
 
 from __future__ import annotations
@@ -76,8 +79,12 @@ RESET_MODES = "from autograder.boundary import usual_modes\nusual_modes()"
 
 def check_lesson(lesson: str, hidden: bool = True) -> LessonMistakeReport:
     """Run the solution once, then swap in every catalogued mistake for its exercise; with
-    ``hidden`` False, a mistake that passes its visible asserts stops there."""
+    ``hidden`` False, every test cell runs its visible asserts only."""
     nb = notebook.read(course.solution_notebook(lesson))
+    if not hidden:
+        for cell in nb.cells:
+            if notebook.is_test(cell):
+                cell.source = notebook.split_test(cell.source)[0]
     mistakes = catalogue(course.topic(lesson))
     rights = right_answers.catalogue(course.topic(lesson))
     report = LessonMistakeReport(lesson, hidden=hidden)

@@ -111,9 +111,9 @@ def graded_by_the_grade_command(lesson: str) -> dict[str, dict]:
 
 @functools.cache
 def mistakes(lesson: str) -> LessonMistakeReport:
-    """Every mistake's visible asserts and every right answer's whole test cell, in the kernel.
-    The hidden check's verdict on each mistake is the data-boundary test's (the same check,
-    called once per mistake, not twice)."""
+    """Every mistake's and every right answer's visible asserts, in the kernel. The hidden
+    checks' verdicts on them are the data-boundary test's (the same checks, called once per
+    answer, not twice), and on the solution nbgrader's."""
     return check_lesson(lesson, hidden=False)
 
 
@@ -179,6 +179,7 @@ def test_every_catalogued_mistake_fails_and_the_solution_passes(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_catalogued_right_answer_passes_in_the_kernel(lesson):
+    """Its visible asserts, in the kernel; its hidden checks are the data-boundary test's."""
     report = mistakes(lesson)
     assert report.solution_error is None, f"the solution failed: {report.solution_error}"
     rejected = [f"{r.exercise}/{r.answer}: {r.error}" for r in report.rejected()]
