@@ -66,11 +66,13 @@ def test_a_sandboxed_kernel_computes_on_the_gpu(tmp_path):
 
 
 def test_scores_do_not_depend_on_the_device(tmp_path):
-    notebooks = samples.demo_class(LESSON)  # right, partial, broken (the kernel dies), blank
-    bomb = samples.replace_answer(
-        samples.solution(LESSON), "value_and_grad", "hog = bytearray(8 * 1024**3)\n"
-    )
-    notebooks["memory_bomb"] = bomb
+    # What the two paths' sandboxes do differently is the memory cap (and the device nodes,
+    # none here): a right answer, a partial one and a memory bomb. A kernel that dies and a
+    # blank notebook meet the same sandbox either way (test_grade_behaviour grades them).
+    demo = samples.demo_class(LESSON)
+    right, partial = demo["right"], demo["partial"]
+    bomb = samples.replace_answer(right, "value_and_grad", "hog = bytearray(8 * 1024**3)\n")
+    notebooks = {"right": right, "partial": partial, "memory_bomb": bomb}
     subs = samples.write_class(tmp_path / "submissions", LESSON, notebooks)
     runs = {}
     for gpu in (False, True):
@@ -84,5 +86,4 @@ def test_scores_do_not_depend_on_the_device(tmp_path):
     assert runs[True] == runs[False]
     assert runs[False]["memory_bomb"][0] == "memory"
     assert runs[False]["right"][0] == "ok"
-    assert runs[False]["blank"][1] and not any(runs[False]["blank"][1].values())
     assert sum(runs[False]["right"][1].values()) > sum(runs[False]["partial"][1].values())
