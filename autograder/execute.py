@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 from nbformat import NotebookNode
 
-from autograder.nbgrader_settings import CELL_TIMEOUT_S
+from autograder.nbgrader_settings import CELL_TIMEOUT_S, KERNEL_SHUTDOWN
 
 
 def kernel_env() -> dict[str, str]:
@@ -58,10 +58,8 @@ def run_notebook(
 ) -> tuple[NotebookNode, float]:
     """Execute a copy of the notebook top to bottom in a fresh kernel in a scratch folder.
 
-    Returns the executed notebook and the wall seconds it took (kernel start included; not
-    the kernel's teardown, which a learner never waits for: a kernel that has run a lesson
-    spends 1.5 s and more of CPU tearing torch down, and nbclient's graceful shutdown gives
-    up and signals it after 2.5 s, so a graceful end added up to 2.5 s to every figure).
+    Returns the executed notebook and the wall seconds it took (kernel start included, not
+    the kernel's teardown: ``KERNEL_SHUTDOWN``).
     Raises ``CellExecutionError`` on the first error unless ``allow_errors``.
     """
     nb = nbformat.read(str(path), as_version=4)
@@ -71,7 +69,7 @@ def run_notebook(
             timeout=timeout,
             kernel_name="python3",
             allow_errors=allow_errors,
-            shutdown_kernel="immediate",
+            shutdown_kernel=KERNEL_SHUTDOWN,
             resources={"metadata": {"path": cwd}},
         )
         start = time.perf_counter()
@@ -104,7 +102,7 @@ class KernelSession:
             kernel_name="python3",
             allow_errors=False,
             interrupt_on_timeout=True,  # a looping mistake must not take the kernel with it
-            shutdown_kernel="immediate",  # its state is thrown away: no teardown of torch
+            shutdown_kernel=KERNEL_SHUTDOWN,
             resources={"metadata": {"path": cwd}},
         )
 

@@ -7,6 +7,12 @@ from __future__ import annotations
 # thread (`make bench`); four times that leaves room for a slower answer on a busy
 # machine, and an infinite loop still costs only two minutes.
 CELL_TIMEOUT_S = 120
+# How every kernel that runs a notebook for the course's tools ends (nbgrader's Execute, the
+# grade command, the mistake runner, make bench): at once. Its state is thrown away, and a
+# graceful end waits while Python tears torch down, 1.3 s and more of CPU that a parallel
+# job could use; nbclient gives up and signals it after 2.5 s anyway. A learner never waits
+# for it, so timings that include it say nothing about a lesson.
+KERNEL_SHUTDOWN = "immediate"
 # A lesson runs in at most 90 s on a 2-core CPU (CONTRIBUTING.md; the slowest measures 13 s);
 # the grade command gives a whole submission five times that before it is stopped.
 LESSON_MAX_S = 90
@@ -33,9 +39,7 @@ def configure(c) -> None:
     c.CourseDirectory.course_id = "pytorch-course"
     c.Execute.timeout = CELL_TIMEOUT_S
     c.Execute.interrupt_on_timeout = True
-    # A graded kernel's state is thrown away: end it at once rather than wait while Python
-    # tears torch down (about a second of CPU per notebook, which a parallel job could use).
-    c.Execute.shutdown_kernel = "immediate"
+    c.Execute.shutdown_kernel = KERNEL_SHUTDOWN
     # A student who deleted a test cell still gets it back, and graded.
     c.OverwriteCells.add_missing_cells = True
     # nbgrader's own lists, with DeduplicateIdsCleanly for DeduplicateIds and

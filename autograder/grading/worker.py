@@ -32,6 +32,7 @@ from autograder.grading.preprocessor import (
 from autograder.grading.status import Status
 from autograder.grading.submissions import max_points, read_notebook
 from autograder.nbgrader_course import course_config
+from autograder.nbgrader_settings import KERNEL_SHUTDOWN
 
 TIMEOUT, CRASHED, MEMORY = Status.TIMEOUT, Status.CRASHED, Status.MEMORY
 DISK, PROCESSES, OUTPUT = Status.DISK, Status.PROCESSES, Status.OUTPUT
@@ -208,9 +209,7 @@ def execute_settings(settings: Settings) -> dict:
     """``GradingExecute``'s options for these settings: grading and the kernel check alike."""
     return {
         "timeout": settings.timeout_s,
-        # The kernel's state is thrown away: kill it rather than let Python tear torch down,
-        # which costs a parallel job CPU time that another job's kernel could use.
-        "shutdown_kernel": "immediate",
+        "shutdown_kernel": KERNEL_SHUTDOWN,
         "memory_mb": settings.memory_mb,
         "disk_mb": settings.disk_mb,
         "submission_timeout": settings.submission_timeout_s,
