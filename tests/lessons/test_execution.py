@@ -37,6 +37,7 @@ LESSONS = [
 TIMED = {"top_ops", "time_per_label", "measure_latency_ms"}
 
 
+@functools.cache
 def _partial_exercise(lesson: str) -> str:
     """The exercise the partial sample gets wrong: the first one without timings that no
     other exercise's answer or test uses, so that its mistake costs no other exercise points."""
