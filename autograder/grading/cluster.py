@@ -197,10 +197,10 @@ def executor(opts, assignments: list[str]):
         client.close()
 
 
-def check_kernels(pool, settings: Settings) -> None:
+def check_kernels(pool, settings: Settings, gpu: bool | None) -> None:
     """Refuse, naming each, workers that cannot start a kernel as grading will (their sandbox,
     their temporary folders): checked once per worker before anyone is graded."""
-    found = pool.client.run(kernel_check, settings, on_error="return")
+    found = pool.client.run(kernel_check_here, settings, gpu, on_error="return")
     problems = [
         f"worker {address}: {why!r}"
         if isinstance(why, BaseException)
@@ -340,6 +340,27 @@ def _template_for(assignment: str) -> Path:
         return template
 
 
+def settings_here(settings: Settings, gpu: bool | None) -> Settings:
+    """The grading settings as this worker applies them: the main machine's OUT and
+    submissions are not here, so the kernel is kept from this worker's own folder (scratch
+    courses, every job's files) instead; and its own GPU, unless the run decided."""
+    return replace(
+        settings,
+        # One folder for every job: a kernel started ahead for the next job, or by the
+        # connect's kernel check, has the same sandbox, so that job can use it.
+        hide=[str(_STATE.folder())],
+        gpu=sandbox.gpu_visible() if gpu is None else gpu,
+    )
+
+
+def kernel_check_here(settings: Settings, gpu: bool | None) -> str | None:
+    """``kernel_check`` with the settings this worker grades with: the kernel it starts ahead
+    is then the one its first submission runs in, not a spare no job can use (its sandbox
+    hid other folders), which left that submission a cold kernel (torch imported in its
+    first cell, its cells near a short --timeout on a busy machine) and cost a kernel's start."""
+    return kernel_check(settings_here(settings, gpu))
+
+
 def grade_remote(
     student: str, assignment: str, notebook: bytes, settings: Settings, gpu: bool | None
 ) -> dict:
@@ -359,14 +380,7 @@ def grade_remote(
     try:
         submitted = job / f"{assignment}.ipynb"
         submitted.write_bytes(notebook)
-        here = replace(
-            settings,
-            # The main machine's OUT and submissions are not here: hide this worker's own
-            # folder (scratch courses, every job's files) from the kernel instead. One folder
-            # for all jobs, so a kernel started ahead for the next job has the same sandbox.
-            hide=[str(root)],
-            gpu=sandbox.gpu_visible() if gpu is None else gpu,
-        )
+        here = settings_here(settings, gpu)
         data = grade_one(student, assignment, str(submitted), str(template), str(job / "w"), here)
         for key in ("autograded", "feedback"):
             data[key] = Path(data[key]).read_bytes() if data.get(key) else None

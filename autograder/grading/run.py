@@ -309,7 +309,7 @@ def _check_kernels_start(pool, settings: Settings, opts: GradeOptions) -> None:
     if opts.scheduler:
         from autograder.grading import cluster
 
-        cluster.check_kernels(pool, settings)
+        cluster.check_kernels(pool, settings, opts.gpu)
         return
     trouble = pool.submit(kernel_check, settings).result()
     if trouble:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import dask_local
+from autograder import course, dask_local
 from autograder.grading import cluster, samples, sandbox
 from autograder.grading.run import GradeOptions, UsageError, grade
 from tests.grading import attacks
@@ -200,3 +200,25 @@ def test_a_scheduler_that_does_not_answer_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match=f"no Dask scheduler answers at {nobody}"):
         grade(_options(subs, tmp_path / "out", nobody))
     assert time.monotonic() - start < 30
+
+
+def test_a_worker_checks_its_kernel_with_the_settings_it_grades_with(monkeypatch, tmp_path):
+    """The kernel that the connect's check starts ahead on a worker is its first submission's
+    only if both have the same sandbox settings (a spare is kept per settings). When they
+    differed, that kernel sat unused while the first submissions ran in cold kernels, torch
+    imported in their first cell, and a busy machine timed them out (seen in CI)."""
+    from autograder.grading.worker import Settings
+
+    state = cluster._WorkerState()  # a worker's, its folder in this test's
+    state.base = str(tmp_path)
+    monkeypatch.setattr(cluster, "_STATE", state)
+    seen = {}
+    monkeypatch.setattr(cluster, "kernel_check", lambda settings: seen.update(check=settings))
+    monkeypatch.setattr(cluster, "grade_one", lambda *args: seen.update(grade=args[-1]) or {})
+    # As the main machine sends them: its own OUT and submissions hidden, the GPU undecided.
+    sent = Settings(timeout_s=15, memory_mb=4096, sandboxed=True, hide=["/main/out", "/main/in"])
+    cluster.kernel_check_here(sent, None)
+    notebook = course.solution_notebook(LESSON).read_bytes()
+    cluster.grade_remote("student", LESSON, notebook, sent, None)
+    assert seen["check"] == seen["grade"]
+    assert "/main/out" not in seen["grade"].hide  # the worker hides its own folder instead

@@ -171,7 +171,7 @@ def test_a_cluster_worker_that_cannot_start_kernels_is_refused_by_name():
         class client:
             @staticmethod
             def run(function, *args, on_error="raise"):
-                assert function is cluster.kernel_check
+                assert function is cluster.kernel_check_here
                 return {
                     "tcp://10.0.0.6:4000": None,
                     "tcp://10.0.0.7:4000": "RuntimeError: the sandbox did not start its kernel",
@@ -179,7 +179,7 @@ def test_a_cluster_worker_that_cannot_start_kernels_is_refused_by_name():
                 }
 
     with pytest.raises(UsageError) as refused:
-        cluster.check_kernels(Pool, GradeOptions(Path("."), Path("out")))
+        cluster.check_kernels(Pool, GradeOptions(Path("."), Path("out")), None)
     message = str(refused.value)
     assert "10.0.0.6" not in message and "nobody was graded" in message
     assert "tcp://10.0.0.7:4000: RuntimeError: the sandbox did not start its kernel" in message
