@@ -10,6 +10,7 @@ test would prove nothing.
 
 import json
 import os
+import time
 from pathlib import Path
 
 import nbformat
@@ -177,6 +178,11 @@ def test_the_next_submission_sees_nothing_of_the_one_before(graded):
 
 
 def test_no_planted_process_outlives_grading(graded):
+    # A process killed as its sandbox ended can still be listed for a moment on a busy
+    # machine (seen once under pytest -n 2); one that outlived grading stays listed.
+    deadline = time.monotonic() + 10
+    while _processes_with(MARKER) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert _processes_with(MARKER) == []
 
 
