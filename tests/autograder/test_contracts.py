@@ -1032,3 +1032,20 @@ def test_a_fresh_process_runs_its_first_contract_without_a_full_garbage_collecti
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )
     assert out.stdout.split()[-1] == "0", out.stdout + out.stderr
+
+
+def test_a_hypothesis_without_the_internals_the_contracts_use_still_grades():
+    """pyproject allows Hypothesis releases other than the pinned one: where the internals
+    that skip the collection are missing, the contracts import and judge as before."""
+    code = (  # the contracts imported where Hypothesis lacks one; then judged as it works
+        "import hypothesis.core as core\n"
+        "kept = core.threadlocal\n"
+        "del core.threadlocal\n"
+        "from tests.autograder.test_contracts import CENTER, right_by_sum\n"
+        "core.threadlocal = kept\n"
+        "CENTER.check(right_by_sum)\n"
+        "print('judged')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split()[-1] == "judged", out.stdout + out.stderr
