@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
@@ -760,3 +762,24 @@ def corpus() -> dict[str, NotebookNode]:
 def containment_corpus(sentinel_pid: int) -> dict[str, NotebookNode]:
     """Student id -> notebook: the attacks on the machine; sandbox only (see above)."""
     return {a.name: build(a, sentinel_pid) for a in CONTAINMENT}
+
+
+def processes_with(text: str, wait_s: float = 10.0) -> list[str]:
+    """Command lines of the machine's processes (outside any sandbox, this one excepted) that
+    contain text, once those on their way out have gone: a process killed as its sandbox
+    ended can still be listed for a moment on a busy machine (seen under pytest -n 2), while
+    one that outlived grading stays listed however long this waits (up to ``wait_s``)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != os.getpid():
+                try:
+                    cmdline = Path("/proc", entry, "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if text.encode() in cmdline:
+                    found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.2)

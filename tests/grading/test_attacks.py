@@ -42,20 +42,6 @@ CONTEST_PER_CELL_S = 5
 DISK_MB = 256
 
 
-def _processes_with(text: str) -> list[str]:
-    """Command lines of the machine's processes (outside any sandbox) that contain text."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                cmdline = Path("/proc", entry, "cmdline").read_bytes()
-            except OSError:
-                continue
-            if text.encode() in cmdline:
-                found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return found
-
-
 def _keep_a_key_in_the_graders_session_keyring() -> bool:
     """add_key(2) into this process's session keyring, which the grader inherits: False
     where the system refuses keyrings (a container's seccomp profile)."""
@@ -118,7 +104,7 @@ def graded(tmp_path_factory):
         "kernel_key_users": sorted(_kernel_key_users() - key_users_before),
         "keyring": keyring,
         "outside_alive": outside.poll() is None,
-        "leftover_processes": _processes_with(attacks.MARKER),
+        "leftover_processes": attacks.processes_with(attacks.MARKER),
         "leftover_files": [
             str(p) for p in [*out.rglob("*"), *Path("/tmp").glob("*")] if attacks.MARKER in p.name
         ],

@@ -9,8 +9,6 @@ test would prove nothing.
 """
 
 import json
-import os
-import time
 from pathlib import Path
 
 import nbformat
@@ -18,6 +16,7 @@ import pytest
 
 from autograder.grading import samples, sandbox
 from autograder.grading.run import GradeOptions, grade
+from tests.grading import attacks
 
 pytestmark = [
     pytest.mark.lesson,
@@ -123,17 +122,6 @@ def _printed(out: Path, student: str) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in lines if line.split(" ", 1)[0].isupper())
 
 
-def _processes_with(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and text.encode() in Path("/proc", entry, "cmdline").read_bytes():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("warm")
@@ -178,12 +166,7 @@ def test_the_next_submission_sees_nothing_of_the_one_before(graded):
 
 
 def test_no_planted_process_outlives_grading(graded):
-    # A process killed as its sandbox ended can still be listed for a moment on a busy
-    # machine (seen once under pytest -n 2); one that outlived grading stays listed.
-    deadline = time.monotonic() + 10
-    while _processes_with(MARKER) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _processes_with(MARKER) == []
+    assert attacks.processes_with(MARKER) == []
 
 
 class _Started(Exception):
