@@ -36,9 +36,12 @@ BUDGET_S = 75  # the class's --submission-timeout: slow_cells' twelve 8 s cells 
 # of writes and the reclaim before the out-of-memory kill take about 25 s when idle here;
 # 20 s and 45 s both ran out under load.
 PER_CELL_S = 90
-# The CPU contest's per-cell limit: 00_welcome's slowest cell takes about a second, so a
-# victim with a fortieth of the CPU runs past it, one with a fair share does not.
-CONTEST_PER_CELL_S = 5
+# The CPU contest's per-cell limit. A victim's slowest cell is its first, which imports torch
+# in a kernel started cold: 2.6 to 3.7 s with a fair share on a slow sitting here, 43 s with
+# the control groups hidden (starved by the hog's eighty processes). The official CI machine
+# ran past 5 s once with a fair share, so 15 s: four times the fair time, a third of the
+# starved one (docs/sandbox.md shows how to run the contest without the groups).
+CONTEST_PER_CELL_S = 15
 DISK_MB = 256
 
 
@@ -337,7 +340,7 @@ def grade_the_cpu_contest(root: Path) -> tuple[dict[str, dict], Path]:
         subs, out, [LESSON], jobs=2, timeout_s=CONTEST_PER_CELL_S, memory_mb=4096, progress=False
     )
     # No spare kernels: each imports torch as it starts, CPU of the grader's own making that
-    # a victim's 5 s cells would share with the hog's; the contest is between submissions.
+    # a victim's short-limited cells would share with the hog's; the contest is between submissions.
     opts.warm = False
     return {r["student"]: r for r in grade(opts)}, out
 
@@ -351,7 +354,7 @@ def print_the_cpu_contest() -> None:
         print(f"{student:16} {r['status']:8} {r['score']:g}/{r['max_score']:g}")
 
 
-@pytest.mark.alone  # a 5 s per-cell limit: timing that another test process would skew
+@pytest.mark.alone  # a short per-cell limit: timing that another test process would skew
 def test_a_cpu_hog_costs_the_submissions_beside_it_nothing(tmp_path):
     _needs_control_groups()
     results, out = grade_the_cpu_contest(tmp_path)
