@@ -121,6 +121,7 @@ class Verdict:
     message: str = ""
     calls: list[Call] = field(default_factory=list)
     seconds: float = 0.0
+    answered: bool = True  # False: the answer still raises NotImplementedError
 
 
 def run_check(spec: CheckSpec, channel: boundary.Channel) -> Verdict:
@@ -133,7 +134,9 @@ def run_check(spec: CheckSpec, channel: boundary.Channel) -> Verdict:
         with contextlib.redirect_stdout(io.StringIO()):
             check(*remotes)
     except NotImplementedError:
-        verdict = Verdict(False, "not answered yet: the answer still raises NotImplementedError")
+        verdict = Verdict(
+            False, "not answered yet: the answer still raises NotImplementedError", answered=False
+        )
     except (CheckError, AssertionError) as err:
         verdict = Verdict(False, str(err) or type(err).__name__)
     except Exception as err:  # the check met data it did not expect: fail closed, say why

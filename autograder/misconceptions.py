@@ -15,12 +15,13 @@ verdict (:mod:`autograder.judge`), and a mistake that matches nothing changes no
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import functools
 import io
 import math
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -146,12 +147,15 @@ def visible_ending(code: str, namespace: dict) -> str | None:
 def name_misconception(
     lesson: str, spec: CheckSpec, calls: list[Call], visible: Visible | None = None
 ) -> Mistake | None:
-    """:func:`misconception` for a grading worker: the solution namespace is built once per lesson."""
+    """:func:`misconception` for a grading worker. The solution runs here only as far as the
+    exercise's test cell, once per lesson and process (:func:`solution_namespace`): a wrong
+    answer early in a lesson does not wait for the whole lesson to run."""
     exercise = spec.exercise or _exercise_of(lesson, spec.test_id)
     mistakes = catalogue(course.topic(lesson)).get(exercise, [])
     if not mistakes or not calls:
         return None
-    return misconception(spec, calls, solution_namespace(lesson), mistakes, visible)
+    before = next(ex.test_index for ex in course.exercises(lesson) if ex.test_id == spec.test_id)
+    return misconception(spec, calls, solution_namespace(lesson, before), mistakes, visible)
 
 
 def _exercise_of(lesson: str, test_id: str) -> str:
@@ -171,32 +175,54 @@ def with_code(namespace: dict, code: str) -> dict | None:
     return ns
 
 
-@functools.cache
-def solution_namespace(lesson: str) -> dict:
-    """The namespace a kernel has after running the solution's code cells, test cells skipped.
+@dataclass
+class _SolutionRun:
+    """A lesson's solution, run here as far as it was needed so far."""
+
+    namespace: dict
+    scratch: str  # the working folder of its cells: what they write lands there
+    cells_run: int = 0  # cells [0, cells_run) have run (test cells skipped)
+
+
+_RUNS: dict[str, _SolutionRun] = {}
+
+
+def solution_namespace(lesson: str, before: int | None = None) -> dict:
+    """The namespace a kernel has after running the solution's code cells before cell
+    ``before`` (all of them when None), test cells skipped.
 
     Trusted code only (the course's own solution); mistakes are swapped into copies of it
-    (:func:`with_code`). Built once per lesson and process: it runs the lesson's code (seconds
-    to minutes on a busy machine), and a cell may register something process-wide that must
-    not be registered twice (08's serialization tag).
+    (:func:`with_code`). Each cell runs once per lesson and process, when a caller first needs
+    it: the lesson's code takes seconds to minutes on a busy machine, and a cell may register
+    something process-wide that must not be registered twice (08's serialization tag). A
+    later call may go further; the namespace returned is the same dict, grown.
     """
     import matplotlib
 
     matplotlib.use("Agg")
-    ns: dict = {"__name__": "__main__", "display": lambda *a, **k: None}
     nb = notebook.read(course.solution_notebook(lesson))
+    run = _RUNS.get(lesson)
+    if run is None:
+        scratch = tempfile.mkdtemp(prefix="solution-")  # removed when this process exits
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        ns: dict = {"__name__": "__main__", "display": lambda *a, **k: None}
+        run = _RUNS[lesson] = _SolutionRun(ns, scratch)
+    end = len(nb.cells) if before is None else before
     here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="solution-") as scratch:
-        os.chdir(scratch)  # whatever the lesson writes lands in a folder that goes away
-        try:
-            for i, cell in enumerate(nb.cells):
-                if cell.cell_type != "code" or notebook.is_test(cell):
-                    continue
+    os.chdir(run.scratch)
+    try:
+        for i in range(run.cells_run, end):
+            cell = nb.cells[i]
+            if cell.cell_type == "code" and not notebook.is_test(cell):
                 with contextlib.redirect_stdout(io.StringIO()):
-                    exec(_compiled(cell.source, f"<{lesson} cell {i}>"), ns)
-        finally:
-            os.chdir(here)
-    return ns
+                    exec(_compiled(cell.source, f"<{lesson} cell {i}>"), run.namespace)
+            run.cells_run = i + 1
+    except BaseException:
+        del _RUNS[lesson]  # half a cell ran: the next caller starts again from a fresh run
+        raise
+    finally:
+        os.chdir(here)
+    return run.namespace
 
 
 def _compiled(code: str, filename: str):

@@ -326,7 +326,8 @@ class GradingExecute(Execute):
             "message": verdict.message,
             "seconds": round(verdict.seconds, 2),
         }
-        if not verdict.passed and self.lesson:
+        # An exercise not answered yet is no catalogued mistake: nothing to match it with.
+        if not verdict.passed and verdict.answered and self.lesson:
             named = misconceptions.name_misconception(
                 self.lesson, spec, verdict.calls, _visible_tests(cell)
             )
