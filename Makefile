@@ -47,7 +47,7 @@ lab-instructor: $(STAMP) ## JupyterLab on the whole course with nbgrader's tools
 
 test: $(STAMP) lint release-check ## Run every check CI runs (lint, release check, all tests)
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup --no-loadscope-reorder -m "not clients and not alone" --durations=15
-	@# Timing-sensitive tests (the CPU contest's 5 s cells) with the machine to themselves.
+	@# Timing-sensitive tests (the CPU contest's short per-cell limit) with the machine to themselves.
 	$(PY) -m pytest -m alone --durations=5
 	@# The client tests run after everything else, on their own: the Colab-like venv's
 	@# install in one worker, JupyterLab in Chromium in the other (one xdist group each).
