@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,6 +186,7 @@ class _SolutionRun:
 
 
 _RUNS: dict[str, _SolutionRun] = {}
+_RUNS_LOCK = threading.Lock()  # the cells change the working folder, which is process-wide
 
 
 def solution_namespace(lesson: str, before: int | None = None) -> dict:
@@ -197,6 +199,11 @@ def solution_namespace(lesson: str, before: int | None = None) -> dict:
     something process-wide that must not be registered twice (08's serialization tag). A
     later call may go further; the namespace returned is the same dict, grown.
     """
+    with _RUNS_LOCK:
+        return _run_solution(lesson, before)
+
+
+def _run_solution(lesson: str, before: int | None) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
