@@ -8,9 +8,11 @@ mistake into that kernel. Tests of one lesson share an xdist group, so the cache
 stay in one worker.
 """
 
+import atexit
 import functools
 import importlib
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -59,10 +61,18 @@ def _partial_exercise(lesson: str) -> str:
     raise AssertionError(f"{lesson}: no exercise stands alone for the partial sample")
 
 
+def _workdir(prefix: str) -> Path:
+    """A scratch folder for one lesson's runs, removed when this test process exits (each
+    lesson's runs leave 1 to 4 MB of notebooks, gradebooks and feedback)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 @functools.cache
 def graded(lesson: str) -> tuple[dict[str, list[Grade]], Path]:
     """Plain nbgrader's grades for the solution and the blank student version."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"graded-{lesson}-"))
+    workdir = _workdir(f"graded-{lesson}-")
     honest = {
         "solution": course.solution_notebook(lesson),
         "blank": course.student_notebook(lesson),
@@ -95,7 +105,7 @@ def _right_answers(lesson: str) -> nbformat.NotebookNode:
 def graded_by_the_grade_command(lesson: str) -> dict[str, dict]:
     """The same three submissions through ``python -m autograder grade`` (trusted verdicts);
     the solution and the partial answer in the Chinese edition's notebook."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"trusted-{lesson}-"))
+    workdir = _workdir(f"trusted-{lesson}-")
     subs = workdir / "submissions"
     right = _right_answers(lesson)
     nbs = {
